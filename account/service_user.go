@@ -1,0 +1,116 @@
+package account
+
+import (
+	"context"
+	"iter"
+	"time"
+
+	"github.com/acctapi/acctapi"
+	"github.com/acctapi/acctapi/internal/rest"
+)
+
+// MaxNameBytes is the longest service user name, in bytes.
+const MaxNameBytes = 255
+
+// ServiceUser is a non-human principal of the account that API keys can
+// belong to.
+type ServiceUser struct {
+	ID        string    `json:"id"`
+	URI       string    `json:"uri"`
+	Name      string    `json:"name"`
+	Active    bool      `json:"active"`
+	CreatedAt time.Time `json:"created_at"`
+}
+
+// ServiceUserList is one page of service users.
+type ServiceUserList struct {
+	ServiceUsers []ServiceUser `json:"service_users"`
+	URI          string        `json:"uri"`
+	NextPageURI  *string       `json:"next_page_uri"`
+}
+
+// PageItems returns the page's service users.
+func (l *ServiceUserList) PageItems() []ServiceUser { return l.ServiceUsers }
+
+// NextPage returns the next page's URL, or "" on the last page.
+func (l *ServiceUserList) NextPage() string { return rest.Str(l.NextPageURI) }
+
+// ServiceUserCreate is the body of a create request.
+type ServiceUserCreate struct {
+	// Name is required, 1 to [MaxNameBytes] bytes, unique in the account.
+	Name string `json:"name"`
+	// Active defaults to true when nil.
+	Active *bool `json:"active,omitempty"`
+}
+
+// Validate checks the request against the API's rules.
+func (r *ServiceUserCreate) Validate() error {
+	return checkName("name", r.Name)
+}
+
+// ServiceUserUpdate is the body of an update request. Nil members are left
+// unchanged.
+type ServiceUserUpdate struct {
+	// ID is the service user to update; it is sent in the path.
+	ID     string  `json:"id"`
+	Name   *string `json:"name,omitempty"`
+	Active *bool   `json:"active,omitempty"`
+}
+
+// Validate checks the request against the API's rules.
+func (r *ServiceUserUpdate) Validate() error {
+	if r.Name == nil {
+		return nil
+	}
+	return checkName("name", *r.Name)
+}
+
+func checkName(field, name string) error {
+	switch {
+	case name == "":
+		return acctapi.Invalid(field, "is required")
+	case len(name) > MaxNameBytes:
+		return acctapi.Invalid(field, "is %d bytes; at most %d allowed", len(name), MaxNameBytes)
+	}
+	return nil
+}
+
+// ServiceUsers is the client for /service_users. It is safe for concurrent
+// use.
+type ServiceUsers struct {
+	c *acctapi.Client
+}
+
+// NewServiceUsers returns the service users client built on c.
+func NewServiceUsers(c *acctapi.Client) *ServiceUsers { return &ServiceUsers{c: c} }
+
+// Create creates a service user.
+func (s *ServiceUsers) Create(ctx context.Context, r *ServiceUserCreate) (*ServiceUser, error) {
+	return rest.Create[ServiceUser](ctx, s.c, acctapi.Path("service_users"), r)
+}
+
+// Get returns the service user with the given id.
+func (s *ServiceUsers) Get(ctx context.Context, id string) (*ServiceUser, error) {
+	return rest.Get[ServiceUser](ctx, s.c, acctapi.Path("service_users", id))
+}
+
+// Update changes the members of a service user that r sets.
+func (s *ServiceUsers) Update(ctx context.Context, r *ServiceUserUpdate) (*ServiceUser, error) {
+	return rest.Update[ServiceUser](ctx, s.c, acctapi.Path("service_users", r.ID), r)
+}
+
+// Delete deletes the service user with the given id.
+func (s *ServiceUsers) Delete(ctx context.Context, id string) error {
+	return rest.Delete(ctx, s.c, acctapi.Path("service_users", id))
+}
+
+// List returns every service user, newest first, following pages as needed.
+// An error ends the sequence.
+func (s *ServiceUsers) List(ctx context.Context, opts *acctapi.FilterOptions) iter.Seq2[ServiceUser, error] {
+	return acctapi.All[ServiceUser, ServiceUserList](ctx, s.c, acctapi.Path("service_users"), opts)
+}
+
+// Page returns one page of service users.
+func (s *ServiceUsers) Page(ctx context.Context, opts *acctapi.FilterOptions) (*ServiceUserList, error) {
+	return acctapi.GetPage[ServiceUserList](ctx, s.c, acctapi.Path("service_users"), opts)
+}

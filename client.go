@@ -1,0 +1,305 @@
+package acctapi
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+)
+
+// DefaultBaseURL is the base URL a [Client] uses unless [WithBaseURL] says
+// otherwise.
+const DefaultBaseURL = "https://api.ngrok.com"
+
+// APIVersion is the value sent in the Service-Version header.
+const APIVersion = "2"
+
+// maxErrorBody bounds how much of an error response is read.
+const maxErrorBody = 64 << 10
+
+// Client is the transport every resource client is built on: it holds the
+// base URL, the API key, the HTTP client and the retry policy, and sends JSON
+// requests with the headers the API requires.
+//
+// A Client is safe for concurrent use and should be built once and shared.
+// Build resource clients on it, such as account.NewServiceUsers(c). The zero
+// value is not usable; call [NewClient].
+type Client struct {
+	base      *url.URL
+	apiKey    string
+	http      *http.Client
+	userAgent string
+	retry     RetryPolicy
+	validate  bool
+}
+
+// Option configures a [Client]. Options are checked when [NewClient] runs.
+type Option func(*Client) error
+
+// WithBaseURL sets the API's base URL, such as a fake's URL. It must be an
+// absolute http or https URL; a trailing slash is ignored.
+func WithBaseURL(raw string) Option {
+	return func(c *Client) error {
+		u, err := url.Parse(raw)
+		if err != nil {
+			return fmt.Errorf("acctapi: base URL: %w", err)
+		}
+		if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return fmt.Errorf("acctapi: base URL %q: want an absolute http or https URL", raw)
+		}
+		if u.RawQuery != "" || u.Fragment != "" {
+			return fmt.Errorf("acctapi: base URL %q: must not have a query or fragment", raw)
+		}
+		u.Path = strings.TrimSuffix(u.Path, "/")
+		u.RawPath = ""
+		c.base = u
+		return nil
+	}
+}
+
+// WithHTTPClient sets the HTTP client requests go through; the default is
+// [http.DefaultClient]. It must not be nil.
+func WithHTTPClient(h *http.Client) Option {
+	return func(c *Client) error {
+		if h == nil {
+			return errors.New("acctapi: WithHTTPClient: nil *http.Client")
+		}
+		c.http = h
+		return nil
+	}
+}
+
+// WithUserAgent adds product to the front of the User-Agent header, before
+// the library's own "acctapi-go/<version>".
+func WithUserAgent(product string) Option {
+	return func(c *Client) error {
+		if strings.ContainsAny(product, "\r\n") {
+			return errors.New("acctapi: WithUserAgent: user agent contains a line break")
+		}
+		if product != "" {
+			c.userAgent = product + " " + c.userAgent
+		}
+		return nil
+	}
+}
+
+// WithRetry sets the retry policy; see [RetryPolicy] for the defaults.
+func WithRetry(p RetryPolicy) Option {
+	return func(c *Client) error {
+		if err := p.validate(); err != nil {
+			return err
+		}
+		c.retry = p
+		return nil
+	}
+}
+
+// WithoutRetry turns retries off: every request is sent exactly once.
+func WithoutRetry() Option {
+	return func(c *Client) error {
+		c.retry = RetryPolicy{MaxAttempts: 1}
+		return nil
+	}
+}
+
+// WithoutValidation makes resource clients send requests without running
+// their Validate method first, so a test can send invalid input to a server
+// on purpose.
+func WithoutValidation() Option {
+	return func(c *Client) error {
+		c.validate = false
+		return nil
+	}
+}
+
+// NewClient returns a Client that authenticates with apiKey. It returns an
+// error if apiKey is empty or an option is invalid.
+func NewClient(apiKey string, opts ...Option) (*Client, error) {
+	if apiKey == "" {
+		return nil, errors.New("acctapi: NewClient: empty API key")
+	}
+	if strings.ContainsAny(apiKey, "\r\n ") {
+		return nil, errors.New("acctapi: NewClient: API key contains whitespace")
+	}
+	base, _ := url.Parse(DefaultBaseURL)
+	c := &Client{
+		base:      base,
+		apiKey:    apiKey,
+		http:      http.DefaultClient,
+		userAgent: userAgent(),
+		retry:     DefaultRetryPolicy(),
+		validate:  true,
+	}
+	for _, opt := range opts {
+		if err := opt(c); err != nil {
+			return nil, err
+		}
+	}
+	return c, nil
+}
+
+// BaseURL returns the base URL requests are sent to.
+func (c *Client) BaseURL() string { return c.base.String() }
+
+// Validate runs v.Validate unless the client was built with
+// [WithoutValidation]. Resource clients call it before sending a request.
+func (c *Client) Validate(v interface{ Validate() error }) error {
+	if !c.validate {
+		return nil
+	}
+	return v.Validate()
+}
+
+// Path joins segments into an absolute path, escaping each one, so an id
+// such as "a/b" stays one segment: Path("service_users", "a/b") is
+// "/service_users/a%2Fb".
+func Path(segments ...string) string {
+	var b strings.Builder
+	for _, s := range segments {
+		b.WriteByte('/')
+		b.WriteString(url.PathEscape(s))
+	}
+	return b.String()
+}
+
+// Do sends one API request and decodes the response.
+//
+// path is either a path made with [Path], which is joined to the base URL, or
+// an absolute URL (such as a next_page_uri), which is used as it is. query,
+// when not nil, is added to the URL. in, when not nil, is sent as the JSON
+// body; it is marshalled once and never modified. out, when not nil, receives
+// the decoded JSON response; unknown members are ignored.
+//
+// A response status of 400 or more becomes an [*Error]. Requests are retried
+// as the client's [RetryPolicy] says.
+func (c *Client) Do(ctx context.Context, method, path string, query url.Values, in, out any) error {
+	u, err := c.resolve(path, query)
+	if err != nil {
+		return err
+	}
+	var body []byte
+	if in != nil {
+		if body, err = json.Marshal(in); err != nil {
+			return fmt.Errorf("acctapi: encode %s %s: %w", method, path, err)
+		}
+	}
+	resp, err := c.send(ctx, method, u, body)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode >= 400 {
+		return decodeError(resp)
+	}
+	if out == nil || resp.StatusCode == http.StatusNoContent {
+		_, _ = io.Copy(io.Discard, resp.Body)
+		return nil
+	}
+	if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
+		return fmt.Errorf("acctapi: decode %s %s response: %w", method, u.Path, err)
+	}
+	return nil
+}
+
+// resolve builds the request URL from a path or an absolute URL.
+func (c *Client) resolve(path string, query url.Values) (*url.URL, error) {
+	var u *url.URL
+	if strings.HasPrefix(path, "http://") || strings.HasPrefix(path, "https://") {
+		var err error
+		if u, err = url.Parse(path); err != nil {
+			return nil, fmt.Errorf("acctapi: URL %q: %w", path, err)
+		}
+	} else {
+		if !strings.HasPrefix(path, "/") {
+			return nil, fmt.Errorf("acctapi: path %q must start with /", path)
+		}
+		if strings.Contains(path, "//") || (len(path) > 1 && strings.HasSuffix(path, "/")) {
+			// An empty segment: an id the caller left empty.
+			return nil, &FieldError{Field: "id", Code: CodeInvalidValue, Reason: "is required"}
+		}
+		rel, err := url.Parse(path)
+		if err != nil {
+			return nil, fmt.Errorf("acctapi: path %q: %w", path, err)
+		}
+		cp := *c.base
+		cp.Path = c.base.Path + rel.Path
+		cp.RawPath = c.base.EscapedPath() + rel.EscapedPath()
+		cp.RawQuery = rel.RawQuery
+		u = &cp
+	}
+	if len(query) > 0 {
+		q := u.Query()
+		for k, vs := range query {
+			q[k] = vs
+		}
+		u.RawQuery = q.Encode()
+	}
+	return u, nil
+}
+
+// newRequest builds one attempt's request.
+func (c *Client) newRequest(ctx context.Context, method string, u *url.URL, body []byte) (*http.Request, error) {
+	var r io.Reader
+	if body != nil {
+		r = bytes.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, u.String(), r)
+	if err != nil {
+		return nil, fmt.Errorf("acctapi: %s %s: %w", method, u.Path, err)
+	}
+	req.Header.Set("Authorization", "Bearer "+c.apiKey)
+	req.Header.Set("Service-Version", APIVersion)
+	req.Header.Set("Accept", "application/json")
+	req.Header.Set("User-Agent", c.userAgent)
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	return req, nil
+}
+
+// decodeError turns an error response into an *Error, whatever its body.
+func decodeError(resp *http.Response) error {
+	raw, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
+	e := &Error{StatusCode: resp.StatusCode, RetryAfter: parseRetryAfter(resp.Header.Get("Retry-After"), time.Now())}
+	var body struct {
+		StatusCode int            `json:"status_code"`
+		Msg        string         `json:"msg"`
+		ErrorCode  string         `json:"error_code"`
+		Details    map[string]any `json:"details"`
+	}
+	if err := json.Unmarshal(raw, &body); err != nil || body.Msg == "" && body.ErrorCode == "" {
+		msg := strings.TrimSpace(string(raw))
+		if msg == "" {
+			msg = http.StatusText(resp.StatusCode)
+		} else if len(msg) > 200 {
+			msg = msg[:200] + "…"
+		}
+		e.Msg = msg
+	} else {
+		e.Msg, e.ErrorCode = body.Msg, body.ErrorCode
+		for k, v := range body.Details {
+			if e.Details == nil {
+				e.Details = make(map[string]string, len(body.Details))
+			}
+			if s, ok := v.(string); ok {
+				e.Details[k] = s
+			} else {
+				b, _ := json.Marshal(v)
+				e.Details[k] = string(b)
+			}
+		}
+	}
+	if id := resp.Header.Get("Operation-Id"); id != "" && e.OperationID() == "" {
+		if e.Details == nil {
+			e.Details = map[string]string{}
+		}
+		e.Details["operation_id"] = id
+	}
+	return e
+}

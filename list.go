@@ -1,0 +1,132 @@
+package acctapi
+
+import (
+	"context"
+	"iter"
+	"net/http"
+	"net/url"
+	"strconv"
+)
+
+// MaxLimit is the largest page size the API serves, and its default.
+const MaxLimit = 100
+
+// ListOptions selects a page of a list that takes no filter. The zero value
+// asks for the first page at the server's default size.
+type ListOptions struct {
+	// Limit is the page size, 1 to [MaxLimit]; zero leaves it to the server.
+	Limit int
+	// BeforeID asks for items whose id sorts before it (older items).
+	BeforeID string
+}
+
+// FilterOptions selects a page of a list that accepts a CEL filter. The
+// zero value asks for the first page, unfiltered.
+type FilterOptions struct {
+	// Limit is the page size, 1 to [MaxLimit]; zero leaves it to the server.
+	Limit int
+	// BeforeID asks for items whose id sorts before it (older items).
+	BeforeID string
+	// Filter is a CEL expression over one item, bound to obj, such as
+	// `obj.description.startsWith("ci-")`.
+	Filter string
+}
+
+// Query returns the options as URL query values, checking Limit.
+// A nil receiver yields no values.
+func (o *ListOptions) Query() (url.Values, error) {
+	if o == nil {
+		return nil, nil
+	}
+	return pageQuery(o.Limit, o.BeforeID, "")
+}
+
+// Query returns the options as URL query values, checking Limit.
+// A nil receiver yields no values.
+func (o *FilterOptions) Query() (url.Values, error) {
+	if o == nil {
+		return nil, nil
+	}
+	return pageQuery(o.Limit, o.BeforeID, o.Filter)
+}
+
+func pageQuery(limit int, beforeID, filter string) (url.Values, error) {
+	if limit < 0 || limit > MaxLimit {
+		return nil, &FieldError{Field: "limit", Code: CodeBadLimit, Reason: "must be from 1 to 100, or 0 for the default"}
+	}
+	q := url.Values{}
+	if limit != 0 {
+		q.Set("limit", strconv.Itoa(limit))
+	}
+	if beforeID != "" {
+		q.Set("before_id", beforeID)
+	}
+	if filter != "" {
+		q.Set("filter", filter)
+	}
+	return q, nil
+}
+
+// Querier is implemented by [*ListOptions] and [*FilterOptions].
+type Querier interface {
+	Query() (url.Values, error)
+}
+
+// Page is one page of a list response, as resource list types expose it.
+type Page[T any] interface {
+	// PageItems returns the page's items.
+	PageItems() []T
+	// NextPage returns the next page's absolute URL, or "" on the last page.
+	NextPage() string
+}
+
+// GetPage fetches one page of the list at path into a new L.
+func GetPage[L any](ctx context.Context, c *Client, path string, opts Querier) (*L, error) {
+	var q url.Values
+	if opts != nil {
+		var err error
+		if q, err = opts.Query(); err != nil {
+			return nil, err
+		}
+	}
+	out := new(L)
+	if err := c.Do(ctx, http.MethodGet, path, q, nil, out); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// All returns every item of the list at path, newest first, fetching pages as
+// the loop asks for them. It starts with opts and then follows each page's
+// next_page_uri exactly as the server gave it, until one is null (or, as a
+// guard against a server that loops, a page is empty). An error
+// ends the sequence after it is yielded.
+//
+// L is the list response type (such as account.ServiceUserList); *L must
+// implement [Page].
+func All[T any, L any, PL interface {
+	*L
+	Page[T]
+}](ctx context.Context, c *Client, path string, opts Querier) iter.Seq2[T, error] {
+	return func(yield func(T, error) bool) {
+		var zero T
+		page, err := GetPage[L](ctx, c, path, opts)
+		for {
+			if err != nil {
+				yield(zero, err)
+				return
+			}
+			items := PL(page).PageItems()
+			for _, item := range items {
+				if !yield(item, nil) {
+					return
+				}
+			}
+			next := PL(page).NextPage()
+			if next == "" || len(items) == 0 {
+				return
+			}
+			page, err = GetPage[L](ctx, c, next, nil)
+		}
+	}
+}

@@ -1,0 +1,166 @@
+package acctapi
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"net/url"
+	"strconv"
+	"time"
+)
+
+// RetryPolicy says when a [Client] sends a request again.
+//
+//   - A 429 response is retried for every method (the server did not act on
+//     it), after the delay its Retry-After header gives (seconds or an HTTP
+//     date), or after the backoff delay when it gives none.
+//   - A 5xx response or a connection error is retried only for GET and
+//     DELETE, never for POST or PATCH, which might have taken effect; the
+//     delay is a jittered exponential backoff.
+//
+// Retries stop after MaxAttempts attempts in all, or when the next wait would
+// take the total time waited past MaxWait, or when the context ends. The
+// last response or error is then returned.
+//
+// The zero value sends every request once; [DefaultRetryPolicy] returns the
+// policy a [Client] starts with.
+type RetryPolicy struct {
+	// MaxAttempts is the most attempts per call, the first included.
+	// Zero or one means no retries.
+	MaxAttempts int
+	// MaxWait bounds the total time spent waiting between attempts of one
+	// call. Zero means no bound.
+	MaxWait time.Duration
+	// BaseDelay is the first backoff delay; each further retry doubles it,
+	// up to MaxDelay. The delay actually waited is drawn uniformly from
+	// [delay/2, delay] ("equal jitter").
+	BaseDelay time.Duration
+	// MaxDelay caps one backoff delay. Zero means no cap.
+	MaxDelay time.Duration
+}
+
+// DefaultRetryPolicy returns 4 attempts, at most 1 minute of waiting in all,
+// and a backoff from 250 ms up to 5 s.
+func DefaultRetryPolicy() RetryPolicy {
+	return RetryPolicy{MaxAttempts: 4, MaxWait: time.Minute, BaseDelay: 250 * time.Millisecond, MaxDelay: 5 * time.Second}
+}
+
+func (p RetryPolicy) validate() error {
+	if p.MaxAttempts < 0 || p.MaxWait < 0 || p.BaseDelay < 0 || p.MaxDelay < 0 {
+		return errors.New("acctapi: WithRetry: negative value in RetryPolicy")
+	}
+	if p.MaxAttempts > 1 && p.BaseDelay == 0 {
+		return errors.New("acctapi: WithRetry: retries need a BaseDelay greater than zero")
+	}
+	return nil
+}
+
+// backoff returns the jittered delay before retry number n (1-based).
+func (p RetryPolicy) backoff(n int) time.Duration {
+	d := p.BaseDelay
+	for i := 1; i < n && (p.MaxDelay == 0 || d < p.MaxDelay); i++ {
+		d *= 2
+	}
+	if p.MaxDelay > 0 && d > p.MaxDelay {
+		d = p.MaxDelay
+	}
+	if d <= 1 {
+		return d
+	}
+	half := d / 2
+	return half + rand.N(d-half+1)
+}
+
+// idempotent reports whether a method may be retried after a 5xx or a
+// connection error.
+func idempotent(method string) bool {
+	return method == http.MethodGet || method == http.MethodDelete || method == http.MethodHead
+}
+
+// send performs the request, retrying as c.retry says. A non-nil response
+// is returned unread.
+func (c *Client) send(ctx context.Context, method string, u *url.URL, body []byte) (*http.Response, error) {
+	var waited time.Duration
+	for attempt := 1; ; attempt++ {
+		req, err := c.newRequest(ctx, method, u, body)
+		if err != nil {
+			return nil, err
+		}
+		resp, err := c.http.Do(req)
+		if ctx.Err() != nil {
+			if resp != nil {
+				resp.Body.Close()
+			}
+			return nil, fmt.Errorf("acctapi: %s %s: %w", method, u.Path, ctx.Err())
+		}
+		var delay time.Duration
+		switch {
+		case err != nil:
+			if !idempotent(method) {
+				return nil, fmt.Errorf("acctapi: %s %s: %w", method, u.Path, err)
+			}
+			delay = c.retry.backoff(attempt)
+		case resp.StatusCode == http.StatusTooManyRequests:
+			delay = parseRetryAfter(resp.Header.Get("Retry-After"), time.Now())
+			if delay == 0 {
+				delay = c.retry.backoff(attempt)
+			}
+		case resp.StatusCode >= 500 && idempotent(method):
+			delay = c.retry.backoff(attempt)
+		default:
+			return resp, nil
+		}
+		if attempt >= c.retry.MaxAttempts || (c.retry.MaxWait > 0 && waited+delay > c.retry.MaxWait) {
+			if err != nil {
+				return nil, fmt.Errorf("acctapi: %s %s: %w", method, u.Path, err)
+			}
+			return resp, nil
+		}
+		if resp != nil {
+			_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxErrorBody))
+			resp.Body.Close()
+		}
+		if err := sleep(ctx, delay); err != nil {
+			return nil, fmt.Errorf("acctapi: %s %s: waiting to retry: %w", method, u.Path, err)
+		}
+		waited += delay
+	}
+}
+
+// sleep waits for d or until ctx ends.
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// parseRetryAfter reads a Retry-After value: delay-seconds or an HTTP date.
+// It returns zero for an absent or malformed value, or a date in the past.
+func parseRetryAfter(v string, now time.Time) time.Duration {
+	if v == "" {
+		return 0
+	}
+	if n, err := strconv.ParseInt(v, 10, 64); err == nil {
+		if n <= 0 {
+			return 0
+		}
+		if n > 24*3600 {
+			n = 24 * 3600
+		}
+		return time.Duration(n) * time.Second
+	}
+	if t, err := http.ParseTime(v); err == nil {
+		if d := t.Sub(now); d > 0 {
+			return d
+		}
+	}
+	return 0
+}
