@@ -1,0 +1,355 @@
+package fake
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"reflect"
+	"strconv"
+
+	memdb "github.com/hashicorp/go-memdb"
+
+	"github.com/acctapi/acctapi"
+)
+
+// meta is what a resource's hooks tell the engine about a value to store.
+type meta struct {
+	unique    string    // value unique within account and kind ("" for none)
+	uniqueErr *apiError // the answer when unique is taken
+	refs      []string  // ids the value references
+	token     string    // hashed API key token
+}
+
+// resource describes one kind of resource to the generic engine: its
+// types, id prefix, paths, and the hooks that turn a validated request into
+// a stored value. The engine does the rest — routing, decoding, validation
+// (the request type's own Validate), storage, uniqueness, references,
+// pagination, filters and errors — once for every resource.
+//
+// T is the stored and returned type, C the create request, U the update
+// request.
+type resource[T, C, U any] struct {
+	kind   string // store kind, and the collection path without its slash
+	prefix string // id prefix
+	member string // the list response's collection member
+	// filter names the fields a list filter may use; nil means the list
+	// takes no filter.
+	filter []string
+	// fields returns the filterable fields of a value, for filters.
+	fields func(v *T) map[string]any
+	// build makes the value to store from a validated create request.
+	build func(c *call, id string, in *C) (T, meta, error)
+	// apply makes the updated value from the current one; nil means the
+	// resource has no update.
+	apply func(c *call, cur T, in *U) (T, meta, error)
+	// deleted runs in the delete's transaction (cascades); may be nil.
+	deleted func(c *call, cur T) error
+	// render fills the uris of a value for the request's base URL.
+	render func(base string, v T) T
+	// redact, when set, removes what must not be stored or shown again
+	// (an API key's token) from a created value; the create response
+	// still shows it.
+	redact func(v T) T
+	// alias is a second collection path serving the same records (the
+	// bot-user alias), with its own list member; may be empty.
+	alias, aliasMember string
+}
+
+// resourceInfo is what Seed, Get and List know of a resource.
+type resourceInfo struct {
+	kind   string
+	seed   func(c *call, in any) (any, error)
+	render func(base string, v any) any
+}
+
+// validator is a request type with the domain package's Validate.
+type validator interface{ Validate() error }
+
+// normalizer is a request type with the domain package's Normalize.
+type normalizer interface{ Normalize() }
+
+// register adds the resource's routes and its Seed, Get and List entries.
+func register[T, C, U any](s *Server, res *resource[T, C, U]) {
+	paths := []struct{ path, member, successor string }{{res.kind, res.member, ""}}
+	if res.alias != "" {
+		paths = append(paths, struct{ path, member, successor string }{res.alias, res.aliasMember, "/" + res.kind})
+	}
+	for _, p := range paths {
+		listQuery := []string{"limit", "before_id"}
+		if res.filter != nil && p.successor == "" {
+			listQuery = append(listQuery, "filter")
+		}
+		member, filter := p.member, res.filter
+		if p.successor != "" {
+			filter = nil
+		}
+		coll, item := "/"+p.path, "/"+p.path+"/{id}"
+		routes := []*route{
+			s.routes.handle(http.MethodPost, coll, nil, res.createHandler),
+			s.routes.handle(http.MethodGet, coll, listQuery, func(c *call) (int, any, error) { return res.listHandler(c, member, filter) }),
+			s.routes.handle(http.MethodGet, item, nil, res.getHandler),
+			s.routes.handle(http.MethodDelete, item, nil, res.deleteHandler),
+		}
+		if res.apply != nil {
+			routes = append(routes, s.routes.handle(http.MethodPatch, item, nil, res.updateHandler))
+		}
+		for _, r := range routes {
+			r.successor = p.successor
+		}
+	}
+	info := &resourceInfo{
+		kind: res.kind,
+		seed: func(c *call, in any) (any, error) {
+			v, err := res.create(c, in.(*C))
+			return v, err
+		},
+		render: func(base string, v any) any { return res.render(base, v.(T)) },
+	}
+	if s.resByIn == nil {
+		s.resByIn, s.resByOut = map[any]*resourceInfo{}, map[any]*resourceInfo{}
+	}
+	s.resByIn[reflect.TypeFor[C]()] = info
+	s.resByOut[reflect.TypeFor[T]()] = info
+}
+
+// checkRequest runs a request type's Validate.
+func checkRequest(in any) error {
+	if v, ok := in.(validator); ok {
+		if err := v.Validate(); err != nil {
+			return fromValidation(err)
+		}
+	}
+	return nil
+}
+
+func (res *resource[T, C, U]) createHandler(c *call) (int, any, error) {
+	in := new(C)
+	if err := decode(c.body, in); err != nil {
+		return 0, nil, err
+	}
+	v, err := res.create(c, in)
+	if err != nil {
+		return 0, nil, err
+	}
+	return http.StatusCreated, res.render(c.base, v), nil
+}
+
+// create validates, normalizes and stores a create request; it is the one
+// path for both the API and Seed.
+func (res *resource[T, C, U]) create(c *call, in *C) (T, error) {
+	var out T
+	if err := checkRequest(in); err != nil {
+		return out, err
+	}
+	if n, ok := any(in).(normalizer); ok {
+		n.Normalize()
+	}
+	err := c.s.write(func(txn *memdb.Txn) error {
+		c.txn = txn
+		id := c.s.ids.next(res.prefix, c.now)
+		v, m, err := res.build(c, id, in)
+		if err != nil {
+			return err
+		}
+		stored := v
+		if res.redact != nil {
+			stored = res.redact(v)
+		}
+		if err := store(txn, &object{Account: c.account, Kind: res.kind, ID: id, Value: stored}, m); err != nil {
+			return err
+		}
+		out = v
+		return nil
+	})
+	return out, err
+}
+
+// store inserts or replaces o, enforcing its unique value.
+func store(txn *memdb.Txn, o *object, m meta) error {
+	if m.unique != "" {
+		o.Unique = uniqueKey(o.Account, o.Kind, m.unique)
+		if other := byUnique(txn, o.Unique); other != nil && other.ID != o.ID {
+			return m.uniqueErr
+		}
+	}
+	o.Refs, o.Token = m.refs, m.token
+	return txn.Insert(objectsTable, o)
+}
+
+func (res *resource[T, C, U]) getHandler(c *call) (int, any, error) {
+	o := lookup(c.s.read(), c.account, res.kind, c.params["id"])
+	if o == nil {
+		return 0, nil, notFound(c.params["id"])
+	}
+	return http.StatusOK, res.render(c.base, o.Value.(T)), nil
+}
+
+func (res *resource[T, C, U]) updateHandler(c *call) (int, any, error) {
+	id := c.params["id"]
+	if err := checkBodyID(c.body, "id", id); err != nil {
+		return 0, nil, err
+	}
+	in := new(U)
+	if err := decode(c.body, in); err != nil {
+		return 0, nil, err
+	}
+	if err := checkRequest(in); err != nil {
+		return 0, nil, err
+	}
+	if n, ok := any(in).(normalizer); ok {
+		n.Normalize()
+	}
+	var out T
+	err := c.s.write(func(txn *memdb.Txn) error {
+		c.txn = txn
+		o := lookup(txn, c.account, res.kind, id)
+		if o == nil {
+			return notFound(id)
+		}
+		v, m, err := res.apply(c, o.Value.(T), in)
+		if err != nil {
+			return err
+		}
+		if m.token == "" {
+			m.token = o.Token
+		}
+		out = v
+		return store(txn, &object{Account: o.Account, Kind: o.Kind, ID: o.ID, Value: v}, m)
+	})
+	if err != nil {
+		return 0, nil, err
+	}
+	return http.StatusOK, res.render(c.base, out), nil
+}
+
+// checkBodyID checks that a body's member, when present and not null,
+// equals want (the id in the path).
+func checkBodyID(body []byte, member, want string) error {
+	var probe map[string]json.RawMessage
+	if json.Unmarshal(body, &probe) != nil {
+		return nil // decode reports the body's own error
+	}
+	raw, ok := probe[member]
+	if !ok || string(raw) == "null" {
+		return nil
+	}
+	var got string
+	if json.Unmarshal(raw, &got) != nil || got != want {
+		return &apiError{status: http.StatusBadRequest, code: acctapi.CodeInvalidValue, field: member,
+			msg: "The " + member + " in the body must equal the one in the path."}
+	}
+	return nil
+}
+
+func (res *resource[T, C, U]) deleteHandler(c *call) (int, any, error) {
+	id := c.params["id"]
+	err := c.s.write(func(txn *memdb.Txn) error {
+		c.txn = txn
+		o := lookup(txn, c.account, res.kind, id)
+		if o == nil {
+			return notFound(id)
+		}
+		if r := referrer(txn, id); r != nil {
+			return errorf(http.StatusConflict, acctapi.CodeStillReferenced, "%s is still referenced by %s.", id, r.ID)
+		}
+		if res.deleted != nil {
+			if err := res.deleted(c, o.Value.(T)); err != nil {
+				return err
+			}
+		}
+		return txn.Delete(objectsTable, o)
+	})
+	if err != nil {
+		return 0, nil, err
+	}
+	return http.StatusNoContent, nil, nil
+}
+
+// listParams are a list request's query parameters.
+type listParams struct {
+	limit    int
+	beforeID string
+	filter   string
+}
+
+// parseList reads limit, before_id and filter (checkQuery has already
+// rejected unknown and repeated parameters).
+func parseList(raw string) (listParams, error) {
+	q, _ := url.ParseQuery(raw)
+	p := listParams{limit: acctapi.MaxLimit, beforeID: q.Get("before_id"), filter: q.Get("filter")}
+	if v, ok := q["limit"]; ok {
+		n, err := strconv.Atoi(v[0])
+		if err != nil || n < 1 || n > acctapi.MaxLimit {
+			return p, &apiError{status: http.StatusBadRequest, code: acctapi.CodeBadLimit, field: "limit",
+				msg: "The page size limit must be between 1 and 100 but " + strconv.Quote(truncate(v[0], 32)) + " was provided."}
+		}
+		p.limit = n
+	}
+	return p, nil
+}
+
+// listPage is the shape of every paged list response.
+func listPage(member string, items any, uri string, next *string) map[string]any {
+	return map[string]any{member: items, "uri": uri, "next_page_uri": next}
+}
+
+// nextURI builds a next_page_uri: the same path, limit and filter, with
+// before_id the last id on the page.
+func nextURI(base, path string, p listParams, last string) *string {
+	q := url.Values{"before_id": {last}, "limit": {strconv.Itoa(p.limit)}}
+	if p.filter != "" {
+		q.Set("filter", p.filter)
+	}
+	s := base + path + "?" + q.Encode()
+	return &s
+}
+
+func (res *resource[T, C, U]) listHandler(c *call, member string, filterFields []string) (int, any, error) {
+	p, err := parseList(c.r.URL.RawQuery)
+	if err != nil {
+		return 0, nil, err
+	}
+	var keep func(*object) (bool, error)
+	if p.filter != "" {
+		f, err := compileFilter(p.filter, filterFields)
+		if err != nil {
+			return 0, nil, err
+		}
+		keep = func(o *object) (bool, error) {
+			v := o.Value.(T)
+			return f.match(res.fields(&v), c.now)
+		}
+	}
+	objs, more, err := page(c.s.read(), c.account, res.kind, p.beforeID, p.limit, keep)
+	if err != nil {
+		return 0, nil, err
+	}
+	items := make([]T, len(objs))
+	for i, o := range objs {
+		items[i] = res.render(c.base, o.Value.(T))
+	}
+	var next *string
+	if more {
+		next = nextURI(c.base, c.r.URL.EscapedPath(), p, objs[len(objs)-1].ID)
+	}
+	return http.StatusOK, listPage(member, items, c.base+c.r.URL.EscapedPath(), next), nil
+}
+
+// itemURI is the absolute uri of an item under a collection path.
+func itemURI(base, coll, id string) string {
+	return base + acctapi.Path(append(splitPath(coll), id)...)
+}
+
+func splitPath(p string) []string {
+	var out []string
+	start := 0
+	for i := 0; i <= len(p); i++ {
+		if i == len(p) || p[i] == '/' {
+			if i > start {
+				out = append(out, p[start:i])
+			}
+			start = i + 1
+		}
+	}
+	return out
+}

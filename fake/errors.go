@@ -1,0 +1,57 @@
+package fake
+
+import (
+	"fmt"
+	"net/http"
+
+	"github.com/acctapi/acctapi"
+)
+
+// apiError is an error the fake answers with: a status and the contract's
+// error body. Handlers return it; the pipeline writes it.
+type apiError struct {
+	status int
+	code   string
+	msg    string
+	field  string
+	header http.Header
+}
+
+func (e *apiError) Error() string { return e.msg }
+
+func errorf(status int, code, format string, args ...any) *apiError {
+	return &apiError{status: status, code: code, msg: fmt.Sprintf(format, args...)}
+}
+
+func notFound(id string) *apiError {
+	return errorf(http.StatusNotFound, acctapi.CodeNotFound, "Resource %q not found.", id)
+}
+
+// fromValidation turns the error of a domain package's Validate into a 400
+// naming the first broken rule (every rule is listed in the message).
+func fromValidation(err error) *apiError {
+	fes := acctapi.FieldErrors(err)
+	if len(fes) == 0 {
+		return errorf(http.StatusBadRequest, acctapi.CodeInvalidValue, "%s", err.Error())
+	}
+	e := &apiError{status: http.StatusBadRequest, code: fes[0].Code, field: fes[0].Field}
+	if e.code == "" {
+		e.code = acctapi.CodeInvalidValue
+	}
+	for i, fe := range fes {
+		if i > 0 {
+			e.msg += "; "
+		}
+		e.msg += fe.Field + ": " + fe.Reason
+	}
+	return e
+}
+
+// body returns the contract's error body for e.
+func (e *apiError) body(opID string) *acctapi.Error {
+	d := map[string]string{"operation_id": opID}
+	if e.field != "" {
+		d["field"] = e.field
+	}
+	return &acctapi.Error{StatusCode: e.status, Msg: e.msg, ErrorCode: e.code, Details: d}
+}

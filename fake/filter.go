@@ -1,0 +1,189 @@
+package fake
+
+import (
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/google/cel-go/cel"
+	celast "github.com/google/cel-go/common/ast"
+	"github.com/google/cel-go/common/operators"
+	"github.com/google/cel-go/common/types"
+	"github.com/google/cel-go/common/types/ref"
+
+	"github.com/acctapi/acctapi"
+)
+
+// Limits on a list filter, so that a hostile expression cannot make a page
+// expensive: its length, its nesting, and the CEL cost of evaluating it on
+// one item.
+const (
+	maxFilterLen    = 4096
+	maxFilterDepth  = 32
+	maxFilterCost   = 100_000
+	filterFieldsVar = "obj"
+)
+
+// filterEnv is the CEL environment of list filters: obj (one item, as a
+// map of its filterable fields), time.now, and add/subtract on timestamps
+// taking durations such as "7d" or "1h30m". It is built once and immutable.
+var filterEnv = sync.OnceValues(func() (*cel.Env, error) {
+	shift := func(sign int64) func(lhs, rhs ref.Val) ref.Val {
+		return func(lhs, rhs ref.Val) ref.Val {
+			ts, ok := lhs.(types.Timestamp)
+			s, ok2 := rhs.(types.String)
+			if !ok || !ok2 {
+				return types.NewErr("add/subtract: want timestamp.add(string)")
+			}
+			d, err := parseFilterDuration(string(s))
+			if err != nil {
+				return types.NewErr("%v", err)
+			}
+			return types.Timestamp{Time: ts.Time.Add(time.Duration(sign) * d)}
+		}
+	}
+	return cel.NewEnv(
+		cel.Variable(filterFieldsVar, cel.MapType(cel.StringType, cel.DynType)),
+		cel.Variable("time.now", cel.TimestampType),
+		cel.Function("add", cel.MemberOverload("timestamp_add_duration_string",
+			[]*cel.Type{cel.TimestampType, cel.StringType}, cel.TimestampType, cel.BinaryBinding(shift(1)))),
+		cel.Function("subtract", cel.MemberOverload("timestamp_subtract_duration_string",
+			[]*cel.Type{cel.TimestampType, cel.StringType}, cel.TimestampType, cel.BinaryBinding(shift(-1)))),
+		cel.ParserRecursionLimit(maxFilterDepth),
+		cel.ParserExpressionSizeLimit(maxFilterLen),
+	)
+})
+
+// parseFilterDuration reads durations such as "7d", "24h", "15m" and
+// "1d12h": a sequence of whole numbers each followed by d, h, m or s.
+func parseFilterDuration(s string) (time.Duration, error) {
+	if s == "" {
+		return 0, fmt.Errorf("empty duration")
+	}
+	var total time.Duration
+	for rest := s; rest != ""; {
+		i := 0
+		for i < len(rest) && rest[i] >= '0' && rest[i] <= '9' {
+			i++
+		}
+		if i == 0 || i == len(rest) || i > 6 {
+			return 0, fmt.Errorf("invalid duration %q: want e.g. \"7d\", \"24h\", \"15m\"", s)
+		}
+		n, _ := strconv.Atoi(rest[:i])
+		unit := map[byte]time.Duration{'d': 24 * time.Hour, 'h': time.Hour, 'm': time.Minute, 's': time.Second}[rest[i]]
+		if unit == 0 {
+			return 0, fmt.Errorf("invalid duration %q: units are d, h, m and s", s)
+		}
+		total += time.Duration(n) * unit
+		rest = rest[i+1:]
+	}
+	return total, nil
+}
+
+// filter is a compiled list filter. It is immutable and safe for
+// concurrent use.
+type filter struct {
+	prg cel.Program
+}
+
+func badFilter(format string, args ...any) *apiError {
+	return &apiError{status: http.StatusBadRequest, code: acctapi.CodeBadFilter, field: "filter",
+		msg: "Invalid CEL query: " + fmt.Sprintf(format, args...)}
+}
+
+// compileFilter compiles expr for a list whose filterable fields are
+// fields. Every failure is a 400 with ERR_NGROK_250.
+func compileFilter(expr string, fields []string) (*filter, error) {
+	if fields == nil {
+		return nil, badFilter("this list takes no filter")
+	}
+	if len(expr) > maxFilterLen {
+		return nil, badFilter("the expression is longer than %d bytes", maxFilterLen)
+	}
+	env, err := filterEnv()
+	if err != nil {
+		return nil, err
+	}
+	ast, iss := env.Compile(expr)
+	if iss.Err() != nil {
+		return nil, badFilter("%s", truncate(strings.ReplaceAll(iss.Err().Error(), "\n", " "), 300))
+	}
+	if !ast.OutputType().IsExactType(cel.BoolType) {
+		return nil, badFilter("the expression must be boolean, not %s", ast.OutputType())
+	}
+	if err := checkFilterAST(ast.NativeRep(), fields); err != nil {
+		return nil, err
+	}
+	prg, err := env.Program(ast, cel.CostLimit(maxFilterCost))
+	if err != nil {
+		return nil, badFilter("%v", err)
+	}
+	return &filter{prg: prg}, nil
+}
+
+// checkFilterAST allows obj only as obj.<filterable field>, forbids
+// indexing, and forbids substring matching on obj.id.
+func checkFilterAST(a *celast.AST, fields []string) error {
+	var bad error
+	celast.PreOrderVisit(celast.NavigateAST(a), celast.NewExprVisitor(func(e celast.Expr) {
+		if bad != nil {
+			return
+		}
+		switch e.Kind() {
+		case celast.IdentKind:
+			if e.AsIdent() == filterFieldsVar {
+				if !isObjOperand(a, e) {
+					bad = badFilter("obj may be used only as obj.<field>")
+				}
+			}
+		case celast.SelectKind:
+			sel := e.AsSelect()
+			if op := sel.Operand(); op.Kind() == celast.IdentKind && op.AsIdent() == filterFieldsVar {
+				if !contains(fields, sel.FieldName()) {
+					bad = badFilter("unsupported field: obj.%s (must be one of obj.%s)", truncate(sel.FieldName(), 64), strings.Join(fields, ", obj."))
+				}
+			}
+		case celast.CallKind:
+			call := e.AsCall()
+			switch call.FunctionName() {
+			case operators.Index, operators.OptIndex:
+				bad = badFilter("index access is not supported")
+			case "startsWith", "endsWith", "contains", "matches":
+				if t := call.Target(); t != nil && t.Kind() == celast.SelectKind && t.AsSelect().FieldName() == "id" {
+					bad = badFilter("%s is not supported on obj.id; compare it with ==", call.FunctionName())
+				}
+			}
+		}
+	}))
+	return bad
+}
+
+// isObjOperand reports whether the ident expression e is the operand of a
+// field selection.
+func isObjOperand(a *celast.AST, e celast.Expr) bool {
+	nav := celast.NavigateExpr(a, e)
+	parent, ok := nav.Parent()
+	return ok && parent.Kind() == celast.SelectKind && parent.AsSelect().Operand().ID() == e.ID()
+}
+
+func contains(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}
+
+// match evaluates the filter on one item's fields.
+func (f *filter) match(fields map[string]any, now time.Time) (bool, error) {
+	out, _, err := f.prg.Eval(map[string]any{filterFieldsVar: fields, "time.now": now})
+	if err != nil {
+		return false, badFilter("%s", truncate(err.Error(), 200))
+	}
+	b, ok := out.(types.Bool)
+	return ok && bool(b), nil
+}

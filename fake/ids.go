@@ -1,0 +1,77 @@
+package fake
+
+import (
+	"encoding/binary"
+	"math/rand/v2"
+	"sync"
+	"time"
+)
+
+// ksuidEpoch is the epoch of the ids' timestamp part (as in KSUID).
+const ksuidEpoch = 1400000000
+
+const base62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+
+// idGen makes ids "<prefix>_<27 base-62 characters>" that sort by creation:
+// the suffix encodes 20 bytes — 4 bytes of seconds since ksuidEpoch, an
+// 8-byte sequence number and 8 random bytes — so ids made later always sort
+// after ids made earlier, even when the clock stands still or steps back.
+// Randomness comes from a seeded generator, so a seed replays the same ids.
+type idGen struct {
+	mu      sync.Mutex
+	rng     *rand.Rand
+	seq     uint64
+	lastSec uint32
+}
+
+func newIDGen(seed uint64) *idGen {
+	return &idGen{rng: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))}
+}
+
+// next returns a new id with the given prefix, made at now.
+func (g *idGen) next(prefix string, now time.Time) string {
+	var raw [20]byte
+	g.mu.Lock()
+	sec := uint32(max(now.Unix()-ksuidEpoch, 0))
+	if sec < g.lastSec {
+		sec = g.lastSec
+	}
+	g.lastSec = sec
+	g.seq++
+	binary.BigEndian.PutUint32(raw[0:4], sec)
+	binary.BigEndian.PutUint64(raw[4:12], g.seq)
+	binary.BigEndian.PutUint64(raw[12:20], g.rng.Uint64())
+	g.mu.Unlock()
+	return prefix + "_" + encode62(raw)
+}
+
+// token returns n random base-62 characters.
+func (g *idGen) token(n int) string {
+	b := make([]byte, n)
+	g.mu.Lock()
+	for i := range b {
+		b[i] = base62[g.rng.IntN(len(base62))]
+	}
+	g.mu.Unlock()
+	return string(b)
+}
+
+// encode62 writes the 160-bit big-endian number in raw as 27 base-62
+// digits, most significant first, so byte order and text order agree.
+func encode62(raw [20]byte) string {
+	var words [5]uint32
+	for i := range words {
+		words[i] = binary.BigEndian.Uint32(raw[i*4:])
+	}
+	var out [27]byte
+	for i := len(out) - 1; i >= 0; i-- {
+		var rem uint64
+		for j := range words {
+			cur := rem<<32 | uint64(words[j])
+			words[j] = uint32(cur / 62)
+			rem = cur % 62
+		}
+		out[i] = base62[rem]
+	}
+	return string(out[:])
+}

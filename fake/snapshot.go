@@ -1,0 +1,37 @@
+package fake
+
+import memdb "github.com/hashicorp/go-memdb"
+
+// Snapshot is a saved state of a server's store and accounts, made by
+// [Server.Snapshot]. It is immutable and costs almost nothing to take:
+// go-memdb shares the unchanged parts of its trees.
+type Snapshot struct {
+	db       *memdb.MemDB
+	accounts []Account
+}
+
+// Snapshot saves the server's current state. The journal, faults, clock
+// and id sequence are not part of it.
+func (s *Server) Snapshot() *Snapshot {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return &Snapshot{db: s.db.Snapshot(), accounts: append([]Account(nil), s.accounts...)}
+}
+
+// Restore puts the server back in the state snap saved. It waits for
+// writes in progress. A snapshot can be restored any number of times.
+func (s *Server) Restore(snap *Snapshot) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.db = snap.db.Snapshot()
+	s.accounts = append([]Account(nil), snap.accounts...)
+}
+
+// Reset puts the server back in the state [New] left it in: its accounts
+// and their initial keys, nothing else. It also clears the journal and the
+// reactors.
+func (s *Server) Reset() {
+	s.Restore(s.initial)
+	s.ClearJournal()
+	s.ClearFaults()
+}
