@@ -11,6 +11,8 @@ import (
 	"net/url"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 )
 
 // DefaultBaseURL is the base URL a [Client] uses unless [WithBaseURL] says
@@ -22,6 +24,10 @@ const APIVersion = "2"
 
 // maxErrorBody bounds how much of an error response is read.
 const maxErrorBody = 64 << 10
+
+// maxErrorMsg bounds, in bytes, the Msg made from an error body that is not
+// the API's JSON.
+const maxErrorMsg = 200
 
 // Client is the transport every resource client is built on: it holds the
 // base URL, the API key, the HTTP client and the retry policy, and sends JSON
@@ -57,7 +63,7 @@ func WithBaseURL(raw string) Option {
 			return fmt.Errorf("acctapi: base URL %q: must not have a query or fragment", raw)
 		}
 		u.Path = strings.TrimSuffix(u.Path, "/")
-		u.RawPath = ""
+		u.RawPath = strings.TrimSuffix(u.RawPath, "/")
 		c.base = u
 		return nil
 	}
@@ -124,7 +130,7 @@ func NewClient(apiKey string, opts ...Option) (*Client, error) {
 	if apiKey == "" {
 		return nil, errors.New("acctapi: NewClient: empty API key")
 	}
-	if strings.ContainsAny(apiKey, "\r\n ") {
+	if strings.ContainsFunc(apiKey, unicode.IsSpace) {
 		return nil, errors.New("acctapi: NewClient: API key contains whitespace")
 	}
 	base, _ := url.Parse(DefaultBaseURL)
@@ -219,9 +225,8 @@ func (c *Client) resolve(path string, query url.Values) (*url.URL, error) {
 		if !strings.HasPrefix(path, "/") {
 			return nil, fmt.Errorf("acctapi: path %q must start with /", path)
 		}
-		if strings.Contains(path, "//") || (len(path) > 1 && strings.HasSuffix(path, "/")) {
-			// An empty segment: an id the caller left empty.
-			return nil, &FieldError{Field: "id", Code: CodeInvalidValue, Reason: "is required"}
+		if err := checkSegments(path); err != nil {
+			return nil, err
 		}
 		rel, err := url.Parse(path)
 		if err != nil {
@@ -241,6 +246,25 @@ func (c *Client) resolve(path string, query url.Values) (*url.URL, error) {
 		u.RawQuery = q.Encode()
 	}
 	return u, nil
+}
+
+// checkSegments rejects a path with an empty segment, an id the caller left
+// empty, or a "." or ".." segment, which servers and proxies resolve to a
+// different resource. Only the part before any query is checked.
+func checkSegments(path string) error {
+	p, _, _ := strings.Cut(path, "?")
+	if p == "/" {
+		return nil
+	}
+	for seg := range strings.SplitSeq(p[1:], "/") {
+		switch seg {
+		case "":
+			return &FieldError{Field: "id", Code: CodeInvalidValue, Reason: "is required"}
+		case ".", "..":
+			return &FieldError{Field: "id", Code: CodeInvalidValue, Reason: fmt.Sprintf("must not be %q", seg)}
+		}
+	}
+	return nil
 }
 
 // newRequest builds one attempt's request.
@@ -277,8 +301,8 @@ func decodeError(resp *http.Response) error {
 		msg := strings.TrimSpace(string(raw))
 		if msg == "" {
 			msg = http.StatusText(resp.StatusCode)
-		} else if len(msg) > 200 {
-			msg = msg[:200] + "…"
+		} else if len(msg) > maxErrorMsg {
+			msg = truncate(msg, maxErrorMsg) + "…"
 		}
 		e.Msg = msg
 	} else {
@@ -302,4 +326,16 @@ func decodeError(resp *http.Response) error {
 		e.Details["operation_id"] = id
 	}
 	return e
+}
+
+// truncate returns at most n bytes of s, cut at a rune boundary so the
+// result stays valid UTF-8.
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
 }

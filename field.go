@@ -85,17 +85,25 @@ func FieldErrors(err error) []*FieldError {
 }
 
 // Prefix returns err with every [FieldError] in it re-rooted under path:
-// a field "role_arn" becomes "<path>.role_arn". Validators of nested objects
-// use it so the outer request's errors name the full JSON path. It returns
-// nil for a nil err.
+// a field "role_arn" becomes "<path>.role_arn", a field "[2]" becomes
+// "<path>[2]", and an empty field becomes path. Validators of nested objects
+// use it so the outer request's errors name the full JSON path. Errors in
+// err that hold no FieldError are kept as they are; err itself is not
+// modified. It returns nil for a nil err.
 func Prefix(path string, err error) error {
-	fes := FieldErrors(err)
-	if len(fes) == 0 {
+	if len(FieldErrors(err)) == 0 {
 		return err
 	}
-	errs := make([]error, len(fes))
-	for i, fe := range fes {
-		c := *fe
+	return prefix(path, err)
+}
+
+// prefix rebuilds err's tree with the field errors re-rooted. A wrapper
+// around a field error is replaced by what it wraps, since it cannot be
+// rebuilt around a new error.
+func prefix(path string, err error) error {
+	switch e := err.(type) {
+	case *FieldError:
+		c := *e
 		switch {
 		case c.Field == "":
 			c.Field = path
@@ -104,9 +112,24 @@ func Prefix(path string, err error) error {
 		default:
 			c.Field = path + "." + c.Field
 		}
-		errs[i] = &c
+		return &c
+	case interface{ Unwrap() []error }:
+		if len(FieldErrors(err)) == 0 {
+			return err
+		}
+		inner := e.Unwrap()
+		errs := make([]error, len(inner))
+		for i, in := range inner {
+			errs[i] = prefix(path, in)
+		}
+		return errors.Join(errs...)
+	case interface{ Unwrap() error }:
+		if len(FieldErrors(err)) == 0 {
+			return err
+		}
+		return prefix(path, e.Unwrap())
 	}
-	return errors.Join(errs...)
+	return err
 }
 
 // CheckDescription reports a description longer than [MaxDescriptionBytes]

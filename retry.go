@@ -58,10 +58,17 @@ func (p RetryPolicy) validate() error {
 	return nil
 }
 
+// maxBackoff bounds one backoff delay when MaxDelay sets no cap, so doubling
+// never overflows.
+const maxBackoff = 24 * time.Hour
+
+// maxRetryAfter bounds the delay a Retry-After header can ask for.
+const maxRetryAfter = 24 * time.Hour
+
 // backoff returns the jittered delay before retry number n (1-based).
 func (p RetryPolicy) backoff(n int) time.Duration {
 	d := p.BaseDelay
-	for i := 1; i < n && (p.MaxDelay == 0 || d < p.MaxDelay); i++ {
+	for i := 1; i < n && (p.MaxDelay == 0 || d < p.MaxDelay) && d <= maxBackoff/2; i++ {
 		d *= 2
 	}
 	if p.MaxDelay > 0 && d > p.MaxDelay {
@@ -152,14 +159,14 @@ func parseRetryAfter(v string, now time.Time) time.Duration {
 		if n <= 0 {
 			return 0
 		}
-		if n > 24*3600 {
-			n = 24 * 3600
+		if n > int64(maxRetryAfter/time.Second) {
+			return maxRetryAfter
 		}
 		return time.Duration(n) * time.Second
 	}
 	if t, err := http.ParseTime(v); err == nil {
 		if d := t.Sub(now); d > 0 {
-			return d
+			return min(d, maxRetryAfter)
 		}
 	}
 	return 0

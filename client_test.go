@@ -1,0 +1,611 @@
+package acctapi
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"runtime/debug"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+const testKey = "test-key"
+
+// newTestServer starts an httptest server with h and a Client pointed at
+// it with retries off (opts can override that). Both are cleaned up when the
+// test ends.
+func newTestServer(t *testing.T, h http.HandlerFunc, opts ...Option) (*Client, *httptest.Server) {
+	t.Helper()
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	all := append([]Option{WithBaseURL(srv.URL), WithHTTPClient(srv.Client()), WithoutRetry()}, opts...)
+	c, err := NewClient(testKey, all...)
+	if err != nil {
+		t.Fatalf("NewClient: %v", err)
+	}
+	return c, srv
+}
+
+// recorded is what a handler saw of one request.
+type recorded struct {
+	Method     string
+	RequestURI string
+	Path       string
+	RawPath    string
+	Header     http.Header
+	Body       string
+}
+
+// recorder records every request it serves and answers with status and
+// body.
+type recorder struct {
+	mu     sync.Mutex
+	reqs   []recorded
+	status int
+	body   string
+}
+
+func (rec *recorder) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	b, _ := io.ReadAll(r.Body)
+	rec.mu.Lock()
+	rec.reqs = append(rec.reqs, recorded{
+		Method:     r.Method,
+		RequestURI: r.RequestURI,
+		Path:       r.URL.Path,
+		RawPath:    r.URL.EscapedPath(),
+		Header:     r.Header.Clone(),
+		Body:       string(b),
+	})
+	status, body := rec.status, rec.body
+	rec.mu.Unlock()
+	if status == 0 {
+		status = http.StatusOK
+	}
+	if body == "" {
+		body = "{}"
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	io.WriteString(w, body)
+}
+
+func (rec *recorder) requests() []recorded {
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	return append([]recorded(nil), rec.reqs...)
+}
+
+// only returns the single request the recorder saw, failing otherwise.
+func (rec *recorder) only(t *testing.T) recorded {
+	t.Helper()
+	reqs := rec.requests()
+	if len(reqs) != 1 {
+		t.Fatalf("server saw %d requests, want 1", len(reqs))
+	}
+	return reqs[0]
+}
+
+func TestHeaders(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name   string
+		method string
+		in     any
+		opts   []Option
+		// wantContentType is the Content-Type header wanted, "" for none.
+		wantContentType string
+		wantUAPrefix    string
+	}{
+		{name: "GET without body", method: http.MethodGet, wantUAPrefix: "acctapi-go/"},
+		{name: "DELETE without body", method: http.MethodDelete, wantUAPrefix: "acctapi-go/"},
+		{name: "POST with body", method: http.MethodPost, in: map[string]string{"name": "x"},
+			wantContentType: "application/json", wantUAPrefix: "acctapi-go/"},
+		{name: "PATCH with body", method: http.MethodPatch, in: map[string]string{"name": "x"},
+			wantContentType: "application/json", wantUAPrefix: "acctapi-go/"},
+		{name: "user agent prefix", method: http.MethodGet, opts: []Option{WithUserAgent("myapp/1.2")},
+			wantUAPrefix: "myapp/1.2 acctapi-go/"},
+		{name: "empty user agent prefix", method: http.MethodGet, opts: []Option{WithUserAgent("")},
+			wantUAPrefix: "acctapi-go/"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			rec := &recorder{}
+			c, _ := newTestServer(t, rec.ServeHTTP, tt.opts...)
+			if err := c.Do(t.Context(), tt.method, Path("things"), nil, tt.in, nil); err != nil {
+				t.Fatalf("Do: %v", err)
+			}
+			h := rec.only(t).Header
+			got := map[string]string{
+				"Authorization":   h.Get("Authorization"),
+				"Service-Version": h.Get("Service-Version"),
+				"Content-Type":    h.Get("Content-Type"),
+				"Accept":          h.Get("Accept"),
+			}
+			want := map[string]string{
+				"Authorization":   "Bearer " + testKey,
+				"Service-Version": "2",
+				"Content-Type":    tt.wantContentType,
+				"Accept":          "application/json",
+			}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("headers (-want +got):\n%s", diff)
+			}
+			if _, ok := h["Content-Type"]; ok != (tt.in != nil) {
+				t.Errorf("Content-Type present = %v, want %v", ok, tt.in != nil)
+			}
+			ua := h.Get("User-Agent")
+			if !strings.HasPrefix(ua, tt.wantUAPrefix+Version()+" ") {
+				t.Errorf("User-Agent = %q, want prefix %q", ua, tt.wantUAPrefix+Version()+" ")
+			}
+			if strings.Contains(strings.ToLower(ua), "unknown") {
+				t.Errorf("User-Agent = %q, says unknown", ua)
+			}
+		})
+	}
+}
+
+func TestVersion(t *testing.T) {
+	t.Parallel()
+	v := Version()
+	if v == "" || v == "unknown" || v == "(devel)" || !strings.HasPrefix(v, "v") {
+		t.Errorf("Version() = %q, want a module version starting with v", v)
+	}
+}
+
+func TestModuleVersion(t *testing.T) {
+	t.Parallel()
+	other := &debug.Module{Path: "example.com/app", Version: "(devel)"}
+	tests := []struct {
+		name string
+		bi   debug.BuildInfo
+		want string
+	}{
+		{
+			name: "dependency with a version",
+			bi: debug.BuildInfo{Main: *other, Deps: []*debug.Module{
+				{Path: "golang.org/x/time", Version: "v0.16.0"},
+				{Path: modulePath, Version: "v1.2.3"},
+			}},
+			want: "v1.2.3",
+		},
+		{
+			name: "dependency with a pseudo-version",
+			bi: debug.BuildInfo{Main: *other, Deps: []*debug.Module{
+				{Path: modulePath, Version: "v0.0.0-20260101120000-abcdefabcdef"},
+			}},
+			want: "v0.0.0-20260101120000-abcdefabcdef",
+		},
+		{
+			name: "dependency replaced by another version",
+			bi: debug.BuildInfo{Main: *other, Deps: []*debug.Module{
+				{Path: modulePath, Version: "v1.2.3", Replace: &debug.Module{Path: "example.com/fork", Version: "v1.2.4-fork"}},
+			}},
+			want: "v1.2.4-fork",
+		},
+		{
+			name: "dependency replaced by a directory",
+			bi: debug.BuildInfo{Main: *other, Deps: []*debug.Module{
+				{Path: modulePath, Version: "v1.2.3", Replace: &debug.Module{Path: "../acctapi"}},
+			}},
+			want: develVersion,
+		},
+		{
+			name: "main module (devel)",
+			bi:   debug.BuildInfo{Main: debug.Module{Path: modulePath, Version: "(devel)"}},
+			want: develVersion,
+		},
+		{
+			name: "main module stamped from VCS",
+			bi:   debug.BuildInfo{Main: debug.Module{Path: modulePath, Version: "v0.3.1-0.20260101120000-abcdefabcdef+dirty"}},
+			want: "v0.3.1-0.20260101120000-abcdefabcdef+dirty",
+		},
+		{
+			name: "main module without version",
+			bi:   debug.BuildInfo{Main: debug.Module{Path: modulePath}},
+			want: develVersion,
+		},
+		{
+			name: "module absent",
+			bi:   debug.BuildInfo{Main: *other, Deps: []*debug.Module{{Path: "golang.org/x/time", Version: "v0.16.0"}}},
+			want: develVersion,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			if got := moduleVersion(&tt.bi); got != tt.want {
+				t.Errorf("moduleVersion() = %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+// request is a body with nested reference types, to check that Do leaves
+// the caller's value alone.
+type request struct {
+	ID       string            `json:"id"`
+	Name     *string           `json:"name,omitempty"`
+	Tags     []string          `json:"tags"`
+	Metadata map[string]string `json:"metadata"`
+}
+
+func TestDoEncodesBodyWithoutMutating(t *testing.T) {
+	t.Parallel()
+	rec := &recorder{body: `{"id":"thing_1","name":"new","unknown_member":true}`}
+	c, _ := newTestServer(t, rec.ServeHTTP)
+
+	name := "new"
+	in := &request{ID: "thing_1", Name: &name, Tags: []string{"b", "a"}, Metadata: map[string]string{"k": "v"}}
+	before := &request{ID: "thing_1", Name: new("new"), Tags: []string{"b", "a"}, Metadata: map[string]string{"k": "v"}}
+
+	var out request
+	if err := c.Do(t.Context(), http.MethodPatch, Path("things", in.ID), nil, in, &out); err != nil {
+		t.Fatalf("Do: %v", err)
+	}
+	if diff := cmp.Diff(before, in); diff != "" {
+		t.Errorf("Do changed its input (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(request{ID: "thing_1", Name: new("new")}, out); diff != "" {
+		t.Errorf("decoded response (-want +got):\n%s", diff)
+	}
+
+	got := rec.only(t)
+	var sent map[string]any
+	if err := json.Unmarshal([]byte(got.Body), &sent); err != nil {
+		t.Fatalf("body %q is not JSON: %v", got.Body, err)
+	}
+	wantSent := map[string]any{"id": "thing_1", "name": "new", "tags": []any{"b", "a"}, "metadata": map[string]any{"k": "v"}}
+	if diff := cmp.Diff(wantSent, sent); diff != "" {
+		t.Errorf("body sent (-want +got):\n%s", diff)
+	}
+	if got.Method != http.MethodPatch || got.Path != "/things/thing_1" {
+		t.Errorf("request = %s %s, want PATCH /things/thing_1", got.Method, got.Path)
+	}
+}
+
+func TestDoEncodeError(t *testing.T) {
+	t.Parallel()
+	rec := &recorder{}
+	c, _ := newTestServer(t, rec.ServeHTTP)
+	err := c.Do(t.Context(), http.MethodPost, Path("things"), nil, map[string]any{"bad": make(chan int)}, nil)
+	var ute *json.UnsupportedTypeError
+	if !errors.As(err, &ute) {
+		t.Errorf("Do with an unencodable body = %v, want a *json.UnsupportedTypeError in the chain", err)
+	}
+	if n := len(rec.requests()); n != 0 {
+		t.Errorf("server saw %d requests, want 0", n)
+	}
+}
+
+func TestDoDecodeError(t *testing.T) {
+	t.Parallel()
+	rec := &recorder{body: `not json`}
+	c, _ := newTestServer(t, rec.ServeHTTP)
+	var out request
+	err := c.Do(t.Context(), http.MethodGet, Path("things", "x"), nil, nil, &out)
+	if err == nil || !strings.HasPrefix(err.Error(), "acctapi: decode GET /things/x response: ") {
+		t.Errorf("Do with a non-JSON 200 = %v, want a decode error", err)
+	}
+}
+
+func TestPath(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name     string
+		segments []string
+		want     string
+	}{
+		{name: "none", want: ""},
+		{name: "one", segments: []string{"service_users"}, want: "/service_users"},
+		{name: "slash in id", segments: []string{"service_users", "a/b"}, want: "/service_users/a%2Fb"},
+		{name: "space and question mark", segments: []string{"things", "a/b c?d"}, want: "/things/a%2Fb%20c%3Fd"},
+		{name: "percent and hash", segments: []string{"things", "50%#1"}, want: "/things/50%25%231"},
+		{name: "multi-byte", segments: []string{"things", "é"}, want: "/things/%C3%A9"},
+		{name: "empty id", segments: []string{"things", ""}, want: "/things/"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			if got := Path(tt.segments...); got != tt.want {
+				t.Errorf("Path(%q) = %q, want %q", tt.segments, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestDoPathOnTheWire(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name      string
+		basePath  string
+		segments  []string
+		query     map[string][]string
+		wantPath  string
+		wantRaw   string
+		wantQuery string
+	}{
+		{
+			name:     "id stays one segment",
+			segments: []string{"things", "a/b c?d"},
+			wantPath: "/things/a/b c?d", wantRaw: "/things/a%2Fb%20c%3Fd",
+		},
+		{
+			name:     "base URL with a path prefix",
+			basePath: "/api/v2",
+			segments: []string{"things", "thing_1"},
+			wantPath: "/api/v2/things/thing_1", wantRaw: "/api/v2/things/thing_1",
+		},
+		{
+			name:     "base URL with a path prefix and a trailing slash",
+			basePath: "/api/v2/",
+			segments: []string{"things", "a/b c?d"},
+			wantPath: "/api/v2/things/a/b c?d", wantRaw: "/api/v2/things/a%2Fb%20c%3Fd",
+		},
+		{
+			name:     "base URL with an escaped slash in its prefix",
+			basePath: "/tenant%2F1/",
+			segments: []string{"things", "a/b"},
+			wantPath: "/tenant/1/things/a/b", wantRaw: "/tenant%2F1/things/a%2Fb",
+		},
+		{
+			name:     "query added",
+			segments: []string{"things"},
+			query:    map[string][]string{"limit": {"5"}, "filter": {`obj.id == "a&b"`}},
+			wantPath: "/things", wantRaw: "/things",
+			wantQuery: "filter=obj.id+%3D%3D+%22a%26b%22&limit=5",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			rec := &recorder{}
+			srv := httptest.NewServer(rec)
+			t.Cleanup(srv.Close)
+			c, err := NewClient(testKey, WithBaseURL(srv.URL+tt.basePath), WithoutRetry())
+			if err != nil {
+				t.Fatalf("NewClient: %v", err)
+			}
+			if err := c.Do(t.Context(), http.MethodGet, Path(tt.segments...), tt.query, nil, nil); err != nil {
+				t.Fatalf("Do: %v", err)
+			}
+			got := rec.only(t)
+			wantURI := tt.wantRaw
+			if tt.wantQuery != "" {
+				wantURI += "?" + tt.wantQuery
+			}
+			if diff := cmp.Diff([]string{tt.wantPath, tt.wantRaw, wantURI}, []string{got.Path, got.RawPath, got.RequestURI}); diff != "" {
+				t.Errorf("path, escaped path, request URI (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestDoRejectsBadSegments(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		path string
+	}{
+		{name: "empty id at end", path: Path("things", "")},
+		{name: "empty id in the middle", path: Path("things", "", "keys")},
+		{name: "empty first segment", path: Path("", "things")},
+		{name: "dot id", path: Path("things", ".")},
+		{name: "dot-dot id", path: Path("things", "..")},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			rec := &recorder{}
+			c, _ := newTestServer(t, rec.ServeHTTP)
+			err := c.Do(t.Context(), http.MethodGet, tt.path, nil, nil, nil)
+			var fe *FieldError
+			if !errors.As(err, &fe) || fe.Field != "id" || fe.Code != CodeInvalidValue {
+				t.Errorf("Do(%q) = %v, want a FieldError on id with %s", tt.path, err, CodeInvalidValue)
+			}
+			if !errors.Is(err, ErrInvalid) {
+				t.Errorf("Do(%q) = %v, want ErrInvalid in the chain", tt.path, err)
+			}
+			if n := len(rec.requests()); n != 0 {
+				t.Errorf("server saw %d requests, want 0", n)
+			}
+		})
+	}
+}
+
+func TestDoAcceptsOddButValidPaths(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name    string
+		path    string
+		wantURI string
+	}{
+		{name: "root", path: "/", wantURI: "/"},
+		{name: "double slash inside the query", path: "/things?next=a//b/", wantURI: "/things?next=a%2F%2Fb%2F"},
+		{name: "dots inside an id", path: Path("things", "a..b"), wantURI: "/things/a..b"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			rec := &recorder{}
+			c, _ := newTestServer(t, rec.ServeHTTP)
+			if err := c.Do(t.Context(), http.MethodGet, tt.path, map[string][]string{"x": {"1"}}, nil, nil); err != nil {
+				t.Fatalf("Do(%q): %v", tt.path, err)
+			}
+			got := rec.only(t).RequestURI
+			want := tt.wantURI + sep(tt.wantURI) + "x=1"
+			if got != want {
+				t.Errorf("request URI = %q, want %q", got, want)
+			}
+		})
+	}
+}
+
+func sep(uri string) string {
+	if strings.Contains(uri, "?") {
+		return "&"
+	}
+	return "?"
+}
+
+func TestDoRejectsRelativePath(t *testing.T) {
+	t.Parallel()
+	c, _ := newTestServer(t, (&recorder{}).ServeHTTP)
+	if err := c.Do(t.Context(), http.MethodGet, "things", nil, nil, nil); err == nil {
+		t.Error(`Do("things") succeeded, want an error for a path without a leading /`)
+	}
+}
+
+func TestNewClientOptions(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name    string
+		key     string
+		opts    []Option
+		wantErr bool
+		wantURL string
+	}{
+		{name: "defaults", key: "k", wantURL: DefaultBaseURL},
+		{name: "base URL", key: "k", opts: []Option{WithBaseURL("http://127.0.0.1:8080")}, wantURL: "http://127.0.0.1:8080"},
+		{name: "base URL trailing slash dropped", key: "k", opts: []Option{WithBaseURL("https://example.com/api/")}, wantURL: "https://example.com/api"},
+		{name: "base URL with an escaped slash", key: "k", opts: []Option{WithBaseURL("https://example.com/a%2Fb/")}, wantURL: "https://example.com/a%2Fb"},
+		{name: "relative base URL", key: "k", opts: []Option{WithBaseURL("/api")}, wantErr: true},
+		{name: "host without scheme", key: "k", opts: []Option{WithBaseURL("example.com")}, wantErr: true},
+		{name: "ftp base URL", key: "k", opts: []Option{WithBaseURL("ftp://example.com")}, wantErr: true},
+		{name: "base URL without host", key: "k", opts: []Option{WithBaseURL("http://")}, wantErr: true},
+		{name: "base URL with query", key: "k", opts: []Option{WithBaseURL("https://example.com/?a=1")}, wantErr: true},
+		{name: "base URL with fragment", key: "k", opts: []Option{WithBaseURL("https://example.com/#x")}, wantErr: true},
+		{name: "unparsable base URL", key: "k", opts: []Option{WithBaseURL("http://[::1")}, wantErr: true},
+		{name: "nil HTTP client", key: "k", opts: []Option{WithHTTPClient(nil)}, wantErr: true},
+		{name: "empty key", key: "", wantErr: true},
+		{name: "blank key", key: "   ", wantErr: true},
+		{name: "key with a space", key: "a b", wantErr: true},
+		{name: "key with a tab", key: "a\tb", wantErr: true},
+		{name: "key with a newline", key: "ab\n", wantErr: true},
+		{name: "user agent with a line break", key: "k", opts: []Option{WithUserAgent("a\r\nX-Evil: 1")}, wantErr: true},
+		{name: "negative MaxAttempts", key: "k", opts: []Option{WithRetry(RetryPolicy{MaxAttempts: -1})}, wantErr: true},
+		{name: "negative MaxWait", key: "k", opts: []Option{WithRetry(RetryPolicy{MaxWait: -time.Second})}, wantErr: true},
+		{name: "negative BaseDelay", key: "k", opts: []Option{WithRetry(RetryPolicy{BaseDelay: -time.Second})}, wantErr: true},
+		{name: "negative MaxDelay", key: "k", opts: []Option{WithRetry(RetryPolicy{MaxDelay: -time.Second})}, wantErr: true},
+		{name: "retries without a BaseDelay", key: "k", opts: []Option{WithRetry(RetryPolicy{MaxAttempts: 3})}, wantErr: true},
+		{name: "zero retry policy", key: "k", opts: []Option{WithRetry(RetryPolicy{})}, wantURL: DefaultBaseURL},
+		{name: "error stops at the first bad option", key: "k",
+			opts: []Option{WithHTTPClient(nil), WithBaseURL("https://example.com")}, wantErr: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			c, err := NewClient(tt.key, tt.opts...)
+			if tt.wantErr {
+				if err == nil {
+					t.Fatal("NewClient succeeded, want an error")
+				}
+				if c != nil {
+					t.Errorf("NewClient returned a client with its error %v", err)
+				}
+				if !strings.HasPrefix(err.Error(), "acctapi: ") {
+					t.Errorf("error %q is not prefixed with the package name", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("NewClient: %v", err)
+			}
+			if got := c.BaseURL(); got != tt.wantURL {
+				t.Errorf("BaseURL() = %q, want %q", got, tt.wantURL)
+			}
+		})
+	}
+}
+
+func TestNewClientDefaults(t *testing.T) {
+	t.Parallel()
+	c, err := NewClient("k")
+	if err != nil {
+		t.Fatalf("NewClient: %v", err)
+	}
+	if c.http != http.DefaultClient {
+		t.Error("default HTTP client is not http.DefaultClient")
+	}
+	if diff := cmp.Diff(DefaultRetryPolicy(), c.retry); diff != "" {
+		t.Errorf("default retry policy (-want +got):\n%s", diff)
+	}
+	c, err = NewClient("k", WithoutRetry())
+	if err != nil {
+		t.Fatalf("NewClient: %v", err)
+	}
+	if c.retry.MaxAttempts != 1 {
+		t.Errorf("WithoutRetry: MaxAttempts = %d, want 1", c.retry.MaxAttempts)
+	}
+}
+
+// validatable counts its Validate calls.
+type validatable struct {
+	calls int
+	err   error
+}
+
+func (v *validatable) Validate() error { v.calls++; return v.err }
+
+func TestClientValidate(t *testing.T) {
+	t.Parallel()
+	bad := Invalid("name", "is required")
+	tests := []struct {
+		name      string
+		opts      []Option
+		wantErr   error
+		wantCalls int
+	}{
+		{name: "validates by default", wantErr: bad, wantCalls: 1},
+		{name: "WithoutValidation skips it", opts: []Option{WithoutValidation()}, wantCalls: 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			c, err := NewClient("k", tt.opts...)
+			if err != nil {
+				t.Fatalf("NewClient: %v", err)
+			}
+			v := &validatable{err: bad}
+			if err := c.Validate(v); err != tt.wantErr {
+				t.Errorf("Validate() = %v, want %v", err, tt.wantErr)
+			}
+			if v.calls != tt.wantCalls {
+				t.Errorf("Validate called %d times, want %d", v.calls, tt.wantCalls)
+			}
+		})
+	}
+}
+
+func TestDoNoContent(t *testing.T) {
+	t.Parallel()
+	c, _ := newTestServer(t, func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusNoContent)
+	})
+	out := request{ID: "kept"}
+	if err := c.Do(t.Context(), http.MethodDelete, Path("things", "x"), nil, nil, &out); err != nil {
+		t.Fatalf("Do: %v", err)
+	}
+	if out.ID != "kept" {
+		t.Errorf("out changed on 204: %+v", out)
+	}
+}
+
+func TestDoContextDone(t *testing.T) {
+	t.Parallel()
+	rec := &recorder{}
+	c, _ := newTestServer(t, rec.ServeHTTP)
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	err := c.Do(ctx, http.MethodGet, Path("things"), nil, nil, nil)
+	if !errors.Is(err, context.Canceled) {
+		t.Errorf("Do with a cancelled context = %v, want context.Canceled in the chain", err)
+	}
+}

@@ -1,0 +1,239 @@
+package acctapi
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestErrorDecoding(t *testing.T) {
+	t.Parallel()
+	longHTML := "<html>" + strings.Repeat("é", 150) + "</html>" // 313 bytes
+	tests := []struct {
+		name   string
+		status int
+		header map[string]string
+		body   string
+		want   *Error
+	}{
+		{
+			name:   "JSON error body",
+			status: http.StatusNotFound,
+			body:   `{"status_code":404,"msg":"service user not found","error_code":"ERR_ACCTAPI_NOT_FOUND","details":{"operation_id":"op_123","field":"id"}}`,
+			want: &Error{StatusCode: 404, Msg: "service user not found", ErrorCode: CodeNotFound,
+				Details: map[string]string{"operation_id": "op_123", "field": "id"}},
+		},
+		{
+			name:   "non-string details",
+			status: http.StatusBadRequest,
+			body:   `{"status_code":400,"msg":"bad","error_code":"ERR_NGROK_215","details":{"operation_id":"op_1","count":3,"ok":true,"nested":{"a":[1,"b"]},"none":null}}`,
+			want: &Error{StatusCode: 400, Msg: "bad", ErrorCode: CodeInvalidValue, Details: map[string]string{
+				"operation_id": "op_1", "count": "3", "ok": "true", "nested": `{"a":[1,"b"]}`, "none": "null",
+			}},
+		},
+		{
+			name:   "JSON without details",
+			status: http.StatusConflict,
+			body:   `{"status_code":409,"msg":"name taken","error_code":"ERR_NGROK_4112"}`,
+			want:   &Error{StatusCode: 409, Msg: "name taken", ErrorCode: CodeNameTaken},
+		},
+		{
+			name:   "HTTP status wins over the body's status_code",
+			status: http.StatusForbidden,
+			body:   `{"status_code":200,"msg":"inactive","error_code":"ERR_ACCTAPI_INACTIVE"}`,
+			want:   &Error{StatusCode: 403, Msg: "inactive", ErrorCode: CodeInactivePrincipal},
+		},
+		{
+			name:   "HTML body",
+			status: http.StatusBadGateway,
+			header: map[string]string{"Content-Type": "text/html"},
+			body:   "\n<html><body><h1>502 Bad Gateway</h1></body></html>\n",
+			want:   &Error{StatusCode: 502, Msg: "<html><body><h1>502 Bad Gateway</h1></body></html>"},
+		},
+		{
+			name:   "long non-JSON body cut at a rune boundary",
+			status: http.StatusInternalServerError,
+			body:   longHTML,
+			want:   &Error{StatusCode: 500, Msg: longHTML[:200] + "…"}, // "<html>" is 6 bytes, so byte 200 starts a rune
+		},
+		{
+			name:   "long non-JSON body cut inside a rune",
+			status: http.StatusInternalServerError,
+			body:   "x" + longHTML,
+			want:   &Error{StatusCode: 500, Msg: ("x" + longHTML)[:199] + "…"},
+		},
+		{
+			name:   "JSON that is not an API error",
+			status: http.StatusBadRequest,
+			body:   `{"message":"nope"}`,
+			want:   &Error{StatusCode: 400, Msg: `{"message":"nope"}`},
+		},
+		{
+			name:   "empty body",
+			status: http.StatusServiceUnavailable,
+			want:   &Error{StatusCode: 503, Msg: "Service Unavailable"},
+		},
+		{
+			name:   "blank body",
+			status: http.StatusUnauthorized,
+			body:   " \n",
+			want:   &Error{StatusCode: 401, Msg: "Unauthorized"},
+		},
+		{
+			name:   "operation id from a header",
+			status: http.StatusInternalServerError,
+			header: map[string]string{"Operation-Id": "op_hdr"},
+			want:   &Error{StatusCode: 500, Msg: "Internal Server Error", Details: map[string]string{"operation_id": "op_hdr"}},
+		},
+		{
+			name:   "operation id in the body wins over the header",
+			status: http.StatusNotFound,
+			header: map[string]string{"Operation-Id": "op_hdr"},
+			body:   `{"msg":"gone","error_code":"ERR_ACCTAPI_NOT_FOUND","details":{"operation_id":"op_body"}}`,
+			want:   &Error{StatusCode: 404, Msg: "gone", ErrorCode: CodeNotFound, Details: map[string]string{"operation_id": "op_body"}},
+		},
+		{
+			name:   "rate limited with Retry-After",
+			status: http.StatusTooManyRequests,
+			header: map[string]string{"Retry-After": "7"},
+			body:   `{"status_code":429,"msg":"slow down","error_code":"ERR_NGROK_226","details":{"operation_id":"op_9"}}`,
+			want: &Error{StatusCode: 429, Msg: "slow down", ErrorCode: CodeRateLimited,
+				Details: map[string]string{"operation_id": "op_9"}, RetryAfter: 7 * time.Second},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			c, _ := newTestServer(t, func(w http.ResponseWriter, r *http.Request) {
+				for k, v := range tt.header {
+					w.Header().Set(k, v)
+				}
+				w.WriteHeader(tt.status)
+				io.WriteString(w, tt.body)
+			})
+			err := c.Do(t.Context(), http.MethodGet, Path("things", "x"), nil, nil, &request{})
+			var got *Error
+			if !errors.As(err, &got) {
+				t.Fatalf("Do = %v (%T), want an *Error", err, err)
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("decoded error (-want +got):\n%s", diff)
+			}
+			if !utf8.ValidString(got.Msg) {
+				t.Errorf("Msg %q is not valid UTF-8", got.Msg)
+			}
+		})
+	}
+}
+
+func TestErrorString(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		err  *Error
+		want string
+	}{
+		{
+			name: "code and operation",
+			err:  &Error{StatusCode: 404, Msg: "not found", ErrorCode: CodeNotFound, Details: map[string]string{"operation_id": "op_1"}},
+			want: "acctapi: HTTP 404: not found [ERR_ACCTAPI_NOT_FOUND] (operation op_1)",
+		},
+		{
+			name: "code only",
+			err:  &Error{StatusCode: 400, Msg: "bad limit", ErrorCode: CodeBadLimit},
+			want: "acctapi: HTTP 400: bad limit [ERR_NGROK_233]",
+		},
+		{
+			name: "operation only",
+			err:  &Error{StatusCode: 500, Msg: "Internal Server Error", Details: map[string]string{"operation_id": "op_2"}},
+			want: "acctapi: HTTP 500: Internal Server Error (operation op_2)",
+		},
+		{
+			name: "status only",
+			err:  &Error{StatusCode: 502, Msg: "Bad Gateway"},
+			want: "acctapi: HTTP 502: Bad Gateway",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			if got := tt.err.Error(); got != tt.want {
+				t.Errorf("Error() = %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestOperationID(t *testing.T) {
+	t.Parallel()
+	if got := (&Error{}).OperationID(); got != "" {
+		t.Errorf("OperationID() of an Error without details = %q, want empty", got)
+	}
+	if got := (&Error{Details: map[string]string{"operation_id": "op_1"}}).OperationID(); got != "op_1" {
+		t.Errorf("OperationID() = %q, want op_1", got)
+	}
+}
+
+func TestErrorHelpers(t *testing.T) {
+	t.Parallel()
+	notFound := &Error{StatusCode: 404, Msg: "not found", ErrorCode: CodeNotFound}
+	limited := &Error{StatusCode: 429, Msg: "slow down", ErrorCode: CodeRateLimited, RetryAfter: 3 * time.Second}
+	limitedNoDelay := &Error{StatusCode: 429, Msg: "slow down", ErrorCode: CodeRateLimited}
+	internal := &Error{StatusCode: 500, Msg: "oops", ErrorCode: CodeInternal}
+	field := &FieldError{Field: "limit", Code: CodeBadLimit, Reason: "too big"}
+
+	type result struct {
+		NotFound    bool
+		HasCode     bool
+		RateLimited bool
+		RetryAfter  time.Duration
+	}
+	tests := []struct {
+		name  string
+		err   error
+		codes []string
+		want  result
+	}{
+		{name: "nil", err: nil, codes: []string{CodeNotFound}},
+		{name: "plain error", err: errors.New("boom"), codes: []string{CodeNotFound}},
+		{name: "not found", err: notFound, codes: []string{CodeNotFound},
+			want: result{NotFound: true, HasCode: true}},
+		{name: "not found wrapped", err: fmt.Errorf("get thing: %w", notFound), codes: []string{CodeNotFound},
+			want: result{NotFound: true, HasCode: true}},
+		{name: "not found wrapped twice", err: fmt.Errorf("outer: %w", fmt.Errorf("inner: %w", notFound)),
+			codes: []string{CodeInternal, CodeNotFound}, want: result{NotFound: true, HasCode: true}},
+		{name: "not found joined", err: errors.Join(errors.New("other"), notFound), codes: []string{CodeNotFound},
+			want: result{NotFound: true, HasCode: true}},
+		{name: "other code", err: fmt.Errorf("x: %w", notFound), codes: []string{CodeInternal},
+			want: result{NotFound: true}},
+		{name: "no codes asked", err: notFound, want: result{NotFound: true}},
+		{name: "500", err: fmt.Errorf("x: %w", internal), codes: []string{CodeInternal},
+			want: result{HasCode: true}},
+		{name: "rate limited wrapped", err: fmt.Errorf("list: %w", limited), codes: []string{CodeRateLimited},
+			want: result{HasCode: true, RateLimited: true, RetryAfter: 3 * time.Second}},
+		{name: "rate limited without delay", err: limitedNoDelay,
+			want: result{RateLimited: true}},
+		{name: "field error code", err: fmt.Errorf("page: %w", errors.Join(Invalid("name", "bad"), field)),
+			codes: []string{CodeBadLimit}, want: result{HasCode: true}},
+		{name: "field error other code", err: field, codes: []string{CodeBadFilter}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			var got result
+			got.NotFound = IsNotFound(tt.err)
+			got.HasCode = HasCode(tt.err, tt.codes...)
+			got.RetryAfter, got.RateLimited = IsRateLimited(tt.err)
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("helpers (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

@@ -1,0 +1,168 @@
+package acctapi_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+
+	"github.com/acctapi/acctapi"
+)
+
+func ExampleNewClient() {
+	// A stand-in for the API that shows what the client sends.
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Println(r.Method, r.URL.EscapedPath())
+		fmt.Println("Authorization:", r.Header.Get("Authorization"))
+		fmt.Println("Service-Version:", r.Header.Get("Service-Version"))
+		json.NewEncoder(w).Encode(map[string]any{"id": "service_1", "name": "ci"})
+	}))
+	defer srv.Close()
+
+	c, err := acctapi.NewClient("secret-key", acctapi.WithBaseURL(srv.URL))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	var user struct {
+		ID   string `json:"id"`
+		Name string `json:"name"`
+	}
+	err = c.Do(context.Background(), http.MethodGet, acctapi.Path("service_users", "service_1"), nil, nil, &user)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(user.ID, user.Name)
+	// Output:
+	// GET /service_users/service_1
+	// Authorization: Bearer secret-key
+	// Service-Version: 2
+	// service_1 ci
+}
+
+func ExamplePath() {
+	// Each segment is escaped, so an id with a slash stays one segment.
+	fmt.Println(acctapi.Path("service_users", "a/b c"))
+	// Output:
+	// /service_users/a%2Fb%20c
+}
+
+func ExampleIsNotFound() {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusNotFound)
+		fmt.Fprint(w, `{"status_code":404,"msg":"service user not found","error_code":"ERR_ACCTAPI_NOT_FOUND","details":{"operation_id":"op_1"}}`)
+	}))
+	defer srv.Close()
+
+	c, err := acctapi.NewClient("secret-key", acctapi.WithBaseURL(srv.URL))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	err = c.Do(context.Background(), http.MethodGet, acctapi.Path("service_users", "missing"), nil, nil, nil)
+	err = fmt.Errorf("look up user: %w", err) // Wrapping does not hide it.
+
+	fmt.Println(acctapi.IsNotFound(err))
+	fmt.Println(acctapi.HasCode(err, acctapi.CodeNotFound))
+	var apiErr *acctapi.Error
+	if errors.As(err, &apiErr) {
+		fmt.Println(apiErr.StatusCode, apiErr.OperationID())
+	}
+	fmt.Println(err)
+	// Output:
+	// true
+	// true
+	// 404 op_1
+	// look up user: acctapi: HTTP 404: service user not found [ERR_ACCTAPI_NOT_FOUND] (operation op_1)
+}
+
+func ExampleFieldErrors() {
+	// What a Validate method returns: one FieldError per broken rule.
+	err := errors.Join(
+		acctapi.Invalid("name", "is required"),
+		acctapi.CheckDescription("description", strings.Repeat("é", 200)),
+		acctapi.Prefix("auth", acctapi.Invalid("role_arn", "is required")),
+	)
+	fmt.Println(errors.Is(err, acctapi.ErrInvalid))
+	for _, fe := range acctapi.FieldErrors(err) {
+		fmt.Printf("%s: %s (%s)\n", fe.Field, fe.Reason, fe.Code)
+	}
+	// Output:
+	// true
+	// name: is required (ERR_NGROK_215)
+	// description: is 400 bytes; at most 255 allowed (ERR_NGROK_420)
+	// auth.role_arn: is required (ERR_NGROK_215)
+}
+
+// note and noteList are a small resource and its list response, as a
+// resource package would define them.
+type note struct {
+	ID string `json:"id"`
+}
+
+type noteList struct {
+	Notes       []note  `json:"notes"`
+	NextPageURI *string `json:"next_page_uri"`
+}
+
+func (l *noteList) PageItems() []note { return l.Notes }
+
+func (l *noteList) NextPage() string {
+	if l.NextPageURI == nil {
+		return ""
+	}
+	return *l.NextPageURI
+}
+
+func ExampleAll() {
+	// A list of three notes served two to a page.
+	var srv *httptest.Server
+	srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Println("GET", r.URL.RequestURI())
+		page := noteList{Notes: []note{{"note_3"}, {"note_2"}}}
+		if r.URL.Query().Get("before_id") == "" {
+			next := srv.URL + "/notes?before_id=note_2&limit=2"
+			page.NextPageURI = &next
+		} else {
+			page.Notes = []note{{"note_1"}}
+		}
+		json.NewEncoder(w).Encode(page)
+	}))
+	defer srv.Close()
+
+	c, err := acctapi.NewClient("secret-key", acctapi.WithBaseURL(srv.URL))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	ctx := context.Background()
+	for n, err := range acctapi.All[note, noteList](ctx, c, acctapi.Path("notes"), &acctapi.ListOptions{Limit: 2}) {
+		if err != nil {
+			fmt.Println(err)
+			break
+		}
+		fmt.Println(n.ID)
+	}
+	// Output:
+	// GET /notes?limit=2
+	// note_3
+	// note_2
+	// GET /notes?before_id=note_2&limit=2
+	// note_1
+}
+
+func ExampleListOptions_Query() {
+	q, err := (&acctapi.FilterOptions{Limit: 50, Filter: `obj.id != ""`}).Query()
+	fmt.Println(q.Encode(), err)
+
+	_, err = (&acctapi.ListOptions{Limit: 101}).Query()
+	fmt.Println(acctapi.HasCode(err, acctapi.CodeBadLimit), err)
+	// Output:
+	// filter=obj.id+%21%3D+%22%22&limit=50 <nil>
+	// true acctapi: limit: must be from 1 to 100, or 0 for the default
+}

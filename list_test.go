@@ -1,0 +1,370 @@
+package acctapi
+
+import (
+	"encoding/json"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"sync"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// thing and thingList are a minimal resource and its list response.
+type thing struct {
+	ID string `json:"id"`
+}
+
+type thingList struct {
+	Things      []thing `json:"things"`
+	URI         string  `json:"uri"`
+	NextPageURI *string `json:"next_page_uri"`
+}
+
+func (l *thingList) PageItems() []thing { return l.Things }
+
+func (l *thingList) NextPage() string {
+	if l.NextPageURI == nil {
+		return ""
+	}
+	return *l.NextPageURI
+}
+
+// pager serves pages of things: pages[requestURI] is the list served for
+// that exact request URI; anything else is a 404. It records the request
+// URIs it saw, in order.
+type pager struct {
+	mu    sync.Mutex
+	pages map[string]func() any
+	seen  []string
+}
+
+func (p *pager) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	p.mu.Lock()
+	p.seen = append(p.seen, r.RequestURI)
+	page, ok := p.pages[r.RequestURI]
+	p.mu.Unlock()
+	w.Header().Set("Content-Type", "application/json")
+	if !ok {
+		w.WriteHeader(http.StatusNotFound)
+		json.NewEncoder(w).Encode(map[string]any{"status_code": 404, "msg": "no such page " + r.RequestURI, "error_code": CodeNoRoute})
+		return
+	}
+	switch v := page().(type) {
+	case int:
+		w.WriteHeader(v)
+		json.NewEncoder(w).Encode(map[string]any{"status_code": v, "msg": "broken", "error_code": CodeInternal})
+	default:
+		json.NewEncoder(w).Encode(v)
+	}
+}
+
+func (p *pager) requests() []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]string(nil), p.seen...)
+}
+
+func newPager(t *testing.T) (*pager, *httptest.Server) {
+	t.Helper()
+	p := &pager{pages: map[string]func() any{}}
+	srv := httptest.NewServer(p)
+	t.Cleanup(srv.Close)
+	return p, srv
+}
+
+func page(next *string, ids ...string) func() any {
+	return func() any {
+		l := thingList{Things: []thing{}, NextPageURI: next}
+		for _, id := range ids {
+			l.Things = append(l.Things, thing{ID: id})
+		}
+		return &l
+	}
+}
+
+// threePages sets up a list of five things over three pages: the first on
+// server a, the second on a different server b (an absolute next_page_uri
+// with an odd query that must be used verbatim), the third on a again.
+func threePages(t *testing.T) (c *Client, a, b *pager) {
+	t.Helper()
+	a, srvA := newPager(t)
+	b, srvB := newPager(t)
+	next1 := srvB.URL + "/elsewhere/things?before_id=t4&limit=2&token=a%2Fb"
+	next2 := srvA.URL + "/things?limit=2&before_id=t2"
+	a.pages["/things?limit=2"] = page(&next1, "t5", "t4")
+	b.pages["/elsewhere/things?before_id=t4&limit=2&token=a%2Fb"] = page(&next2, "t3", "t2")
+	a.pages["/things?limit=2&before_id=t2"] = page(nil, "t1")
+	c, err := NewClient(testKey, WithBaseURL(srvA.URL), WithoutRetry())
+	if err != nil {
+		t.Fatalf("NewClient: %v", err)
+	}
+	return c, a, b
+}
+
+// collect drains seq, recording each item's id or error message, and
+// stopping after stopAfter items when it is positive.
+func collect(seq func(func(thing, error) bool), stopAfter int) []string {
+	var got []string
+	for item, err := range seq {
+		if err != nil {
+			got = append(got, "error: "+err.Error())
+			continue
+		}
+		got = append(got, item.ID)
+		if stopAfter > 0 && len(got) == stopAfter {
+			break
+		}
+	}
+	return got
+}
+
+func TestAllFollowsNextPageURIVerbatim(t *testing.T) {
+	t.Parallel()
+	c, a, b := threePages(t)
+	got := collect(All[thing, thingList](t.Context(), c, Path("things"), &ListOptions{Limit: 2}), 0)
+	if diff := cmp.Diff([]string{"t5", "t4", "t3", "t2", "t1"}, got); diff != "" {
+		t.Errorf("items (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"/things?limit=2", "/things?limit=2&before_id=t2"}, a.requests()); diff != "" {
+		t.Errorf("requests to the base server (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"/elsewhere/things?before_id=t4&limit=2&token=a%2Fb"}, b.requests()); diff != "" {
+		t.Errorf("requests to the other server (-want +got):\n%s", diff)
+	}
+}
+
+func TestAllStopsOnBreak(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name      string
+		stopAfter int
+		want      []string
+		wantA     int
+		wantB     int
+	}{
+		{name: "after the first item", stopAfter: 1, want: []string{"t5"}, wantA: 1, wantB: 0},
+		{name: "at the end of the first page", stopAfter: 2, want: []string{"t5", "t4"}, wantA: 1, wantB: 0},
+		{name: "inside the second page", stopAfter: 3, want: []string{"t5", "t4", "t3"}, wantA: 1, wantB: 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			c, a, b := threePages(t)
+			got := collect(All[thing, thingList](t.Context(), c, Path("things"), &ListOptions{Limit: 2}), tt.stopAfter)
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("items (-want +got):\n%s", diff)
+			}
+			if n, m := len(a.requests()), len(b.requests()); n != tt.wantA || m != tt.wantB {
+				t.Errorf("requests = %d and %d, want %d and %d", n, m, tt.wantA, tt.wantB)
+			}
+		})
+	}
+}
+
+func TestAllErrorMidway(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name   string
+		status int
+		want   []string
+	}{
+		{name: "server error", status: http.StatusInternalServerError,
+			want: []string{"t3", "t2", "error: acctapi: HTTP 500: broken [ERR_ACCTAPI_INTERNAL]"}},
+		{name: "not found", status: http.StatusNotFound,
+			want: []string{"t3", "t2", "error: acctapi: HTTP 404: broken [ERR_ACCTAPI_INTERNAL]"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			p, srv := newPager(t)
+			next := srv.URL + "/things?before_id=t2"
+			p.pages["/things"] = page(&next, "t3", "t2")
+			p.pages["/things?before_id=t2"] = func() any { return tt.status }
+			p.pages["/things?before_id=t1"] = page(nil, "t0") // never reached
+			c, err := NewClient(testKey, WithBaseURL(srv.URL), WithoutRetry())
+			if err != nil {
+				t.Fatalf("NewClient: %v", err)
+			}
+			got := collect(All[thing, thingList](t.Context(), c, Path("things"), nil), 0)
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("sequence (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff([]string{"/things", "/things?before_id=t2"}, p.requests()); diff != "" {
+				t.Errorf("requests (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestAllErrorIsYieldedOnce(t *testing.T) {
+	t.Parallel()
+	p, srv := newPager(t)
+	p.pages["/things"] = func() any { return http.StatusBadGateway }
+	c, err := NewClient(testKey, WithBaseURL(srv.URL), WithoutRetry())
+	if err != nil {
+		t.Fatalf("NewClient: %v", err)
+	}
+	var errs []error
+	for item, err := range All[thing, thingList](t.Context(), c, Path("things"), nil) {
+		if err == nil {
+			t.Errorf("got item %+v, want only an error", item)
+			continue
+		}
+		errs = append(errs, err)
+	}
+	if len(errs) != 1 {
+		t.Fatalf("got %d errors, want 1", len(errs))
+	}
+	var apiErr *Error
+	if !errors.As(errs[0], &apiErr) || apiErr.StatusCode != http.StatusBadGateway {
+		t.Errorf("error = %v, want an *Error with status 502", errs[0])
+	}
+}
+
+func TestAllStops(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name  string
+		setup func(p *pager, base string)
+		want  []string
+		reqs  []string
+	}{
+		{
+			name:  "single page with null next_page_uri",
+			setup: func(p *pager, base string) { p.pages["/things"] = page(nil, "t1", "t0") },
+			want:  []string{"t1", "t0"},
+			reqs:  []string{"/things"},
+		},
+		{
+			name:  "empty list",
+			setup: func(p *pager, base string) { p.pages["/things"] = page(nil) },
+			reqs:  []string{"/things"},
+		},
+		{
+			name: "empty page with a next_page_uri",
+			setup: func(p *pager, base string) {
+				next := base + "/things?before_id=x"
+				p.pages["/things"] = page(&next)
+			},
+			reqs: []string{"/things"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			p, srv := newPager(t)
+			tt.setup(p, srv.URL)
+			c, err := NewClient(testKey, WithBaseURL(srv.URL), WithoutRetry())
+			if err != nil {
+				t.Fatalf("NewClient: %v", err)
+			}
+			got := collect(All[thing, thingList](t.Context(), c, Path("things"), nil), 0)
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("items (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tt.reqs, p.requests()); diff != "" {
+				t.Errorf("requests (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestAllBadOptions(t *testing.T) {
+	t.Parallel()
+	p, srv := newPager(t)
+	c, err := NewClient(testKey, WithBaseURL(srv.URL), WithoutRetry())
+	if err != nil {
+		t.Fatalf("NewClient: %v", err)
+	}
+	var errs []error
+	for _, err := range All[thing, thingList](t.Context(), c, Path("things"), &FilterOptions{Limit: 101}) {
+		errs = append(errs, err)
+	}
+	if len(errs) != 1 || !HasCode(errs[0], CodeBadLimit) {
+		t.Errorf("All with limit 101 yielded %v, want one error with %s", errs, CodeBadLimit)
+	}
+	if n := len(p.requests()); n != 0 {
+		t.Errorf("server saw %d requests, want 0", n)
+	}
+}
+
+func TestGetPage(t *testing.T) {
+	t.Parallel()
+	p, srv := newPager(t)
+	next := srv.URL + "/things?before_id=t1&filter=x&limit=1"
+	p.pages["/v2/things?before_id=t9&filter=obj.id+%21%3D+%22t5%22&limit=1"] = page(&next, "t8")
+	c, err := NewClient(testKey, WithBaseURL(srv.URL+"/v2"), WithoutRetry())
+	if err != nil {
+		t.Fatalf("NewClient: %v", err)
+	}
+	got, err := GetPage[thingList](t.Context(), c, Path("things"),
+		&FilterOptions{Limit: 1, BeforeID: "t9", Filter: `obj.id != "t5"`})
+	if err != nil {
+		t.Fatalf("GetPage: %v", err)
+	}
+	want := &thingList{Things: []thing{{ID: "t8"}}, NextPageURI: &next}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("page (-want +got):\n%s", diff)
+	}
+
+	if _, err := GetPage[thingList](t.Context(), c, Path("things"), &ListOptions{Limit: -1}); !HasCode(err, CodeBadLimit) {
+		t.Errorf("GetPage with limit -1 = %v, want %s", err, CodeBadLimit)
+	}
+	if _, err := GetPage[thingList](t.Context(), c, Path("missing"), nil); !IsNotFound(err) {
+		t.Errorf("GetPage of a missing list = %v, want not found", err)
+	}
+	if n := len(p.requests()); n != 2 {
+		t.Errorf("server saw %d requests, want 2", n)
+	}
+}
+
+func TestQuery(t *testing.T) {
+	t.Parallel()
+	badLimit := &FieldError{Field: "limit", Code: CodeBadLimit, Reason: "must be from 1 to 100, or 0 for the default"}
+	tests := []struct {
+		name    string
+		opts    Querier
+		want    url.Values
+		wantErr *FieldError
+	}{
+		{name: "nil ListOptions", opts: (*ListOptions)(nil), want: nil},
+		{name: "nil FilterOptions", opts: (*FilterOptions)(nil), want: nil},
+		{name: "zero ListOptions", opts: &ListOptions{}, want: url.Values{}},
+		{name: "limit 0 is the default", opts: &ListOptions{Limit: 0, BeforeID: "x"}, want: url.Values{"before_id": {"x"}}},
+		{name: "limit 1", opts: &ListOptions{Limit: 1}, want: url.Values{"limit": {"1"}}},
+		{name: "limit 100", opts: &ListOptions{Limit: 100}, want: url.Values{"limit": {"100"}}},
+		{name: "limit 101", opts: &ListOptions{Limit: 101}, wantErr: badLimit},
+		{name: "limit -1", opts: &ListOptions{Limit: -1}, wantErr: badLimit},
+		{name: "filter limit 101", opts: &FilterOptions{Limit: 101, Filter: "true"}, wantErr: badLimit},
+		{name: "all filter options", opts: &FilterOptions{Limit: 5, BeforeID: "b", Filter: `obj.id == "a"`},
+			want: url.Values{"limit": {"5"}, "before_id": {"b"}, "filter": {`obj.id == "a"`}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			got, err := tt.opts.Query()
+			if tt.wantErr != nil {
+				var fe *FieldError
+				if !errors.As(err, &fe) {
+					t.Fatalf("Query() = %v, %v; want a FieldError", got, err)
+				}
+				if diff := cmp.Diff(tt.wantErr, fe); diff != "" {
+					t.Errorf("error (-want +got):\n%s", diff)
+				}
+				if !errors.Is(err, ErrInvalid) {
+					t.Errorf("Query() error %v does not wrap ErrInvalid", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("Query(): %v", err)
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("Query() (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

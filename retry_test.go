@@ -1,0 +1,481 @@
+package acctapi
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// roundTripFunc is an in-process http.RoundTripper, usable inside a
+// synctest bubble where real sockets are not.
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// reply is one scripted answer of a fakeTransport: a response, or err.
+type reply struct {
+	status int
+	header map[string]string
+	body   string
+	err    error
+}
+
+// fakeTransport answers requests from a script, repeating the last reply
+// once the script runs out, and records the fake time of each request.
+type fakeTransport struct {
+	mu      sync.Mutex
+	script  []reply
+	at      []time.Time
+	methods []string
+	bodies  []string
+}
+
+func (f *fakeTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	var body string
+	if r.Body != nil {
+		b, _ := io.ReadAll(r.Body)
+		r.Body.Close()
+		body = string(b)
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	n := len(f.at)
+	f.at = append(f.at, time.Now())
+	f.methods = append(f.methods, r.Method)
+	f.bodies = append(f.bodies, body)
+	rp := f.script[min(n, len(f.script)-1)]
+	if rp.err != nil {
+		return nil, rp.err
+	}
+	resp := &http.Response{
+		StatusCode: rp.status,
+		Header:     http.Header{},
+		Body:       io.NopCloser(strings.NewReader(rp.body)),
+		Request:    r,
+	}
+	for k, v := range rp.header {
+		resp.Header.Set(k, v)
+	}
+	return resp, nil
+}
+
+func (f *fakeTransport) count() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return len(f.at)
+}
+
+// newFakeClient returns a Client whose requests f answers.
+func newFakeClient(t *testing.T, f http.RoundTripper, opts ...Option) *Client {
+	t.Helper()
+	all := append([]Option{WithBaseURL("https://api.test"), WithHTTPClient(&http.Client{Transport: f})}, opts...)
+	c, err := NewClient(testKey, all...)
+	if err != nil {
+		t.Fatalf("NewClient: %v", err)
+	}
+	return c
+}
+
+var (
+	ok200   = reply{status: 200, body: `{"id":"thing_1"}`}
+	tooMany = func(retryAfter string) reply {
+		return reply{status: 429, header: map[string]string{"Retry-After": retryAfter},
+			body: `{"status_code":429,"msg":"slow down","error_code":"ERR_NGROK_226"}`}
+	}
+	unavailable = reply{status: 503, body: `{"status_code":503,"msg":"down","error_code":"ERR_ACCTAPI_UNAVAILABLE"}`}
+	errConn     = errors.New("connection refused")
+)
+
+func TestRetryAfterHonoured(t *testing.T) {
+	t.Parallel()
+	// The backoff used when Retry-After gives no delay: equal jitter over
+	// [BaseDelay/2, BaseDelay].
+	policy := RetryPolicy{MaxAttempts: 3, MaxWait: time.Minute, BaseDelay: time.Second, MaxDelay: time.Second}
+	tests := []struct {
+		name string
+		// retryAfter returns the header value given the fake time now.
+		retryAfter func(now time.Time) string
+		// The wait between the two attempts, in [wantMin, wantMax].
+		wantMin, wantMax time.Duration
+	}{
+		{name: "seconds", retryAfter: func(time.Time) string { return "3" },
+			wantMin: 3 * time.Second, wantMax: 3 * time.Second},
+		{name: "HTTP date", retryAfter: func(now time.Time) string { return now.Add(5 * time.Second).UTC().Format(http.TimeFormat) },
+			wantMin: 5 * time.Second, wantMax: 5 * time.Second},
+		{name: "HTTP date in the past falls back to backoff", retryAfter: func(now time.Time) string { return now.Add(-time.Hour).UTC().Format(http.TimeFormat) },
+			wantMin: time.Second / 2, wantMax: time.Second},
+		{name: "zero seconds falls back to backoff", retryAfter: func(time.Time) string { return "0" },
+			wantMin: time.Second / 2, wantMax: time.Second},
+		{name: "malformed falls back to backoff", retryAfter: func(time.Time) string { return "soon" },
+			wantMin: time.Second / 2, wantMax: time.Second},
+		{name: "absent falls back to backoff", retryAfter: func(time.Time) string { return "" },
+			wantMin: time.Second / 2, wantMax: time.Second},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			synctest.Test(t, func(t *testing.T) {
+				start := time.Now()
+				f := &fakeTransport{script: []reply{tooMany(tt.retryAfter(start)), ok200}}
+				c := newFakeClient(t, f, WithRetry(policy))
+				var out request
+				if err := c.Do(t.Context(), http.MethodGet, Path("things", "thing_1"), nil, nil, &out); err != nil {
+					t.Fatalf("Do: %v", err)
+				}
+				if out.ID != "thing_1" {
+					t.Errorf("out.ID = %q, want thing_1", out.ID)
+				}
+				if n := f.count(); n != 2 {
+					t.Fatalf("requests = %d, want 2", n)
+				}
+				if got := f.at[1].Sub(f.at[0]); got < tt.wantMin || got > tt.wantMax {
+					t.Errorf("waited %v between attempts, want within [%v, %v]", got, tt.wantMin, tt.wantMax)
+				}
+				if got := time.Since(start); got != f.at[1].Sub(f.at[0]) {
+					t.Errorf("Do took %v, want only the wait %v", got, f.at[1].Sub(f.at[0]))
+				}
+			})
+		})
+	}
+}
+
+func TestRetry429EveryMethod(t *testing.T) {
+	t.Parallel()
+	for _, method := range []string{http.MethodGet, http.MethodPost, http.MethodPatch, http.MethodDelete} {
+		t.Run(method, func(t *testing.T) {
+			t.Parallel()
+			synctest.Test(t, func(t *testing.T) {
+				f := &fakeTransport{script: []reply{tooMany("2"), ok200}}
+				c := newFakeClient(t, f)
+				var in any
+				if method == http.MethodPost || method == http.MethodPatch {
+					in = map[string]string{"name": "x"}
+				}
+				start := time.Now()
+				if err := c.Do(t.Context(), method, Path("things"), nil, in, nil); err != nil {
+					t.Fatalf("Do: %v", err)
+				}
+				if got := time.Since(start); got != 2*time.Second {
+					t.Errorf("Do took %v, want 2s", got)
+				}
+				if diff := cmp.Diff([]string{method, method}, f.methods); diff != "" {
+					t.Errorf("methods sent (-want +got):\n%s", diff)
+				}
+				// The body is sent again, whole, on the retry.
+				if f.bodies[0] != f.bodies[1] {
+					t.Errorf("bodies differ between attempts: %q then %q", f.bodies[0], f.bodies[1])
+				}
+			})
+		})
+	}
+}
+
+func TestRetryBounds(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name         string
+		policy       RetryPolicy
+		retryAfter   string
+		wantRequests int
+		wantElapsed  time.Duration
+	}{
+		{
+			name:         "MaxAttempts",
+			policy:       RetryPolicy{MaxAttempts: 3, BaseDelay: time.Second},
+			retryAfter:   "1",
+			wantRequests: 3, wantElapsed: 2 * time.Second,
+		},
+		{
+			name:         "MaxWait",
+			policy:       RetryPolicy{MaxAttempts: 10, MaxWait: 25 * time.Second, BaseDelay: time.Second},
+			retryAfter:   "10",
+			wantRequests: 3, wantElapsed: 20 * time.Second,
+		},
+		{
+			name:         "MaxWait exactly reached",
+			policy:       RetryPolicy{MaxAttempts: 10, MaxWait: 20 * time.Second, BaseDelay: time.Second},
+			retryAfter:   "10",
+			wantRequests: 3, wantElapsed: 20 * time.Second,
+		},
+		{
+			name:         "Retry-After beyond MaxWait",
+			policy:       RetryPolicy{MaxAttempts: 10, MaxWait: 30 * time.Second, BaseDelay: time.Second},
+			retryAfter:   "60",
+			wantRequests: 1, wantElapsed: 0,
+		},
+		{
+			name:         "zero policy sends once",
+			policy:       RetryPolicy{},
+			retryAfter:   "1",
+			wantRequests: 1, wantElapsed: 0,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			synctest.Test(t, func(t *testing.T) {
+				f := &fakeTransport{script: []reply{tooMany(tt.retryAfter)}}
+				c := newFakeClient(t, f, WithRetry(tt.policy))
+				start := time.Now()
+				err := c.Do(t.Context(), http.MethodGet, Path("things"), nil, nil, nil)
+				if got := time.Since(start); got != tt.wantElapsed {
+					t.Errorf("Do took %v, want %v", got, tt.wantElapsed)
+				}
+				if n := f.count(); n != tt.wantRequests {
+					t.Errorf("requests = %d, want %d", n, tt.wantRequests)
+				}
+				delay, limited := IsRateLimited(err)
+				wantDelay, _ := strconv.Atoi(tt.retryAfter)
+				if !limited || delay != time.Duration(wantDelay)*time.Second {
+					t.Errorf("IsRateLimited(%v) = %v, %v; want %ds, true", err, delay, limited, wantDelay)
+				}
+			})
+		})
+	}
+}
+
+func TestRetryServerErrorsAndConnectionErrors(t *testing.T) {
+	t.Parallel()
+	// Backoff delays: retry n waits within [d/2, d] for d = 1s, 2s, 4s.
+	policy := RetryPolicy{MaxAttempts: 4, MaxWait: time.Minute, BaseDelay: time.Second, MaxDelay: 4 * time.Second}
+	tests := []struct {
+		name         string
+		method       string
+		reply        reply
+		wantRequests int
+	}{
+		{name: "503 GET retried", method: http.MethodGet, reply: unavailable, wantRequests: 4},
+		{name: "503 DELETE retried", method: http.MethodDelete, reply: unavailable, wantRequests: 4},
+		{name: "500 GET retried", method: http.MethodGet, reply: reply{status: 500}, wantRequests: 4},
+		{name: "503 POST not retried", method: http.MethodPost, reply: unavailable, wantRequests: 1},
+		{name: "503 PATCH not retried", method: http.MethodPatch, reply: unavailable, wantRequests: 1},
+		{name: "connection error GET retried", method: http.MethodGet, reply: reply{err: errConn}, wantRequests: 4},
+		{name: "connection error DELETE retried", method: http.MethodDelete, reply: reply{err: errConn}, wantRequests: 4},
+		{name: "connection error POST not retried", method: http.MethodPost, reply: reply{err: errConn}, wantRequests: 1},
+		{name: "connection error PATCH not retried", method: http.MethodPatch, reply: reply{err: errConn}, wantRequests: 1},
+		{name: "404 GET not retried", method: http.MethodGet, reply: reply{status: 404}, wantRequests: 1},
+		{name: "400 POST not retried", method: http.MethodPost, reply: reply{status: 400}, wantRequests: 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			synctest.Test(t, func(t *testing.T) {
+				f := &fakeTransport{script: []reply{tt.reply}}
+				c := newFakeClient(t, f, WithRetry(policy))
+				var in any
+				if tt.method == http.MethodPost || tt.method == http.MethodPatch {
+					in = map[string]string{"name": "x"}
+				}
+				start := time.Now()
+				err := c.Do(t.Context(), tt.method, Path("things"), nil, in, nil)
+				elapsed := time.Since(start)
+
+				if n := f.count(); n != tt.wantRequests {
+					t.Errorf("requests = %d, want %d", n, tt.wantRequests)
+				}
+				// Each wait n is within [d/2, d], d doubling from 1s.
+				for i := 1; i < f.count(); i++ {
+					d := time.Second << (i - 1)
+					if got := f.at[i].Sub(f.at[i-1]); got < d/2 || got > d {
+						t.Errorf("wait before attempt %d = %v, want within [%v, %v]", i+1, got, d/2, d)
+					}
+				}
+				if tt.wantRequests == 1 && elapsed != 0 {
+					t.Errorf("Do took %v without retrying, want 0", elapsed)
+				}
+				if tt.reply.err != nil {
+					if !errors.Is(err, errConn) {
+						t.Errorf("Do = %v, want the connection error in the chain", err)
+					}
+					return
+				}
+				var apiErr *Error
+				if !errors.As(err, &apiErr) || apiErr.StatusCode != tt.reply.status {
+					t.Errorf("Do = %v, want an *Error with status %d", err, tt.reply.status)
+				}
+			})
+		})
+	}
+}
+
+func TestRetryRecovers(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		f := &fakeTransport{script: []reply{{err: errConn}, unavailable, tooMany("2"), ok200}}
+		c := newFakeClient(t, f, WithRetry(RetryPolicy{MaxAttempts: 4, BaseDelay: time.Second}))
+		var out request
+		if err := c.Do(t.Context(), http.MethodGet, Path("things", "thing_1"), nil, nil, &out); err != nil {
+			t.Fatalf("Do: %v", err)
+		}
+		if out.ID != "thing_1" || f.count() != 4 {
+			t.Errorf("got %+v after %d requests, want thing_1 after 4", out, f.count())
+		}
+		if got := f.at[3].Sub(f.at[2]); got != 2*time.Second {
+			t.Errorf("wait after the 429 = %v, want its Retry-After 2s", got)
+		}
+	})
+}
+
+func TestWithoutRetry(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name  string
+		reply reply
+	}{
+		{name: "429", reply: tooMany("1")},
+		{name: "503", reply: unavailable},
+		{name: "connection error", reply: reply{err: errConn}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			synctest.Test(t, func(t *testing.T) {
+				f := &fakeTransport{script: []reply{tt.reply, ok200}}
+				c := newFakeClient(t, f, WithoutRetry())
+				start := time.Now()
+				if err := c.Do(t.Context(), http.MethodGet, Path("things"), nil, nil, nil); err == nil {
+					t.Error("Do succeeded, want the first reply's error")
+				}
+				if n := f.count(); n != 1 {
+					t.Errorf("requests = %d, want 1", n)
+				}
+				if got := time.Since(start); got != 0 {
+					t.Errorf("Do took %v, want 0", got)
+				}
+			})
+		})
+	}
+}
+
+func TestRetryCancelledMidWait(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		f := &fakeTransport{script: []reply{tooMany("30"), ok200}}
+		c := newFakeClient(t, f)
+		ctx, cancel := context.WithCancel(t.Context())
+		start := time.Now()
+		done := make(chan error, 1)
+		go func() { done <- c.Do(ctx, http.MethodGet, Path("things"), nil, nil, nil) }()
+
+		synctest.Wait() // Do is now waiting out the Retry-After.
+		if n := f.count(); n != 1 {
+			t.Fatalf("requests before cancel = %d, want 1", n)
+		}
+		cancel()
+		err := <-done
+		if got := time.Since(start); got != 0 {
+			t.Errorf("Do returned after %v, want at once on cancel", got)
+		}
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("Do = %v, want context.Canceled in the chain", err)
+		}
+		if n := f.count(); n != 1 {
+			t.Errorf("requests = %d, want 1", n)
+		}
+	})
+}
+
+func TestRetryDeadlineMidWait(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		f := &fakeTransport{script: []reply{tooMany("30"), ok200}}
+		c := newFakeClient(t, f)
+		ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+		t.Cleanup(cancel)
+		start := time.Now()
+		err := c.Do(ctx, http.MethodGet, Path("things"), nil, nil, nil)
+		if got := time.Since(start); got != 10*time.Second {
+			t.Errorf("Do returned after %v, want at the 10s deadline", got)
+		}
+		if !errors.Is(err, context.DeadlineExceeded) {
+			t.Errorf("Do = %v, want context.DeadlineExceeded in the chain", err)
+		}
+	})
+}
+
+func TestRetryCancelledDuringRequest(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		ctx, cancel := context.WithCancel(t.Context())
+		var calls int
+		rt := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			calls++
+			cancel() // The caller gives up while the request is in flight.
+			return &http.Response{StatusCode: 503, Header: http.Header{}, Body: io.NopCloser(strings.NewReader("")), Request: r}, nil
+		})
+		c := newFakeClient(t, rt)
+		err := c.Do(ctx, http.MethodGet, Path("things"), nil, nil, nil)
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("Do = %v, want context.Canceled in the chain", err)
+		}
+		if calls != 1 {
+			t.Errorf("requests = %d, want 1", calls)
+		}
+	})
+}
+
+func TestBackoff(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name     string
+		policy   RetryPolicy
+		n        int
+		min, max time.Duration
+	}{
+		{name: "first", policy: RetryPolicy{BaseDelay: 100 * time.Millisecond}, n: 1, min: 50 * time.Millisecond, max: 100 * time.Millisecond},
+		{name: "third doubles twice", policy: RetryPolicy{BaseDelay: 100 * time.Millisecond}, n: 3, min: 200 * time.Millisecond, max: 400 * time.Millisecond},
+		{name: "capped by MaxDelay", policy: RetryPolicy{BaseDelay: time.Second, MaxDelay: 3 * time.Second}, n: 5, min: 1500 * time.Millisecond, max: 3 * time.Second},
+		{name: "MaxDelay below BaseDelay", policy: RetryPolicy{BaseDelay: time.Second, MaxDelay: 10 * time.Millisecond}, n: 1, min: 5 * time.Millisecond, max: 10 * time.Millisecond},
+		{name: "no cap does not overflow", policy: RetryPolicy{BaseDelay: 250 * time.Millisecond}, n: 200, min: maxBackoff / 4, max: maxBackoff},
+		{name: "one nanosecond", policy: RetryPolicy{BaseDelay: 1}, n: 1, min: 1, max: 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			for range 1000 {
+				if got := tt.policy.backoff(tt.n); got < tt.min || got > tt.max {
+					t.Fatalf("backoff(%d) = %v, want within [%v, %v]", tt.n, got, tt.min, tt.max)
+				}
+			}
+		})
+	}
+}
+
+func TestParseRetryAfter(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	tests := []struct {
+		name  string
+		value string
+		want  time.Duration
+	}{
+		{name: "absent", value: "", want: 0},
+		{name: "seconds", value: "7", want: 7 * time.Second},
+		{name: "zero", value: "0", want: 0},
+		{name: "negative", value: "-3", want: 0},
+		{name: "huge seconds capped", value: "99999999999", want: maxRetryAfter},
+		{name: "fractional", value: "1.5", want: 0},
+		{name: "HTTP date", value: now.Add(90 * time.Second).Format(http.TimeFormat), want: 90 * time.Second},
+		{name: "RFC 850 date", value: now.Add(time.Minute).Format(time.RFC850), want: time.Minute},
+		{name: "date in the past", value: now.Add(-time.Minute).Format(http.TimeFormat), want: 0},
+		{name: "far date capped", value: now.AddDate(1, 0, 0).Format(http.TimeFormat), want: maxRetryAfter},
+		{name: "garbage", value: "tomorrow", want: 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			if got := parseRetryAfter(tt.value, now); got != tt.want {
+				t.Errorf("parseRetryAfter(%q) = %v, want %v", tt.value, got, tt.want)
+			}
+		})
+	}
+}
