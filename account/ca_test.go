@@ -1,0 +1,113 @@
+package account_test
+
+import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/asn1"
+	"encoding/pem"
+	"errors"
+	"math/big"
+	"testing"
+	"time"
+
+	"github.com/acctapi/acctapi"
+	"github.com/acctapi/acctapi/account"
+	"github.com/google/go-cmp/cmp"
+)
+
+// selfSigned returns tmpl, completed with a serial number, subject and
+// validity, self-signed and PEM-encoded.
+func selfSigned(tmpl x509.Certificate) string {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		panic(err)
+	}
+	tmpl.SerialNumber = big.NewInt(7)
+	tmpl.Subject = pkix.Name{CommonName: "test"}
+	tmpl.NotBefore = time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)
+	tmpl.NotAfter = tmpl.NotBefore.AddDate(1, 0, 0)
+	der, err := x509.CreateCertificate(rand.Reader, &tmpl, &tmpl, &key.PublicKey, key)
+	if err != nil {
+		panic(err)
+	}
+	return string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}))
+}
+
+// fixtureInfo is what testdata/ca.pem holds.
+var fixtureInfo = account.CAInfo{
+	SubjectCommonName: "Example Root CA",
+	NotBefore:         time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC),
+	NotAfter:          time.Date(2034, 1, 1, 0, 0, 0, 0, time.UTC),
+	KeyUsages:         []string{"digital_signature", "cert_sign", "crl_sign"},
+	ExtendedKeyUsages: []string{"server_auth", "client_auth"},
+}
+
+var leafPEM = selfSigned(x509.Certificate{KeyUsage: x509.KeyUsageDigitalSignature})
+
+func TestParseCA(t *testing.T) {
+	validity := func(info account.CAInfo) account.CAInfo {
+		info.SubjectCommonName = "test"
+		info.NotBefore = time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)
+		info.NotAfter = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+		return info
+	}
+	tests := []struct {
+		name string
+		pem  string
+		want account.CAInfo
+	}{
+		{"fixture", caPEM, fixtureInfo},
+		{"no usages: empty lists", selfSigned(x509.Certificate{BasicConstraintsValid: true, IsCA: true}),
+			validity(account.CAInfo{KeyUsages: []string{}, ExtendedKeyUsages: []string{}})},
+		{"every usage", selfSigned(x509.Certificate{BasicConstraintsValid: true, IsCA: true,
+			KeyUsage:           1<<9 - 1,
+			ExtKeyUsage:        []x509.ExtKeyUsage{x509.ExtKeyUsageAny, x509.ExtKeyUsageOCSPSigning},
+			UnknownExtKeyUsage: []asn1.ObjectIdentifier{{1, 2, 3, 4}},
+		}), validity(account.CAInfo{
+			KeyUsages: []string{"digital_signature", "content_commitment", "key_encipherment", "data_encipherment",
+				"key_agreement", "cert_sign", "crl_sign", "encipher_only", "decipher_only"},
+			ExtendedKeyUsages: []string{"any", "ocsp_signing", "1.2.3.4"},
+		})},
+		{"white space around", "\n \n" + caPEM + "\n\t\n", fixtureInfo},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := account.ParseCA(tt.pem)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.want, *got); diff != "" {
+				t.Errorf("ParseCA (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestParseCARejects(t *testing.T) {
+	der, _ := pem.Decode([]byte(caPEM))
+	tests := []struct{ name, pem string }{
+		{"empty", ""},
+		{"no PEM block", "not a certificate"},
+		{"text before", "hello\n" + caPEM},
+		{"text after", caPEM + "bye\n"},
+		{"two certificates", caPEM + caPEM},
+		{"wrong block type", string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE REQUEST", Bytes: der.Bytes}))},
+		{"not DER", string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: []byte("junk")}))},
+		{"not a CA", leafPEM},
+		{"CA false", selfSigned(x509.Certificate{BasicConstraintsValid: true})},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if info, err := account.ParseCA(tt.pem); err == nil {
+				t.Errorf("ParseCA = %+v, want an error", info)
+			}
+			err := (&account.CertificateAuthorityCreate{CAPEM: tt.pem}).Validate()
+			if !errors.Is(err, acctapi.ErrInvalid) {
+				t.Errorf("Validate = %v, want a field error", err)
+			}
+		})
+	}
+}

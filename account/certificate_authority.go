@@ -1,0 +1,233 @@
+package account
+
+import (
+	"context"
+	"crypto/x509"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"iter"
+	"strings"
+	"time"
+
+	"github.com/acctapi/acctapi"
+	"github.com/acctapi/acctapi/internal/rest"
+)
+
+// CertificateAuthority is a CA certificate uploaded to the account, used to
+// verify client certificates (mutual TLS). The members of the embedded
+// [CAInfo] are read from CAPEM by the server.
+type CertificateAuthority struct {
+	ID          string    `json:"id"`
+	URI         string    `json:"uri"`
+	CreatedAt   time.Time `json:"created_at"`
+	Description string    `json:"description"`
+	Metadata    string    `json:"metadata"`
+	// CAPEM is the CA certificate, PEM-encoded, as uploaded.
+	CAPEM string `json:"ca_pem"`
+	CAInfo
+}
+
+// CAInfo is what the server reads from a certificate authority's PEM
+// certificate; [ParseCA] computes it. Its members are part of
+// [CertificateAuthority]'s JSON object.
+type CAInfo struct {
+	// SubjectCommonName is the certificate's subject CN.
+	SubjectCommonName string `json:"subject_common_name"`
+	// NotBefore and NotAfter bound the certificate's validity, in UTC.
+	NotBefore time.Time `json:"not_before"`
+	NotAfter  time.Time `json:"not_after"`
+	// KeyUsages names the key usage bits set, in bit order, in lower-case
+	// snake case: digital_signature, content_commitment, key_encipherment,
+	// data_encipherment, key_agreement, cert_sign, crl_sign, encipher_only,
+	// decipher_only. It is empty, not nil, when none is set.
+	KeyUsages []string `json:"key_usages"`
+	// ExtendedKeyUsages names the extended key usages, in certificate order:
+	// any, server_auth, client_auth, code_signing, email_protection,
+	// ipsec_end_system, ipsec_tunnel, ipsec_user, time_stamping,
+	// ocsp_signing, microsoft_server_gated_crypto,
+	// netscape_server_gated_crypto, microsoft_commercial_code_signing,
+	// microsoft_kernel_code_signing, and the dotted OID of any other. It is
+	// empty, not nil, when none is set.
+	ExtendedKeyUsages []string `json:"extended_key_usages"`
+}
+
+// ParseCA parses pemText, which must hold exactly one PEM block of type
+// CERTIFICATE (with nothing but white space around it) whose certificate is
+// a CA (basic constraints with CA true), and returns what the server shows
+// of it. [CertificateAuthorityCreate.Validate] and the fake both use it.
+func ParseCA(pemText string) (*CAInfo, error) {
+	block, rest := pem.Decode([]byte(pemText))
+	switch {
+	case block == nil:
+		return nil, errors.New("account: ca_pem: no PEM block")
+	case !strings.HasPrefix(strings.TrimSpace(pemText), "-----BEGIN"):
+		return nil, errors.New("account: ca_pem: text before the PEM block")
+	case strings.TrimSpace(string(rest)) != "":
+		return nil, errors.New("account: ca_pem: more than one PEM block, or text after it")
+	case block.Type != "CERTIFICATE":
+		return nil, fmt.Errorf("account: ca_pem: PEM block is %q, want CERTIFICATE", block.Type)
+	}
+	cert, err := x509.ParseCertificate(block.Bytes)
+	if err != nil {
+		return nil, fmt.Errorf("account: ca_pem: %w", err)
+	}
+	if !cert.IsCA {
+		return nil, errors.New("account: ca_pem: not a CA certificate (basic constraints CA is not true)")
+	}
+	info := &CAInfo{
+		SubjectCommonName: cert.Subject.CommonName,
+		NotBefore:         cert.NotBefore.UTC(),
+		NotAfter:          cert.NotAfter.UTC(),
+		KeyUsages:         []string{},
+		ExtendedKeyUsages: []string{},
+	}
+	for i, name := range keyUsageNames {
+		if cert.KeyUsage&(1<<i) != 0 {
+			info.KeyUsages = append(info.KeyUsages, name)
+		}
+	}
+	for _, u := range cert.ExtKeyUsage {
+		name, ok := extKeyUsageNames[u]
+		if !ok {
+			name = fmt.Sprintf("unknown_%d", u)
+		}
+		info.ExtendedKeyUsages = append(info.ExtendedKeyUsages, name)
+	}
+	for _, oid := range cert.UnknownExtKeyUsage {
+		info.ExtendedKeyUsages = append(info.ExtendedKeyUsages, oid.String())
+	}
+	return info, nil
+}
+
+// keyUsageNames names the bits of x509.KeyUsage, lowest first.
+var keyUsageNames = [...]string{
+	"digital_signature", "content_commitment", "key_encipherment", "data_encipherment",
+	"key_agreement", "cert_sign", "crl_sign", "encipher_only", "decipher_only",
+}
+
+// extKeyUsageNames names the extended key usages crypto/x509 knows.
+var extKeyUsageNames = map[x509.ExtKeyUsage]string{
+	x509.ExtKeyUsageAny:                            "any",
+	x509.ExtKeyUsageServerAuth:                     "server_auth",
+	x509.ExtKeyUsageClientAuth:                     "client_auth",
+	x509.ExtKeyUsageCodeSigning:                    "code_signing",
+	x509.ExtKeyUsageEmailProtection:                "email_protection",
+	x509.ExtKeyUsageIPSECEndSystem:                 "ipsec_end_system",
+	x509.ExtKeyUsageIPSECTunnel:                    "ipsec_tunnel",
+	x509.ExtKeyUsageIPSECUser:                      "ipsec_user",
+	x509.ExtKeyUsageTimeStamping:                   "time_stamping",
+	x509.ExtKeyUsageOCSPSigning:                    "ocsp_signing",
+	x509.ExtKeyUsageMicrosoftServerGatedCrypto:     "microsoft_server_gated_crypto",
+	x509.ExtKeyUsageNetscapeServerGatedCrypto:      "netscape_server_gated_crypto",
+	x509.ExtKeyUsageMicrosoftCommercialCodeSigning: "microsoft_commercial_code_signing",
+	x509.ExtKeyUsageMicrosoftKernelCodeSigning:     "microsoft_kernel_code_signing",
+}
+
+// CertificateAuthorityList is one page of certificate authorities.
+type CertificateAuthorityList struct {
+	CertificateAuthorities []CertificateAuthority `json:"certificate_authorities"`
+	URI                    string                 `json:"uri"`
+	NextPageURI            *string                `json:"next_page_uri"`
+}
+
+// PageItems returns the page's certificate authorities.
+func (l *CertificateAuthorityList) PageItems() []CertificateAuthority {
+	return l.CertificateAuthorities
+}
+
+// NextPage returns the next page's URL, or "" on the last page.
+func (l *CertificateAuthorityList) NextPage() string { return rest.Str(l.NextPageURI) }
+
+// CertificateAuthorityCreate is the body of a create request.
+type CertificateAuthorityCreate struct {
+	// Description is at most [acctapi.MaxDescriptionBytes] bytes.
+	Description string `json:"description,omitempty"`
+	// Metadata is at most [acctapi.MaxMetadataBytes] bytes.
+	Metadata string `json:"metadata,omitempty"`
+	// CAPEM is required: exactly one PEM-encoded CA certificate, as
+	// [ParseCA] accepts.
+	CAPEM string `json:"ca_pem"`
+}
+
+// Validate checks the request against the API's rules.
+func (r *CertificateAuthorityCreate) Validate() error {
+	return errors.Join(
+		acctapi.CheckDescription("description", r.Description),
+		acctapi.CheckMetadata("metadata", r.Metadata),
+		checkCAPEM(r.CAPEM),
+	)
+}
+
+func checkCAPEM(s string) error {
+	if s == "" {
+		return acctapi.Invalid("ca_pem", "is required")
+	}
+	if _, err := ParseCA(s); err != nil {
+		return &acctapi.FieldError{Field: "ca_pem", Code: acctapi.CodeInvalidValue,
+			Reason: "must be exactly one PEM-encoded CA certificate", Err: err}
+	}
+	return nil
+}
+
+// CertificateAuthorityUpdate is the body of an update request. Nil members
+// are left unchanged; the certificate itself cannot be changed.
+type CertificateAuthorityUpdate struct {
+	// ID is the certificate authority to update; it is sent in the path.
+	ID          string  `json:"id"`
+	Description *string `json:"description,omitempty"`
+	Metadata    *string `json:"metadata,omitempty"`
+}
+
+// Validate checks the request against the API's rules.
+func (r *CertificateAuthorityUpdate) Validate() error {
+	return errors.Join(
+		acctapi.CheckDescriptionPtr("description", r.Description),
+		acctapi.CheckMetadataPtr("metadata", r.Metadata),
+	)
+}
+
+// CertificateAuthorities is the client for /certificate_authorities. It is
+// safe for concurrent use.
+type CertificateAuthorities struct {
+	c *acctapi.Client
+}
+
+// NewCertificateAuthorities returns the certificate authorities client built
+// on c.
+func NewCertificateAuthorities(c *acctapi.Client) *CertificateAuthorities {
+	return &CertificateAuthorities{c: c}
+}
+
+// Create uploads a CA certificate.
+func (s *CertificateAuthorities) Create(ctx context.Context, r *CertificateAuthorityCreate) (*CertificateAuthority, error) {
+	return rest.Create[CertificateAuthority](ctx, s.c, acctapi.Path("certificate_authorities"), r)
+}
+
+// Get returns the certificate authority with the given id.
+func (s *CertificateAuthorities) Get(ctx context.Context, id string) (*CertificateAuthority, error) {
+	return rest.Get[CertificateAuthority](ctx, s.c, acctapi.Path("certificate_authorities", id))
+}
+
+// Update changes the members of a certificate authority that r sets.
+func (s *CertificateAuthorities) Update(ctx context.Context, r *CertificateAuthorityUpdate) (*CertificateAuthority, error) {
+	return rest.Update[CertificateAuthority](ctx, s.c, acctapi.Path("certificate_authorities", r.ID), r)
+}
+
+// Delete deletes the certificate authority with the given id.
+func (s *CertificateAuthorities) Delete(ctx context.Context, id string) error {
+	return rest.Delete(ctx, s.c, acctapi.Path("certificate_authorities", id))
+}
+
+// List returns every certificate authority, newest first, following pages
+// as needed. The filter may use id, description, metadata,
+// subject_common_name, created_at, not_before and not_after. An error ends
+// the sequence.
+func (s *CertificateAuthorities) List(ctx context.Context, opts *acctapi.FilterOptions) iter.Seq2[CertificateAuthority, error] {
+	return acctapi.All[CertificateAuthority, CertificateAuthorityList](ctx, s.c, acctapi.Path("certificate_authorities"), opts)
+}
+
+// Page returns one page of certificate authorities.
+func (s *CertificateAuthorities) Page(ctx context.Context, opts *acctapi.FilterOptions) (*CertificateAuthorityList, error) {
+	return acctapi.GetPage[CertificateAuthorityList](ctx, s.c, acctapi.Path("certificate_authorities"), opts)
+}

@@ -1,0 +1,145 @@
+package backends
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"iter"
+	"time"
+
+	"github.com/acctapi/acctapi"
+	"github.com/acctapi/acctapi/internal/rest"
+)
+
+// Failover is a backend that sends traffic to the first of its child
+// backends, in order, that accepts a connection.
+type Failover struct {
+	ID          string    `json:"id"`
+	URI         string    `json:"uri"`
+	CreatedAt   time.Time `json:"created_at"`
+	Description string    `json:"description"`
+	Metadata    string    `json:"metadata"`
+	// Backends are the ids of the child backends, of any kind, in order.
+	Backends []string `json:"backends"`
+}
+
+// FailoverList is one page of failover backends.
+type FailoverList struct {
+	Backends    []Failover `json:"backends"`
+	URI         string     `json:"uri"`
+	NextPageURI *string    `json:"next_page_uri"`
+}
+
+// PageItems returns the page's failover backends.
+func (l *FailoverList) PageItems() []Failover { return l.Backends }
+
+// NextPage returns the next page's URL, or "" on the last page.
+func (l *FailoverList) NextPage() string { return rest.Str(l.NextPageURI) }
+
+// FailoverCreate is the body of a create request.
+type FailoverCreate struct {
+	// Description is at most [acctapi.MaxDescriptionBytes] bytes.
+	Description string `json:"description,omitempty"`
+	// Metadata is at most [acctapi.MaxMetadataBytes] bytes.
+	Metadata string `json:"metadata,omitempty"`
+	// Backends are the ids of existing backends of the account, in order,
+	// none empty and none twice. It may be empty.
+	Backends []string `json:"backends,omitempty"`
+}
+
+// Validate checks the request against the API's rules. That each id names
+// an existing backend is checked by the server.
+func (r *FailoverCreate) Validate() error {
+	return errors.Join(
+		acctapi.CheckDescription("description", r.Description),
+		acctapi.CheckMetadata("metadata", r.Metadata),
+		checkBackendIDs(r.Backends, ""),
+	)
+}
+
+// FailoverUpdate is the body of an update request. Nil members are left
+// unchanged.
+type FailoverUpdate struct {
+	// ID is the failover backend to update; it is sent in the path.
+	ID          string  `json:"id"`
+	Description *string `json:"description,omitempty"`
+	Metadata    *string `json:"metadata,omitempty"`
+	// Backends, when not nil, replaces the child backends, with the rules
+	// of [FailoverCreate.Backends]; it must not hold ID itself. A pointer
+	// to an empty slice removes every child.
+	Backends *[]string `json:"backends,omitempty"`
+}
+
+// Validate checks the request against the API's rules.
+func (r *FailoverUpdate) Validate() error {
+	err := errors.Join(
+		acctapi.CheckDescriptionPtr("description", r.Description),
+		acctapi.CheckMetadataPtr("metadata", r.Metadata),
+	)
+	if r.Backends != nil {
+		err = errors.Join(err, checkBackendIDs(*r.Backends, r.ID))
+	}
+	return err
+}
+
+// checkBackendIDs reports empty and repeated ids, and self when it is not
+// empty.
+func checkBackendIDs(ids []string, self string) error {
+	var errs []error
+	first := make(map[string]int, len(ids))
+	for i, id := range ids {
+		field := fmt.Sprintf("backends[%d]", i)
+		if j, seen := first[id]; seen {
+			errs = append(errs, acctapi.Invalid(field, "repeats backends[%d]", j))
+			continue
+		}
+		first[id] = i
+		switch {
+		case id == "":
+			errs = append(errs, acctapi.Invalid(field, "is empty"))
+		case id == self:
+			errs = append(errs, acctapi.Invalid(field, "is the failover backend itself"))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Failovers is the client for /backends/failover. It is safe for
+// concurrent use.
+type Failovers struct {
+	c *acctapi.Client
+}
+
+// NewFailovers returns the failover backends client built on c.
+func NewFailovers(c *acctapi.Client) *Failovers { return &Failovers{c: c} }
+
+// Create creates a failover backend.
+func (s *Failovers) Create(ctx context.Context, r *FailoverCreate) (*Failover, error) {
+	return rest.Create[Failover](ctx, s.c, acctapi.Path("backends", "failover"), r)
+}
+
+// Get returns the failover backend with the given id.
+func (s *Failovers) Get(ctx context.Context, id string) (*Failover, error) {
+	return rest.Get[Failover](ctx, s.c, acctapi.Path("backends", "failover", id))
+}
+
+// Update changes the members of a failover backend that r sets.
+func (s *Failovers) Update(ctx context.Context, r *FailoverUpdate) (*Failover, error) {
+	return rest.Update[Failover](ctx, s.c, acctapi.Path("backends", "failover", r.ID), r)
+}
+
+// Delete deletes the failover backend with the given id.
+func (s *Failovers) Delete(ctx context.Context, id string) error {
+	return rest.Delete(ctx, s.c, acctapi.Path("backends", "failover", id))
+}
+
+// List returns every failover backend, newest first, following pages as
+// needed. An error ends the sequence.
+func (s *Failovers) List(ctx context.Context, opts *acctapi.ListOptions) iter.Seq2[Failover, error] {
+	return acctapi.All[Failover, FailoverList](ctx, s.c, acctapi.Path("backends", "failover"), opts)
+}
+
+// Page returns one page of failover backends.
+func (s *Failovers) Page(ctx context.Context, opts *acctapi.ListOptions) (*FailoverList, error) {
+	return acctapi.GetPage[FailoverList](ctx, s.c, acctapi.Path("backends", "failover"), opts)
+}

@@ -1,0 +1,171 @@
+package backends
+
+import (
+	"context"
+	"errors"
+	"iter"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/acctapi/acctapi"
+	"github.com/acctapi/acctapi/internal/rest"
+)
+
+// HTTPResponse is a backend that answers every request itself with a fixed
+// status, headers and body.
+type HTTPResponse struct {
+	ID          string    `json:"id"`
+	URI         string    `json:"uri"`
+	CreatedAt   time.Time `json:"created_at"`
+	Description string    `json:"description"`
+	Metadata    string    `json:"metadata"`
+	// Body is the response body.
+	Body string `json:"body"`
+	// Headers are the response headers, by name.
+	Headers map[string]string `json:"headers"`
+	// StatusCode is the response status, 100 to 599.
+	StatusCode int `json:"status_code"`
+}
+
+// HTTPResponseList is one page of HTTP response backends.
+type HTTPResponseList struct {
+	Backends    []HTTPResponse `json:"backends"`
+	URI         string         `json:"uri"`
+	NextPageURI *string        `json:"next_page_uri"`
+}
+
+// PageItems returns the page's HTTP response backends.
+func (l *HTTPResponseList) PageItems() []HTTPResponse { return l.Backends }
+
+// NextPage returns the next page's URL, or "" on the last page.
+func (l *HTTPResponseList) NextPage() string { return rest.Str(l.NextPageURI) }
+
+// HTTPResponseCreate is the body of a create request.
+type HTTPResponseCreate struct {
+	// Description is at most [acctapi.MaxDescriptionBytes] bytes.
+	Description string `json:"description,omitempty"`
+	// Metadata is at most [acctapi.MaxMetadataBytes] bytes.
+	Metadata string `json:"metadata,omitempty"`
+	Body     string `json:"body,omitempty"`
+	// Headers maps header names (HTTP tokens) to values without CR, LF or
+	// NUL.
+	Headers map[string]string `json:"headers,omitempty"`
+	// StatusCode is required, 100 to 599.
+	StatusCode int `json:"status_code"`
+}
+
+// Validate checks the request against the API's rules.
+func (r *HTTPResponseCreate) Validate() error {
+	var status error
+	if r.StatusCode == 0 {
+		status = acctapi.Invalid("status_code", "is required")
+	} else {
+		status = checkStatusCode(r.StatusCode)
+	}
+	return errors.Join(
+		acctapi.CheckDescription("description", r.Description),
+		acctapi.CheckMetadata("metadata", r.Metadata),
+		checkHeaders(r.Headers),
+		status,
+	)
+}
+
+// HTTPResponseUpdate is the body of an update request. Nil members are left
+// unchanged; the rules are those of [HTTPResponseCreate].
+type HTTPResponseUpdate struct {
+	// ID is the HTTP response backend to update; it is sent in the path.
+	ID          string  `json:"id"`
+	Description *string `json:"description,omitempty"`
+	Metadata    *string `json:"metadata,omitempty"`
+	Body        *string `json:"body,omitempty"`
+	// Headers, when not nil, replaces every header; a pointer to an empty
+	// map removes them all.
+	Headers    *map[string]string `json:"headers,omitempty"`
+	StatusCode *int               `json:"status_code,omitempty"`
+}
+
+// Validate checks the request against the API's rules.
+func (r *HTTPResponseUpdate) Validate() error {
+	errs := []error{
+		acctapi.CheckDescriptionPtr("description", r.Description),
+		acctapi.CheckMetadataPtr("metadata", r.Metadata),
+	}
+	if r.Headers != nil {
+		errs = append(errs, checkHeaders(*r.Headers))
+	}
+	if r.StatusCode != nil {
+		errs = append(errs, checkStatusCode(*r.StatusCode))
+	}
+	return errors.Join(errs...)
+}
+
+func checkStatusCode(code int) error {
+	if code < 100 || code > 599 {
+		return acctapi.Invalid("status_code", "is %d; must be from 100 to 599", code)
+	}
+	return nil
+}
+
+// checkHeaders reports, in name order, header names that are not HTTP
+// tokens and values that could end the header line.
+func checkHeaders(h map[string]string) error {
+	var errs []error
+	for _, name := range slices.Sorted(maps.Keys(h)) {
+		switch {
+		case !isToken(name):
+			errs = append(errs, acctapi.Invalid("headers."+name, "is not a valid header name"))
+		case strings.ContainsAny(h[name], "\r\n\x00"):
+			errs = append(errs, acctapi.Invalid("headers."+name, "has a CR, LF or NUL in its value"))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// isToken reports whether s is an HTTP token (RFC 9110, section 5.6.2).
+func isToken(s string) bool {
+	return s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return r <= ' ' || r > '~' || strings.ContainsRune(`"(),/:;<=>?@[\]{}`, r)
+	}) < 0
+}
+
+// HTTPResponses is the client for /backends/http_response. It is safe for
+// concurrent use.
+type HTTPResponses struct {
+	c *acctapi.Client
+}
+
+// NewHTTPResponses returns the HTTP response backends client built on c.
+func NewHTTPResponses(c *acctapi.Client) *HTTPResponses { return &HTTPResponses{c: c} }
+
+// Create creates an HTTP response backend.
+func (s *HTTPResponses) Create(ctx context.Context, r *HTTPResponseCreate) (*HTTPResponse, error) {
+	return rest.Create[HTTPResponse](ctx, s.c, acctapi.Path("backends", "http_response"), r)
+}
+
+// Get returns the HTTP response backend with the given id.
+func (s *HTTPResponses) Get(ctx context.Context, id string) (*HTTPResponse, error) {
+	return rest.Get[HTTPResponse](ctx, s.c, acctapi.Path("backends", "http_response", id))
+}
+
+// Update changes the members of an HTTP response backend that r sets.
+func (s *HTTPResponses) Update(ctx context.Context, r *HTTPResponseUpdate) (*HTTPResponse, error) {
+	return rest.Update[HTTPResponse](ctx, s.c, acctapi.Path("backends", "http_response", r.ID), r)
+}
+
+// Delete deletes the HTTP response backend with the given id.
+func (s *HTTPResponses) Delete(ctx context.Context, id string) error {
+	return rest.Delete(ctx, s.c, acctapi.Path("backends", "http_response", id))
+}
+
+// List returns every HTTP response backend, newest first, following pages
+// as needed. An error ends the sequence.
+func (s *HTTPResponses) List(ctx context.Context, opts *acctapi.ListOptions) iter.Seq2[HTTPResponse, error] {
+	return acctapi.All[HTTPResponse, HTTPResponseList](ctx, s.c, acctapi.Path("backends", "http_response"), opts)
+}
+
+// Page returns one page of HTTP response backends.
+func (s *HTTPResponses) Page(ctx context.Context, opts *acctapi.ListOptions) (*HTTPResponseList, error) {
+	return acctapi.GetPage[HTTPResponseList](ctx, s.c, acctapi.Path("backends", "http_response"), opts)
+}

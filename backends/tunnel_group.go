@@ -1,0 +1,143 @@
+package backends
+
+import (
+	"context"
+	"errors"
+	"iter"
+	"maps"
+	"slices"
+	"time"
+
+	"github.com/acctapi/acctapi"
+	"github.com/acctapi/acctapi/internal/rest"
+)
+
+// TunnelGroup is a backend that balances traffic over the account's tunnels
+// whose labels include all of its labels.
+type TunnelGroup struct {
+	ID          string    `json:"id"`
+	URI         string    `json:"uri"`
+	CreatedAt   time.Time `json:"created_at"`
+	Description string    `json:"description"`
+	Metadata    string    `json:"metadata"`
+	// Labels are the labels a tunnel must carry to join, such as app=foo.
+	Labels map[string]string `json:"labels"`
+	// Tunnels are the tunnels that carry every label now.
+	Tunnels []acctapi.Ref `json:"tunnels"`
+}
+
+// TunnelGroupList is one page of tunnel group backends.
+type TunnelGroupList struct {
+	Backends    []TunnelGroup `json:"backends"`
+	URI         string        `json:"uri"`
+	NextPageURI *string       `json:"next_page_uri"`
+}
+
+// PageItems returns the page's tunnel group backends.
+func (l *TunnelGroupList) PageItems() []TunnelGroup { return l.Backends }
+
+// NextPage returns the next page's URL, or "" on the last page.
+func (l *TunnelGroupList) NextPage() string { return rest.Str(l.NextPageURI) }
+
+// TunnelGroupCreate is the body of a create request.
+type TunnelGroupCreate struct {
+	// Description is at most [acctapi.MaxDescriptionBytes] bytes.
+	Description string `json:"description,omitempty"`
+	// Metadata is at most [acctapi.MaxMetadataBytes] bytes.
+	Metadata string `json:"metadata,omitempty"`
+	// Labels is required: at least one label, with non-empty keys and
+	// values.
+	Labels map[string]string `json:"labels"`
+}
+
+// Validate checks the request against the API's rules.
+func (r *TunnelGroupCreate) Validate() error {
+	return errors.Join(
+		acctapi.CheckDescription("description", r.Description),
+		acctapi.CheckMetadata("metadata", r.Metadata),
+		checkLabels(r.Labels),
+	)
+}
+
+// TunnelGroupUpdate is the body of an update request. Nil members are left
+// unchanged.
+type TunnelGroupUpdate struct {
+	// ID is the tunnel group backend to update; it is sent in the path.
+	ID          string  `json:"id"`
+	Description *string `json:"description,omitempty"`
+	Metadata    *string `json:"metadata,omitempty"`
+	// Labels, when not nil, replaces every label, with the rules of
+	// [TunnelGroupCreate.Labels].
+	Labels *map[string]string `json:"labels,omitempty"`
+}
+
+// Validate checks the request against the API's rules.
+func (r *TunnelGroupUpdate) Validate() error {
+	err := errors.Join(
+		acctapi.CheckDescriptionPtr("description", r.Description),
+		acctapi.CheckMetadataPtr("metadata", r.Metadata),
+	)
+	if r.Labels != nil {
+		err = errors.Join(err, checkLabels(*r.Labels))
+	}
+	return err
+}
+
+// checkLabels requires at least one label and reports, in key order, empty
+// keys and values.
+func checkLabels(labels map[string]string) error {
+	if len(labels) == 0 {
+		return acctapi.Invalid("labels", "needs at least one label")
+	}
+	var errs []error
+	for _, k := range slices.Sorted(maps.Keys(labels)) {
+		switch {
+		case k == "":
+			errs = append(errs, acctapi.Invalid("labels", "has an empty key"))
+		case labels[k] == "":
+			errs = append(errs, acctapi.Invalid("labels."+k, "is empty"))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// TunnelGroups is the client for /backends/tunnel_group. It is safe for
+// concurrent use.
+type TunnelGroups struct {
+	c *acctapi.Client
+}
+
+// NewTunnelGroups returns the tunnel group backends client built on c.
+func NewTunnelGroups(c *acctapi.Client) *TunnelGroups { return &TunnelGroups{c: c} }
+
+// Create creates a tunnel group backend.
+func (s *TunnelGroups) Create(ctx context.Context, r *TunnelGroupCreate) (*TunnelGroup, error) {
+	return rest.Create[TunnelGroup](ctx, s.c, acctapi.Path("backends", "tunnel_group"), r)
+}
+
+// Get returns the tunnel group backend with the given id.
+func (s *TunnelGroups) Get(ctx context.Context, id string) (*TunnelGroup, error) {
+	return rest.Get[TunnelGroup](ctx, s.c, acctapi.Path("backends", "tunnel_group", id))
+}
+
+// Update changes the members of a tunnel group backend that r sets.
+func (s *TunnelGroups) Update(ctx context.Context, r *TunnelGroupUpdate) (*TunnelGroup, error) {
+	return rest.Update[TunnelGroup](ctx, s.c, acctapi.Path("backends", "tunnel_group", r.ID), r)
+}
+
+// Delete deletes the tunnel group backend with the given id.
+func (s *TunnelGroups) Delete(ctx context.Context, id string) error {
+	return rest.Delete(ctx, s.c, acctapi.Path("backends", "tunnel_group", id))
+}
+
+// List returns every tunnel group backend, newest first, following pages
+// as needed. The filter may use id, description, metadata and created_at.
+// An error ends the sequence.
+func (s *TunnelGroups) List(ctx context.Context, opts *acctapi.FilterOptions) iter.Seq2[TunnelGroup, error] {
+	return acctapi.All[TunnelGroup, TunnelGroupList](ctx, s.c, acctapi.Path("backends", "tunnel_group"), opts)
+}
+
+// Page returns one page of tunnel group backends.
+func (s *TunnelGroups) Page(ctx context.Context, opts *acctapi.FilterOptions) (*TunnelGroupList, error) {
+	return acctapi.GetPage[TunnelGroupList](ctx, s.c, acctapi.Path("backends", "tunnel_group"), opts)
+}

@@ -1,0 +1,94 @@
+package backends_test
+
+import (
+	"testing"
+
+	"github.com/acctapi/acctapi"
+	"github.com/acctapi/acctapi/backends"
+)
+
+// labels is a valid label set.
+var labels = map[string]string{"app": "api"}
+
+func TestValidateAnnotations(t *testing.T) {
+	testAnnotations(t, []annotated{
+		{"FailoverCreate", func(d, m string) validator { return &backends.FailoverCreate{Description: d, Metadata: m} }},
+		{"FailoverUpdate", func(d, m string) validator {
+			return &backends.FailoverUpdate{ID: "bkdfo_1", Description: &d, Metadata: &m}
+		}},
+		{"HTTPResponseCreate", func(d, m string) validator {
+			return &backends.HTTPResponseCreate{Description: d, Metadata: m, StatusCode: 200}
+		}},
+		{"HTTPResponseUpdate", func(d, m string) validator {
+			return &backends.HTTPResponseUpdate{ID: "bkdhr_1", Description: &d, Metadata: &m}
+		}},
+		{"TunnelGroupCreate", func(d, m string) validator {
+			return &backends.TunnelGroupCreate{Description: d, Metadata: m, Labels: labels}
+		}},
+		{"TunnelGroupUpdate", func(d, m string) validator {
+			return &backends.TunnelGroupUpdate{ID: "bkdtg_1", Description: &d, Metadata: &m}
+		}},
+	})
+}
+
+func TestValidateFailover(t *testing.T) {
+	invalid := func(field string) []string { return []string{field + " " + acctapi.CodeInvalidValue} }
+	testValidate(t, []check{
+		{"create: no backends", &backends.FailoverCreate{}, nil},
+		{"create: empty backends", &backends.FailoverCreate{Backends: []string{}}, nil},
+		{"create: two backends", &backends.FailoverCreate{Backends: []string{"bkdhr_1", "bkdtg_1"}}, nil},
+		{"create: empty id", &backends.FailoverCreate{Backends: []string{"bkdhr_1", ""}}, invalid("backends[1]")},
+		{"create: duplicate", &backends.FailoverCreate{Backends: []string{"bkdhr_1", "bkdtg_1", "bkdhr_1"}}, invalid("backends[2]")},
+		{"create: same id three times", &backends.FailoverCreate{Backends: []string{"a", "a", "a"}},
+			[]string{"backends[1] " + acctapi.CodeInvalidValue, "backends[2] " + acctapi.CodeInvalidValue}},
+		{"update: nothing", &backends.FailoverUpdate{ID: "bkdfo_1"}, nil},
+		{"update: clear backends", &backends.FailoverUpdate{ID: "bkdfo_1", Backends: &[]string{}}, nil},
+		{"update: duplicate", &backends.FailoverUpdate{ID: "bkdfo_1", Backends: &[]string{"x", "x"}}, invalid("backends[1]")},
+		{"update: itself", &backends.FailoverUpdate{ID: "bkdfo_1", Backends: &[]string{"bkdhr_1", "bkdfo_1"}}, invalid("backends[1]")},
+		{"update: no id, empty backend id", &backends.FailoverUpdate{Backends: &[]string{""}}, invalid("backends[0]")},
+	})
+}
+
+func TestValidateHTTPResponse(t *testing.T) {
+	badStatus := []string{"status_code " + acctapi.CodeInvalidValue}
+	testValidate(t, []check{
+		{"create: no status code", &backends.HTTPResponseCreate{}, badStatus},
+		{"create: status 99", &backends.HTTPResponseCreate{StatusCode: 99}, badStatus},
+		{"create: status 100", &backends.HTTPResponseCreate{StatusCode: 100}, nil},
+		{"create: status 599", &backends.HTTPResponseCreate{StatusCode: 599}, nil},
+		{"create: status 600", &backends.HTTPResponseCreate{StatusCode: 600}, badStatus},
+		{"create: negative status", &backends.HTTPResponseCreate{StatusCode: -200}, badStatus},
+		{"create: headers", &backends.HTTPResponseCreate{StatusCode: 418,
+			Headers: map[string]string{"Content-Type": "text/plain", "X-Empty": "", "x!#$%&'*+-.^_`|~9": "ok"}}, nil},
+		{"create: bad headers", &backends.HTTPResponseCreate{StatusCode: 418,
+			Headers: map[string]string{"": "v", "Bad Name": "v", "X-Split": "a\r\nSet-Cookie: x", "Ök": "v", "X-Nul": "\x00"}},
+			[]string{"headers. " + acctapi.CodeInvalidValue, "headers.Bad Name " + acctapi.CodeInvalidValue,
+				"headers.X-Nul " + acctapi.CodeInvalidValue, "headers.X-Split " + acctapi.CodeInvalidValue,
+				"headers.Ök " + acctapi.CodeInvalidValue}},
+		{"update: nothing", &backends.HTTPResponseUpdate{ID: "bkdhr_1"}, nil},
+		{"update: body and no headers", &backends.HTTPResponseUpdate{Body: ptr(""), Headers: &map[string]string{}}, nil},
+		{"update: status 0", &backends.HTTPResponseUpdate{StatusCode: ptr(0)}, badStatus},
+		{"update: status 99", &backends.HTTPResponseUpdate{StatusCode: ptr(99)}, badStatus},
+		{"update: status 100", &backends.HTTPResponseUpdate{StatusCode: ptr(100)}, nil},
+		{"update: status 599", &backends.HTTPResponseUpdate{StatusCode: ptr(599)}, nil},
+		{"update: status 600", &backends.HTTPResponseUpdate{StatusCode: ptr(600)}, badStatus},
+		{"update: bad header", &backends.HTTPResponseUpdate{Headers: &map[string]string{"a:b": "c"}},
+			[]string{"headers.a:b " + acctapi.CodeInvalidValue}},
+	})
+}
+
+func TestValidateTunnelGroup(t *testing.T) {
+	invalid := func(field string) []string { return []string{field + " " + acctapi.CodeInvalidValue} }
+	testValidate(t, []check{
+		{"create: no labels", &backends.TunnelGroupCreate{}, invalid("labels")},
+		{"create: empty labels", &backends.TunnelGroupCreate{Labels: map[string]string{}}, invalid("labels")},
+		{"create: one label", &backends.TunnelGroupCreate{Labels: labels}, nil},
+		{"create: one-byte key and value", &backends.TunnelGroupCreate{Labels: map[string]string{"a": "b"}}, nil},
+		{"create: empty key", &backends.TunnelGroupCreate{Labels: map[string]string{"": "api"}}, invalid("labels")},
+		{"create: empty value", &backends.TunnelGroupCreate{Labels: map[string]string{"app": "api", "dc": ""}}, invalid("labels.dc")},
+		{"update: labels unchanged", &backends.TunnelGroupUpdate{ID: "bkdtg_1"}, nil},
+		{"update: one label", &backends.TunnelGroupUpdate{Labels: &labels}, nil},
+		{"update: no labels", &backends.TunnelGroupUpdate{Labels: &map[string]string{}}, invalid("labels")},
+		{"update: empty value", &backends.TunnelGroupUpdate{Labels: &map[string]string{"app": ""}}, invalid("labels.app")},
+	})
+}

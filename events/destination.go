@@ -1,0 +1,322 @@
+package events
+
+import (
+	"context"
+	"errors"
+	"iter"
+	"strings"
+	"time"
+
+	"github.com/acctapi/acctapi"
+	"github.com/acctapi/acctapi/internal/rest"
+)
+
+// FormatJSON is the only serialization format a destination accepts.
+const FormatJSON = "JSON"
+
+// Destination is where and how the account's events are delivered.
+type Destination struct {
+	ID          string    `json:"id"`
+	URI         string    `json:"uri"`
+	CreatedAt   time.Time `json:"created_at"`
+	Description string    `json:"description"`
+	Metadata    string    `json:"metadata"`
+	// Format is the serialization of delivered events; always [FormatJSON].
+	Format string `json:"format"`
+	Target Target `json:"target"`
+}
+
+// Target says where events go. Exactly one member is set; the others are
+// nil, and they are encoded as JSON null rather than left out, as the API
+// does.
+type Target struct {
+	Firehose           *Firehose           `json:"firehose"`
+	Kinesis            *Kinesis            `json:"kinesis"`
+	CloudWatchLogs     *CloudWatchLogs     `json:"cloudwatch_logs"`
+	S3                 *S3                 `json:"s3"`
+	Monitoring         *Monitoring         `json:"monitoring"`
+	CloudLogsIngestion *CloudLogsIngestion `json:"cloud_logs_ingestion"`
+}
+
+// Firehose delivers events to a cloud delivery stream.
+type Firehose struct {
+	Auth CloudAuth `json:"auth"`
+	// DeliveryStreamARN is required.
+	DeliveryStreamARN string `json:"delivery_stream_arn"`
+}
+
+// Kinesis delivers events to a cloud data stream.
+type Kinesis struct {
+	Auth CloudAuth `json:"auth"`
+	// StreamARN is required.
+	StreamARN string `json:"stream_arn"`
+}
+
+// CloudWatchLogs delivers events to a cloud log group.
+type CloudWatchLogs struct {
+	Auth CloudAuth `json:"auth"`
+	// LogGroupARN is required.
+	LogGroupARN string `json:"log_group_arn"`
+}
+
+// S3 delivers events as objects in a cloud storage bucket.
+type S3 struct {
+	Auth CloudAuth `json:"auth"`
+	// BucketARN is required.
+	BucketARN    string `json:"bucket_arn"`
+	ObjectPrefix string `json:"object_prefix"`
+	// Compression gzips each object.
+	Compression bool `json:"compression"`
+	// MaxFileSize is how many bytes accumulate per object.
+	MaxFileSize int64 `json:"max_file_size"`
+	// MaxFileAge is how many seconds of events are batched per object.
+	MaxFileAge int64 `json:"max_file_age"`
+}
+
+// Monitoring delivers events to a monitoring service.
+type Monitoring struct {
+	// APIKey is required.
+	APIKey  string `json:"api_key"`
+	Tags    string `json:"tags"`
+	Service string `json:"service"`
+	Site    string `json:"site"`
+}
+
+// CloudLogsIngestion delivers events to a cloud log ingestion endpoint.
+// Every member is required.
+type CloudLogsIngestion struct {
+	TenantID                 string `json:"tenant_id"`
+	ClientID                 string `json:"client_id"`
+	ClientSecret             string `json:"client_secret"`
+	LogsIngestionURI         string `json:"logs_ingestion_uri"`
+	DataCollectionRuleID     string `json:"data_collection_rule_id"`
+	DataCollectionStreamName string `json:"data_collection_stream_name"`
+}
+
+// CloudAuth is how the service authenticates to a cloud target: exactly one
+// of Role and Creds is set; the other is encoded as null.
+type CloudAuth struct {
+	Role  *Role  `json:"role"`
+	Creds *Creds `json:"creds"`
+}
+
+// Role is a cloud role the service assumes to deliver.
+type Role struct {
+	// RoleARN is required.
+	RoleARN string `json:"role_arn"`
+}
+
+// Creds are long-term cloud access keys; both members are required.
+type Creds struct {
+	AccessKeyID     string `json:"cloud_access_key_id"`
+	SecretAccessKey string `json:"cloud_secret_access_key"`
+}
+
+// DestinationList is one page of event destinations.
+type DestinationList struct {
+	Destinations []Destination `json:"event_destinations"`
+	URI          string        `json:"uri"`
+	NextPageURI  *string       `json:"next_page_uri"`
+}
+
+// PageItems returns the page's destinations.
+func (l *DestinationList) PageItems() []Destination { return l.Destinations }
+
+// NextPage returns the next page's URL, or "" on the last page.
+func (l *DestinationList) NextPage() string { return rest.Str(l.NextPageURI) }
+
+// DestinationCreate is the body of a create request.
+type DestinationCreate struct {
+	// Description is at most [acctapi.MaxDescriptionBytes] bytes.
+	Description string `json:"description"`
+	// Metadata is at most [acctapi.MaxMetadataBytes] bytes.
+	Metadata string `json:"metadata"`
+	// Format is [FormatJSON] in any letter case; empty means [FormatJSON].
+	Format string `json:"format"`
+	// Target must set exactly one member.
+	Target Target `json:"target"`
+}
+
+// Validate checks the request against the API's rules.
+func (r *DestinationCreate) Validate() error {
+	return errors.Join(
+		acctapi.CheckDescription("description", r.Description),
+		acctapi.CheckMetadata("metadata", r.Metadata),
+		checkFormat(r.Format, true),
+		acctapi.Prefix("target", r.Target.validate()),
+	)
+}
+
+// Normalize turns a valid request into its stored form: Format becomes
+// [FormatJSON] when empty or written in another letter case.
+func (r *DestinationCreate) Normalize() {
+	if r.Format == "" || strings.EqualFold(r.Format, FormatJSON) {
+		r.Format = FormatJSON
+	}
+}
+
+// DestinationUpdate is the body of an update request. Nil members are left
+// unchanged.
+type DestinationUpdate struct {
+	// ID is the destination to update; it is sent in the path.
+	ID          string  `json:"id"`
+	Description *string `json:"description,omitempty"`
+	Metadata    *string `json:"metadata,omitempty"`
+	// Format, when set, is [FormatJSON] in any letter case.
+	Format *string `json:"format,omitempty"`
+	// Target, when set, replaces the whole target and must set exactly one
+	// member.
+	Target *Target `json:"target,omitempty"`
+}
+
+// Validate checks the request against the API's rules.
+func (r *DestinationUpdate) Validate() error {
+	errs := []error{
+		acctapi.CheckDescriptionPtr("description", r.Description),
+		acctapi.CheckMetadataPtr("metadata", r.Metadata),
+	}
+	if r.Format != nil {
+		errs = append(errs, checkFormat(*r.Format, false))
+	}
+	if r.Target != nil {
+		errs = append(errs, acctapi.Prefix("target", r.Target.validate()))
+	}
+	return errors.Join(errs...)
+}
+
+// Normalize turns a valid request into its stored form: a Format written
+// in another letter case becomes [FormatJSON].
+func (r *DestinationUpdate) Normalize() {
+	if r.Format != nil && strings.EqualFold(*r.Format, FormatJSON) {
+		f := FormatJSON
+		r.Format = &f
+	}
+}
+
+// checkFormat reports a format other than JSON; emptyOK allows "".
+func checkFormat(f string, emptyOK bool) error {
+	if !strings.EqualFold(f, FormatJSON) && (f != "" || !emptyOK) {
+		return acctapi.Invalid("format", "is %q; only %q is accepted", f, FormatJSON)
+	}
+	return nil
+}
+
+// kind is one member of a Target: its JSON name, whether it is set and its
+// validator.
+type kind struct {
+	name  string
+	set   bool
+	check func() error
+}
+
+func (t *Target) kinds() []kind {
+	return []kind{
+		{"firehose", t.Firehose != nil, func() error { return t.Firehose.validate() }},
+		{"kinesis", t.Kinesis != nil, func() error { return t.Kinesis.validate() }},
+		{"cloudwatch_logs", t.CloudWatchLogs != nil, func() error { return t.CloudWatchLogs.validate() }},
+		{"s3", t.S3 != nil, func() error { return t.S3.validate() }},
+		{"monitoring", t.Monitoring != nil, func() error { return t.Monitoring.validate() }},
+		{"cloud_logs_ingestion", t.CloudLogsIngestion != nil, func() error { return t.CloudLogsIngestion.validate() }},
+	}
+}
+
+func (t *Target) validate() error {
+	var set []string
+	var errs []error
+	for _, k := range t.kinds() {
+		if k.set {
+			set = append(set, k.name)
+			errs = append(errs, acctapi.Prefix(k.name, k.check()))
+		}
+	}
+	if len(set) != 1 {
+		return acctapi.Invalid("", "sets %d kinds (%s); exactly one of firehose, kinesis, cloudwatch_logs, s3, monitoring, cloud_logs_ingestion is required",
+			len(set), strings.Join(set, ", "))
+	}
+	return errors.Join(errs...)
+}
+
+func (f *Firehose) validate() error {
+	return errors.Join(f.Auth.validate(), required("delivery_stream_arn", f.DeliveryStreamARN))
+}
+
+func (k *Kinesis) validate() error {
+	return errors.Join(k.Auth.validate(), required("stream_arn", k.StreamARN))
+}
+
+func (c *CloudWatchLogs) validate() error {
+	return errors.Join(c.Auth.validate(), required("log_group_arn", c.LogGroupARN))
+}
+
+func (s *S3) validate() error {
+	return errors.Join(s.Auth.validate(), required("bucket_arn", s.BucketARN))
+}
+
+func (m *Monitoring) validate() error { return required("api_key", m.APIKey) }
+
+func (c *CloudLogsIngestion) validate() error {
+	return errors.Join(
+		required("tenant_id", c.TenantID),
+		required("client_id", c.ClientID),
+		required("client_secret", c.ClientSecret),
+		required("logs_ingestion_uri", c.LogsIngestionURI),
+		required("data_collection_rule_id", c.DataCollectionRuleID),
+		required("data_collection_stream_name", c.DataCollectionStreamName),
+	)
+}
+
+// validate reports errors under "auth".
+func (a *CloudAuth) validate() error {
+	switch {
+	case a.Role != nil && a.Creds != nil:
+		return acctapi.Invalid("auth", "sets both role and creds; exactly one is allowed")
+	case a.Role != nil:
+		return required("auth.role.role_arn", a.Role.RoleARN)
+	case a.Creds != nil:
+		return errors.Join(
+			required("auth.creds.cloud_access_key_id", a.Creds.AccessKeyID),
+			required("auth.creds.cloud_secret_access_key", a.Creds.SecretAccessKey),
+		)
+	}
+	return acctapi.Invalid("auth", "sets neither role nor creds; exactly one is required")
+}
+
+// Destinations is the client for /event_destinations. It is safe for
+// concurrent use.
+type Destinations struct {
+	c *acctapi.Client
+}
+
+// NewDestinations returns the event destinations client built on c.
+func NewDestinations(c *acctapi.Client) *Destinations { return &Destinations{c: c} }
+
+// Create creates an event destination.
+func (s *Destinations) Create(ctx context.Context, r *DestinationCreate) (*Destination, error) {
+	return rest.Create[Destination](ctx, s.c, acctapi.Path("event_destinations"), r)
+}
+
+// Get returns the event destination with the given id.
+func (s *Destinations) Get(ctx context.Context, id string) (*Destination, error) {
+	return rest.Get[Destination](ctx, s.c, acctapi.Path("event_destinations", id))
+}
+
+// Update changes the members of an event destination that r sets.
+func (s *Destinations) Update(ctx context.Context, r *DestinationUpdate) (*Destination, error) {
+	return rest.Update[Destination](ctx, s.c, acctapi.Path("event_destinations", r.ID), r)
+}
+
+// Delete deletes the event destination with the given id.
+func (s *Destinations) Delete(ctx context.Context, id string) error {
+	return rest.Delete(ctx, s.c, acctapi.Path("event_destinations", id))
+}
+
+// List returns every event destination, newest first, following pages as
+// needed. An error ends the sequence.
+func (s *Destinations) List(ctx context.Context, opts *acctapi.FilterOptions) iter.Seq2[Destination, error] {
+	return acctapi.All[Destination, DestinationList](ctx, s.c, acctapi.Path("event_destinations"), opts)
+}
+
+// Page returns one page of event destinations.
+func (s *Destinations) Page(ctx context.Context, opts *acctapi.FilterOptions) (*DestinationList, error) {
+	return acctapi.GetPage[DestinationList](ctx, s.c, acctapi.Path("event_destinations"), opts)
+}

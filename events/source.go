@@ -1,0 +1,90 @@
+package events
+
+import (
+	"context"
+	"errors"
+
+	"github.com/acctapi/acctapi"
+	"github.com/acctapi/acctapi/internal/rest"
+)
+
+// Source is an event type a subscription triggers on. It is addressed by
+// its subscription's id and its Type.
+type Source struct {
+	// Type is one of [Types].
+	Type string `json:"type"`
+	URI  string `json:"uri"`
+}
+
+// SourceList is every source of one subscription; it is not paged.
+type SourceList struct {
+	Sources []Source `json:"sources"`
+	URI     string   `json:"uri"`
+}
+
+// SourceCreate is the body of a create request.
+type SourceCreate struct {
+	// SubscriptionID is optional; when set it must be the subscription
+	// named in the path.
+	SubscriptionID string `json:"subscription_id,omitempty"`
+	// Type is required, one of [Types], and not yet on the subscription.
+	Type string `json:"type"`
+}
+
+// Validate checks the request against the API's rules.
+func (r *SourceCreate) Validate() error { return checkEventType("type", r.Type) }
+
+// SourceUpdate is the body of an update request. Both members name the
+// source and are sent in the path as well as the body; a source has no
+// other writable member.
+type SourceUpdate struct {
+	SubscriptionID string `json:"subscription_id"`
+	Type           string `json:"type"`
+}
+
+// Validate checks the request against the API's rules.
+func (r *SourceUpdate) Validate() error {
+	return errors.Join(required("subscription_id", r.SubscriptionID), checkEventType("type", r.Type))
+}
+
+// Sources is the client for the sources of event subscriptions,
+// /event_subscriptions/{id}/sources. It is safe for concurrent use.
+type Sources struct {
+	c *acctapi.Client
+}
+
+// NewSources returns the event sources client built on c.
+func NewSources(c *acctapi.Client) *Sources { return &Sources{c: c} }
+
+func sourcesPath(subscriptionID string, typ ...string) string {
+	return acctapi.Path(append([]string{"event_subscriptions", subscriptionID, "sources"}, typ...)...)
+}
+
+// Create adds a source to the subscription. r.SubscriptionID, when set,
+// must equal subscriptionID.
+func (s *Sources) Create(ctx context.Context, subscriptionID string, r *SourceCreate) (*Source, error) {
+	if err := checkPathID("subscription_id", r.SubscriptionID, subscriptionID); err != nil {
+		return nil, err
+	}
+	return rest.Create[Source](ctx, s.c, sourcesPath(subscriptionID), r)
+}
+
+// Get returns the subscription's source of the given type.
+func (s *Sources) Get(ctx context.Context, subscriptionID, typ string) (*Source, error) {
+	return rest.Get[Source](ctx, s.c, sourcesPath(subscriptionID, typ))
+}
+
+// List returns every source of the subscription.
+func (s *Sources) List(ctx context.Context, subscriptionID string) (*SourceList, error) {
+	return rest.Get[SourceList](ctx, s.c, sourcesPath(subscriptionID))
+}
+
+// Update updates the source that r names.
+func (s *Sources) Update(ctx context.Context, r *SourceUpdate) (*Source, error) {
+	return rest.Update[Source](ctx, s.c, sourcesPath(r.SubscriptionID, r.Type), r)
+}
+
+// Delete removes the subscription's source of the given type.
+func (s *Sources) Delete(ctx context.Context, subscriptionID, typ string) error {
+	return rest.Delete(ctx, s.c, sourcesPath(subscriptionID, typ))
+}

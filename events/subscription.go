@@ -1,0 +1,140 @@
+package events
+
+import (
+	"context"
+	"errors"
+	"iter"
+	"time"
+
+	"github.com/acctapi/acctapi"
+	"github.com/acctapi/acctapi/internal/rest"
+)
+
+// Subscription sends events of its sources' types to its destinations.
+type Subscription struct {
+	ID           string        `json:"id"`
+	URI          string        `json:"uri"`
+	CreatedAt    time.Time     `json:"created_at"`
+	Description  string        `json:"description"`
+	Metadata     string        `json:"metadata"`
+	Sources      []Source      `json:"sources"`
+	Destinations []acctapi.Ref `json:"destinations"`
+}
+
+// SubscriptionList is one page of event subscriptions.
+type SubscriptionList struct {
+	Subscriptions []Subscription `json:"event_subscriptions"`
+	URI           string         `json:"uri"`
+	NextPageURI   *string        `json:"next_page_uri"`
+}
+
+// PageItems returns the page's subscriptions.
+func (l *SubscriptionList) PageItems() []Subscription { return l.Subscriptions }
+
+// NextPage returns the next page's URL, or "" on the last page.
+func (l *SubscriptionList) NextPage() string { return rest.Str(l.NextPageURI) }
+
+// SubscriptionSource names an event type in a subscription's create or
+// update request.
+type SubscriptionSource struct {
+	// Type is one of [Types].
+	Type string `json:"type"`
+}
+
+// SubscriptionCreate is the body of a create request.
+type SubscriptionCreate struct {
+	// Description is at most [acctapi.MaxDescriptionBytes] bytes.
+	Description string `json:"description"`
+	// Metadata is at most [acctapi.MaxMetadataBytes] bytes.
+	Metadata string `json:"metadata"`
+	// Sources may be empty; no type may appear twice.
+	Sources []SubscriptionSource `json:"sources"`
+	// DestinationIDs are ids of the account's destinations, non-empty and
+	// without duplicates; the list may be empty.
+	DestinationIDs []string `json:"destination_ids"`
+}
+
+// Validate checks the request against the API's rules.
+func (r *SubscriptionCreate) Validate() error {
+	return errors.Join(
+		acctapi.CheckDescription("description", r.Description),
+		acctapi.CheckMetadata("metadata", r.Metadata),
+		checkSources(r.Sources),
+		checkDestinationIDs(r.DestinationIDs),
+	)
+}
+
+// SubscriptionUpdate is the body of an update request. Nil members are left
+// unchanged; a non-nil empty list clears it.
+type SubscriptionUpdate struct {
+	// ID is the subscription to update; it is sent in the path.
+	ID             string                `json:"id"`
+	Description    *string               `json:"description,omitempty"`
+	Metadata       *string               `json:"metadata,omitempty"`
+	Sources        *[]SubscriptionSource `json:"sources,omitempty"`
+	DestinationIDs *[]string             `json:"destination_ids,omitempty"`
+}
+
+// Validate checks the request against the API's rules.
+func (r *SubscriptionUpdate) Validate() error {
+	errs := []error{
+		acctapi.CheckDescriptionPtr("description", r.Description),
+		acctapi.CheckMetadataPtr("metadata", r.Metadata),
+	}
+	if r.Sources != nil {
+		errs = append(errs, checkSources(*r.Sources))
+	}
+	if r.DestinationIDs != nil {
+		errs = append(errs, checkDestinationIDs(*r.DestinationIDs))
+	}
+	return errors.Join(errs...)
+}
+
+func checkSources(list []SubscriptionSource) error {
+	return checkEach("sources", list, func(s SubscriptionSource) string { return s.Type },
+		func(f string, s SubscriptionSource) error { return checkEventType(f+".type", s.Type) })
+}
+
+func checkDestinationIDs(ids []string) error {
+	return checkEach("destination_ids", ids, func(id string) string { return id }, required)
+}
+
+// Subscriptions is the client for /event_subscriptions. It is safe for
+// concurrent use.
+type Subscriptions struct {
+	c *acctapi.Client
+}
+
+// NewSubscriptions returns the event subscriptions client built on c.
+func NewSubscriptions(c *acctapi.Client) *Subscriptions { return &Subscriptions{c: c} }
+
+// Create creates an event subscription.
+func (s *Subscriptions) Create(ctx context.Context, r *SubscriptionCreate) (*Subscription, error) {
+	return rest.Create[Subscription](ctx, s.c, acctapi.Path("event_subscriptions"), r)
+}
+
+// Get returns the event subscription with the given id.
+func (s *Subscriptions) Get(ctx context.Context, id string) (*Subscription, error) {
+	return rest.Get[Subscription](ctx, s.c, acctapi.Path("event_subscriptions", id))
+}
+
+// Update changes the members of an event subscription that r sets.
+func (s *Subscriptions) Update(ctx context.Context, r *SubscriptionUpdate) (*Subscription, error) {
+	return rest.Update[Subscription](ctx, s.c, acctapi.Path("event_subscriptions", r.ID), r)
+}
+
+// Delete deletes the event subscription with the given id.
+func (s *Subscriptions) Delete(ctx context.Context, id string) error {
+	return rest.Delete(ctx, s.c, acctapi.Path("event_subscriptions", id))
+}
+
+// List returns every event subscription, newest first, following pages as
+// needed. An error ends the sequence.
+func (s *Subscriptions) List(ctx context.Context, opts *acctapi.FilterOptions) iter.Seq2[Subscription, error] {
+	return acctapi.All[Subscription, SubscriptionList](ctx, s.c, acctapi.Path("event_subscriptions"), opts)
+}
+
+// Page returns one page of event subscriptions.
+func (s *Subscriptions) Page(ctx context.Context, opts *acctapi.FilterOptions) (*SubscriptionList, error) {
+	return acctapi.GetPage[SubscriptionList](ctx, s.c, acctapi.Path("event_subscriptions"), opts)
+}

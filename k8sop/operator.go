@@ -1,0 +1,305 @@
+package k8sop
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"iter"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/acctapi/acctapi"
+	"github.com/acctapi/acctapi/internal/rest"
+)
+
+// The features an operator may enable.
+const (
+	FeatureBindings = "bindings"
+	FeatureIngress  = "ingress"
+	FeatureGateway  = "gateway"
+)
+
+// DefaultRegion is the region of an operator created without one.
+const DefaultRegion = "global"
+
+// Operator is a Kubernetes operator registered with the account.
+type Operator struct {
+	ID          string    `json:"id"`
+	URI         string    `json:"uri"`
+	CreatedAt   time.Time `json:"created_at"`
+	UpdatedAt   time.Time `json:"updated_at"`
+	Description string    `json:"description"`
+	Metadata    string    `json:"metadata"`
+	// Principal is the owner of the API key that created the operator.
+	Principal acctapi.Ref `json:"principal"`
+	// EnabledFeatures are lower-case, without duplicates.
+	EnabledFeatures []string   `json:"enabled_features"`
+	Region          string     `json:"region"`
+	Deployment      Deployment `json:"deployment"`
+	// Binding is present in every response, bindings enabled or not.
+	Binding *Binding `json:"binding"`
+}
+
+// Deployment describes where the operator runs.
+type Deployment struct {
+	Name        string `json:"name"`
+	Namespace   string `json:"namespace"`
+	Version     string `json:"version"`
+	ClusterName string `json:"cluster_name"`
+}
+
+// Binding is the state of the operator's Bindings feature.
+type Binding struct {
+	// EndpointSelectors are CEL expressions choosing the bound endpoints;
+	// see [CompileSelectors]. It may be nil.
+	EndpointSelectors []string `json:"endpoint_selectors"`
+	Cert              Cert     `json:"cert"`
+	IngressEndpoint   string   `json:"ingress_endpoint,omitempty"`
+}
+
+// Cert is the binding's client certificate. Before one exists, Cert is ""
+// and both times are the zero time, encoded "0001-01-01T00:00:00Z".
+type Cert struct {
+	// Cert is the PEM certificate issued for the binding's CSR.
+	Cert      string    `json:"cert"`
+	NotBefore time.Time `json:"not_before"`
+	NotAfter  time.Time `json:"not_after"`
+}
+
+// OperatorList is one page of operators.
+type OperatorList struct {
+	Operators   []Operator `json:"operators"`
+	URI         string     `json:"uri"`
+	NextPageURI *string    `json:"next_page_uri"`
+}
+
+// PageItems returns the page's operators.
+func (l *OperatorList) PageItems() []Operator { return l.Operators }
+
+// NextPage returns the next page's URL, or "" on the last page.
+func (l *OperatorList) NextPage() string { return rest.Str(l.NextPageURI) }
+
+// OperatorCreate is the body of a create request.
+type OperatorCreate struct {
+	// Description is at most [acctapi.MaxDescriptionBytes] bytes.
+	Description string `json:"description"`
+	// Metadata is at most [acctapi.MaxMetadataBytes] bytes.
+	Metadata string `json:"metadata"`
+	// EnabledFeatures are [FeatureBindings], [FeatureIngress] and
+	// [FeatureGateway], in any letter case, repeats allowed.
+	EnabledFeatures []string `json:"enabled_features"`
+	// Region defaults to [DefaultRegion] when empty.
+	Region     string     `json:"region"`
+	Deployment Deployment `json:"deployment"`
+	// Binding may be set only when EnabledFeatures includes bindings.
+	Binding *BindingCreate `json:"binding,omitempty"`
+}
+
+// BindingCreate configures the Bindings feature.
+type BindingCreate struct {
+	// EndpointSelectors must each compile with [CompileSelectors].
+	EndpointSelectors []string `json:"endpoint_selectors"`
+	// CSR, when set, is a PEM certificate request; see [ParseCSR].
+	CSR string `json:"csr,omitempty"`
+	// IngressEndpoint defaults to the service's when empty.
+	IngressEndpoint string `json:"ingress_endpoint,omitempty"`
+}
+
+// Validate checks the request against the API's rules.
+func (r *OperatorCreate) Validate() error {
+	errs := []error{
+		acctapi.CheckDescription("description", r.Description),
+		acctapi.CheckMetadata("metadata", r.Metadata),
+		checkFeatures(r.EnabledFeatures),
+	}
+	if r.Binding != nil {
+		errs = append(errs, checkBindingAllowed(r.EnabledFeatures),
+			acctapi.Prefix("binding", checkBinding(r.Binding.EndpointSelectors, r.Binding.CSR)))
+	}
+	return errors.Join(errs...)
+}
+
+// Normalize turns a valid request into its stored form: EnabledFeatures
+// become lower-case without duplicates (first occurrence kept) and an empty
+// Region becomes [DefaultRegion].
+func (r *OperatorCreate) Normalize() {
+	r.EnabledFeatures = normalizeFeatures(r.EnabledFeatures)
+	if r.Region == "" {
+		r.Region = DefaultRegion
+	}
+}
+
+// OperatorUpdate is the body of an update request. Nil members are left
+// unchanged.
+type OperatorUpdate struct {
+	// ID is the operator to update; it is sent in the path.
+	ID          string  `json:"id"`
+	Description *string `json:"description,omitempty"`
+	Metadata    *string `json:"metadata,omitempty"`
+	// EnabledFeatures, when set, replaces the features; as on create.
+	EnabledFeatures *[]string `json:"enabled_features,omitempty"`
+	// Region, when set and empty, becomes [DefaultRegion].
+	Region *string `json:"region,omitempty"`
+	// Binding may be set only when bindings is enabled; see
+	// [OperatorUpdate.CheckBinding].
+	Binding    *BindingUpdate    `json:"binding,omitempty"`
+	Deployment *DeploymentUpdate `json:"deployment,omitempty"`
+}
+
+// BindingUpdate changes the Bindings feature. Nil members are left
+// unchanged.
+type BindingUpdate struct {
+	EndpointSelectors *[]string `json:"endpoint_selectors,omitempty"`
+	CSR               *string   `json:"csr,omitempty"`
+	IngressEndpoint   *string   `json:"ingress_endpoint,omitempty"`
+}
+
+// DeploymentUpdate changes a deployment's name and version, the only
+// members an update may change. Nil members are left unchanged.
+type DeploymentUpdate struct {
+	Name    *string `json:"name,omitempty"`
+	Version *string `json:"version,omitempty"`
+}
+
+// Validate checks the request against the API's rules. Whether Binding is
+// allowed is judged here only when the request sets EnabledFeatures;
+// otherwise it depends on the operator's stored features, which the server
+// checks with [OperatorUpdate.CheckBinding].
+func (r *OperatorUpdate) Validate() error {
+	errs := []error{
+		acctapi.CheckDescriptionPtr("description", r.Description),
+		acctapi.CheckMetadataPtr("metadata", r.Metadata),
+	}
+	if r.EnabledFeatures != nil {
+		errs = append(errs, checkFeatures(*r.EnabledFeatures), r.CheckBinding(nil))
+	}
+	if b := r.Binding; b != nil {
+		var selectors []string
+		if b.EndpointSelectors != nil {
+			selectors = *b.EndpointSelectors
+		}
+		errs = append(errs, acctapi.Prefix("binding", checkBinding(selectors, rest.Str(b.CSR))))
+	}
+	return errors.Join(errs...)
+}
+
+// CheckBinding reports a Binding sent while bindings is not enabled: the
+// features are r.EnabledFeatures when set, else stored, the operator's
+// current features.
+func (r *OperatorUpdate) CheckBinding(stored []string) error {
+	if r.Binding == nil {
+		return nil
+	}
+	if r.EnabledFeatures != nil {
+		stored = *r.EnabledFeatures
+	}
+	return checkBindingAllowed(stored)
+}
+
+// Normalize turns a valid request into its stored form, as
+// [OperatorCreate.Normalize] does for the members it sets.
+func (r *OperatorUpdate) Normalize() {
+	if r.EnabledFeatures != nil {
+		f := normalizeFeatures(*r.EnabledFeatures)
+		r.EnabledFeatures = &f
+	}
+	if r.Region != nil && *r.Region == "" {
+		region := DefaultRegion
+		r.Region = &region
+	}
+}
+
+var features = []string{FeatureBindings, FeatureIngress, FeatureGateway}
+
+func checkFeatures(list []string) error {
+	var errs []error
+	for i, f := range list {
+		if !slices.Contains(features, strings.ToLower(f)) {
+			errs = append(errs, acctapi.Invalid(fmt.Sprintf("enabled_features[%d]", i),
+				"is %q; want one of bindings, ingress, gateway", f))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func normalizeFeatures(list []string) []string {
+	out := make([]string, 0, len(list))
+	for _, f := range list {
+		if f = strings.ToLower(f); !slices.Contains(out, f) {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+func checkBindingAllowed(features []string) error {
+	if !slices.ContainsFunc(features, func(f string) bool { return strings.EqualFold(f, FeatureBindings) }) {
+		return acctapi.Invalid("binding", "may be set only when enabled_features includes bindings")
+	}
+	return nil
+}
+
+// checkBinding checks a binding's selectors and, when not empty, its CSR.
+func checkBinding(selectors []string, csr string) error {
+	_, err := CompileSelectors(selectors)
+	if csr != "" {
+		if _, cerr := ParseCSR(csr); cerr != nil {
+			err = errors.Join(err, &acctapi.FieldError{Field: "csr", Code: acctapi.CodeInvalidValue,
+				Reason: "is not a valid PEM certificate request", Err: cerr})
+		}
+	}
+	return err
+}
+
+// Operators is the client for /kubernetes_operators. It is safe for
+// concurrent use.
+type Operators struct {
+	c *acctapi.Client
+}
+
+// NewOperators returns the Kubernetes operators client built on c.
+func NewOperators(c *acctapi.Client) *Operators { return &Operators{c: c} }
+
+// Create registers an operator.
+func (s *Operators) Create(ctx context.Context, r *OperatorCreate) (*Operator, error) {
+	return rest.Create[Operator](ctx, s.c, acctapi.Path("kubernetes_operators"), r)
+}
+
+// Get returns the operator with the given id.
+func (s *Operators) Get(ctx context.Context, id string) (*Operator, error) {
+	return rest.Get[Operator](ctx, s.c, acctapi.Path("kubernetes_operators", id))
+}
+
+// Update changes the members of an operator that r sets.
+func (s *Operators) Update(ctx context.Context, r *OperatorUpdate) (*Operator, error) {
+	return rest.Update[Operator](ctx, s.c, acctapi.Path("kubernetes_operators", r.ID), r)
+}
+
+// Delete deletes the operator with the given id.
+func (s *Operators) Delete(ctx context.Context, id string) error {
+	return rest.Delete(ctx, s.c, acctapi.Path("kubernetes_operators", id))
+}
+
+// List returns every operator, newest first, following pages as needed.
+// An error ends the sequence.
+func (s *Operators) List(ctx context.Context, opts *acctapi.ListOptions) iter.Seq2[Operator, error] {
+	return acctapi.All[Operator, OperatorList](ctx, s.c, acctapi.Path("kubernetes_operators"), opts)
+}
+
+// Page returns one page of operators.
+func (s *Operators) Page(ctx context.Context, opts *acctapi.ListOptions) (*OperatorList, error) {
+	return acctapi.GetPage[OperatorList](ctx, s.c, acctapi.Path("kubernetes_operators"), opts)
+}
+
+// BoundEndpoints returns every endpoint bound to the operator with the
+// given id, following pages as needed. An error ends the sequence.
+func (s *Operators) BoundEndpoints(ctx context.Context, id string, opts *acctapi.ListOptions) iter.Seq2[Endpoint, error] {
+	return acctapi.All[Endpoint, EndpointList](ctx, s.c, acctapi.Path("kubernetes_operators", id, "bound_endpoints"), opts)
+}
+
+// BoundEndpointsPage returns one page of the endpoints bound to the
+// operator with the given id.
+func (s *Operators) BoundEndpointsPage(ctx context.Context, id string, opts *acctapi.ListOptions) (*EndpointList, error) {
+	return acctapi.GetPage[EndpointList](ctx, s.c, acctapi.Path("kubernetes_operators", id, "bound_endpoints"), opts)
+}
