@@ -58,6 +58,7 @@ type resource[T, C, U any] struct {
 // resourceInfo is what Seed, Get and List know of a resource.
 type resourceInfo struct {
 	kind   string
+	newIn  func() any // a new create request, for fixtures
 	seed   func(c *call, in any) (any, error)
 	render func(base string, v any) any
 }
@@ -97,19 +98,30 @@ func register[T, C, U any](s *Server, res *resource[T, C, U]) {
 			r.successor = p.successor
 		}
 	}
-	info := &resourceInfo{
-		kind: res.kind,
+	s.registerSeedOnly(res)
+}
+
+// registerSeedOnly adds a resource that has no API path (tunnels,
+// endpoints): only Seed, Get and List reach it.
+func (s *Server) registerSeedOnly(res any) {
+	type registrar interface{ info() (*resourceInfo, reflect.Type, reflect.Type) }
+	info, in, out := res.(registrar).info()
+	s.resByIn[in] = info
+	s.resByOut[out] = info
+	s.resByKind[info.kind] = info
+}
+
+// info describes the resource to Seed, Get and List.
+func (res *resource[T, C, U]) info() (*resourceInfo, reflect.Type, reflect.Type) {
+	return &resourceInfo{
+		kind:  res.kind,
+		newIn: func() any { return new(C) },
 		seed: func(c *call, in any) (any, error) {
 			v, err := res.create(c, in.(*C))
 			return v, err
 		},
 		render: func(base string, v any) any { return res.render(base, v.(T)) },
-	}
-	if s.resByIn == nil {
-		s.resByIn, s.resByOut = map[any]*resourceInfo{}, map[any]*resourceInfo{}
-	}
-	s.resByIn[reflect.TypeFor[C]()] = info
-	s.resByOut[reflect.TypeFor[T]()] = info
+	}, reflect.TypeFor[C](), reflect.TypeFor[T]()
 }
 
 // checkRequest runs a request type's Validate.
@@ -193,6 +205,7 @@ func (res *resource[T, C, U]) updateHandler(c *call) (int, any, error) {
 	if err := decode(c.body, in); err != nil {
 		return 0, nil, err
 	}
+	setPathID(in, id)
 	if err := checkRequest(in); err != nil {
 		return 0, nil, err
 	}
@@ -220,6 +233,19 @@ func (res *resource[T, C, U]) updateHandler(c *call) (int, any, error) {
 		return 0, nil, err
 	}
 	return http.StatusOK, res.render(c.base, out), nil
+}
+
+// setPathID sets the ID member of an update request, which the body may
+// leave out, to the id in the path, so that Validate sees it (a failover
+// may not list itself).
+func setPathID(in any, id string) {
+	v := reflect.ValueOf(in).Elem()
+	if v.Kind() != reflect.Struct {
+		return
+	}
+	if f := v.FieldByName("ID"); f.IsValid() && f.Kind() == reflect.String && f.CanSet() {
+		f.SetString(id)
+	}
 }
 
 // checkBodyID checks that a body's member, when present and not null,

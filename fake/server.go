@@ -58,6 +58,7 @@ type Server struct {
 	limiter  apiLimiter
 	resByIn  map[any]*resourceInfo // by create type
 	resByOut map[any]*resourceInfo // by resource type
+	resByKind map[string]*resourceInfo
 	signer   *signer
 	accounts []Account // guarded by mu
 	initial  *Snapshot // the state New left, for Reset
@@ -200,6 +201,7 @@ func New(opts ...Option) (*Server, error) {
 		return nil, err
 	}
 	s.signer = &signer{ids: s.ids}
+	s.resByIn, s.resByOut, s.resByKind = map[any]*resourceInfo{}, map[any]*resourceInfo{}, map[string]*resourceInfo{}
 	s.register()
 	if len(cfg.accounts) == 0 {
 		cfg.accounts = []Account{{}}

@@ -1,0 +1,189 @@
+package fake
+
+import (
+	"fmt"
+	"maps"
+	"net/http"
+	"time"
+
+	memdb "github.com/hashicorp/go-memdb"
+
+	"github.com/acctapi/acctapi"
+	"github.com/acctapi/acctapi/backends"
+)
+
+const (
+	kindFailover     = "backends/failover"
+	kindHTTPResponse = "backends/http_response"
+	kindTunnelGroup  = "backends/tunnel_group"
+	kindTunnel       = "tunnels"
+)
+
+// backendKinds are the kinds a failover backend may reference.
+var backendKinds = []string{kindFailover, kindHTTPResponse, kindTunnelGroup}
+
+// Tunnel is a tunnel of an account. Tunnels have no API path; seed them
+// with [Seed] (&Tunnel{...} as the request) so that tunnel group backends
+// find them by their labels.
+type Tunnel struct {
+	ID        string            `json:"id"`
+	URI       string            `json:"uri"`
+	Labels    map[string]string `json:"labels"`
+	CreatedAt time.Time         `json:"created_at"`
+}
+
+// Validate checks a seeded tunnel: label keys and values must not be
+// empty.
+func (t *Tunnel) Validate() error {
+	for k, v := range t.Labels {
+		if k == "" || v == "" {
+			return acctapi.Invalid("labels", "keys and values must not be empty")
+		}
+	}
+	return nil
+}
+
+// checkBackendRefs checks that every id is a backend of the account.
+func checkBackendRefs(c *call, ids []string) error {
+	for i, id := range ids {
+		found := false
+		for _, k := range backendKinds {
+			found = found || lookup(c.txn, c.account, k, id) != nil
+		}
+		if !found {
+			return &apiError{status: http.StatusBadRequest, code: acctapi.CodeUnknownBackend, field: fmt.Sprintf("backends[%d]", i),
+				msg: fmt.Sprintf("Cannot save backend reference %q because it does not exist.", truncate(id, 64))}
+		}
+	}
+	return nil
+}
+
+func (s *Server) registerBackends() {
+	register(s, &resource[backends.Failover, backends.FailoverCreate, backends.FailoverUpdate]{
+		kind: kindFailover, prefix: "bkdfo", member: "backends",
+		build: func(c *call, id string, in *backends.FailoverCreate) (backends.Failover, meta, error) {
+			v := backends.Failover{ID: id, CreatedAt: c.now, Description: in.Description, Metadata: in.Metadata, Backends: orEmpty(in.Backends)}
+			return v, meta{refs: v.Backends}, checkBackendRefs(c, v.Backends)
+		},
+		apply: func(c *call, v backends.Failover, in *backends.FailoverUpdate) (backends.Failover, meta, error) {
+			patch(&v.Description, in.Description)
+			patch(&v.Metadata, in.Metadata)
+			if in.Backends != nil {
+				v.Backends = orEmpty(*in.Backends)
+			}
+			return v, meta{refs: v.Backends}, checkBackendRefs(c, v.Backends)
+		},
+		render: func(base string, v backends.Failover) backends.Failover {
+			v.URI = itemURI(base, kindFailover, v.ID)
+			return v
+		},
+	})
+	register(s, &resource[backends.HTTPResponse, backends.HTTPResponseCreate, backends.HTTPResponseUpdate]{
+		kind: kindHTTPResponse, prefix: "bkdhr", member: "backends",
+		build: func(c *call, id string, in *backends.HTTPResponseCreate) (backends.HTTPResponse, meta, error) {
+			return backends.HTTPResponse{ID: id, CreatedAt: c.now, Description: in.Description, Metadata: in.Metadata,
+				Body: in.Body, Headers: orEmptyMap(in.Headers), StatusCode: in.StatusCode}, meta{}, nil
+		},
+		apply: func(c *call, v backends.HTTPResponse, in *backends.HTTPResponseUpdate) (backends.HTTPResponse, meta, error) {
+			patch(&v.Description, in.Description)
+			patch(&v.Metadata, in.Metadata)
+			patch(&v.Body, in.Body)
+			patch(&v.StatusCode, in.StatusCode)
+			if in.Headers != nil {
+				v.Headers = orEmptyMap(*in.Headers)
+			}
+			return v, meta{}, nil
+		},
+		render: func(base string, v backends.HTTPResponse) backends.HTTPResponse {
+			v.URI = itemURI(base, kindHTTPResponse, v.ID)
+			return v
+		},
+	})
+	register(s, &resource[backends.TunnelGroup, backends.TunnelGroupCreate, backends.TunnelGroupUpdate]{
+		kind: kindTunnelGroup, prefix: "bkdtg", member: "backends", filter: annotatedFields,
+		fields: func(v *backends.TunnelGroup) map[string]any {
+			return map[string]any{"id": v.ID, "description": v.Description, "metadata": v.Metadata, "created_at": v.CreatedAt}
+		},
+		build: func(c *call, id string, in *backends.TunnelGroupCreate) (backends.TunnelGroup, meta, error) {
+			v := backends.TunnelGroup{ID: id, CreatedAt: c.now, Description: in.Description, Metadata: in.Metadata, Labels: maps.Clone(in.Labels)}
+			v.Tunnels = matchingTunnels(c.txn, c.account, v.Labels)
+			return v, meta{}, nil
+		},
+		apply: func(c *call, v backends.TunnelGroup, in *backends.TunnelGroupUpdate) (backends.TunnelGroup, meta, error) {
+			patch(&v.Description, in.Description)
+			patch(&v.Metadata, in.Metadata)
+			if in.Labels != nil {
+				v.Labels = maps.Clone(*in.Labels)
+				v.Tunnels = matchingTunnels(c.txn, c.account, v.Labels)
+			}
+			return v, meta{}, nil
+		},
+		render: func(base string, v backends.TunnelGroup) backends.TunnelGroup {
+			v.URI = itemURI(base, kindTunnelGroup, v.ID)
+			refs := make([]acctapi.Ref, len(v.Tunnels))
+			for i, t := range v.Tunnels {
+				refs[i] = acctapi.Ref{ID: t.ID, URI: itemURI(base, kindTunnel, t.ID)}
+			}
+			v.Tunnels = refs
+			return v
+		},
+	})
+	// Tunnels: seeded only. Seeding one adds it to the tunnel groups whose
+	// labels it carries.
+	s.registerSeedOnly(&resource[Tunnel, Tunnel, Tunnel]{
+		kind: kindTunnel, prefix: "tn",
+		build: func(c *call, id string, in *Tunnel) (Tunnel, meta, error) {
+			t := Tunnel{ID: id, Labels: maps.Clone(in.Labels), CreatedAt: c.now}
+			for _, o := range all(c.txn, c.account, kindTunnelGroup) {
+				g := o.Value.(backends.TunnelGroup)
+				if carries(t.Labels, g.Labels) {
+					g.Tunnels = append(append([]acctapi.Ref(nil), g.Tunnels...), acctapi.Ref{ID: id})
+					if err := store(c.txn, &object{Account: o.Account, Kind: o.Kind, ID: o.ID, Value: g}, meta{}); err != nil {
+						return Tunnel{}, meta{}, err
+					}
+				}
+			}
+			return t, meta{}, nil
+		},
+		render: func(base string, v Tunnel) Tunnel {
+			v.URI = itemURI(base, kindTunnel, v.ID)
+			return v
+		},
+	})
+}
+
+// matchingTunnels returns refs (ids only) of the account's tunnels that
+// carry every label.
+func matchingTunnels(txn *memdb.Txn, account string, labels map[string]string) []acctapi.Ref {
+	refs := []acctapi.Ref{}
+	for _, o := range all(txn, account, kindTunnel) {
+		if carries(o.Value.(Tunnel).Labels, labels) {
+			refs = append(refs, acctapi.Ref{ID: o.ID})
+		}
+	}
+	return refs
+}
+
+// carries reports whether have includes every label of want.
+func carries(have, want map[string]string) bool {
+	for k, v := range want {
+		if got, ok := have[k]; !ok || got != v {
+			return false
+		}
+	}
+	return true
+}
+
+func orEmpty(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return append([]string(nil), s...)
+}
+
+func orEmptyMap(m map[string]string) map[string]string {
+	if m == nil {
+		return map[string]string{}
+	}
+	return maps.Clone(m)
+}
