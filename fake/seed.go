@@ -1,6 +1,7 @@
 package fake
 
 import (
+	"encoding/json"
 	"fmt"
 	"reflect"
 	"slices"
@@ -28,9 +29,16 @@ func Seed[T any, C any](s *Server, accountID string, in *C) (T, error) {
 	if err != nil {
 		return zero, err
 	}
-	cp := *in // Normalize must not change the caller's value
+	// A deep copy, so that neither Normalize nor the store shares anything
+	// with the caller's value.
+	cp := new(C)
+	if raw, err := json.Marshal(in); err != nil {
+		return zero, fmt.Errorf("fake: Seed: %w", err)
+	} else if err := json.Unmarshal(raw, cp); err != nil {
+		return zero, fmt.Errorf("fake: Seed: %w", err)
+	}
 	c := &call{s: s, now: s.now(), base: s.seedBase(), account: acct, owner: s.userOf(acct)}
-	v, err := info.seed(c, &cp)
+	v, err := info.seed(c, cp)
 	if err != nil {
 		if ae, ok := err.(*apiError); ok {
 			return zero, fmt.Errorf("fake: Seed: %d %s: %s", ae.status, ae.code, ae.msg)

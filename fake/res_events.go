@@ -1,0 +1,231 @@
+package fake
+
+import (
+	"fmt"
+	"net/http"
+	"slices"
+
+	memdb "github.com/hashicorp/go-memdb"
+
+	"github.com/acctapi/acctapi"
+	"github.com/acctapi/acctapi/events"
+)
+
+const (
+	kindDestination  = "event_destinations"
+	kindSubscription = "event_subscriptions"
+)
+
+// destinationRefs checks that every id names a destination of the account
+// and returns them as refs (uris are filled when rendered).
+func destinationRefs(c *call, ids []string) ([]acctapi.Ref, error) {
+	refs := make([]acctapi.Ref, 0, len(ids))
+	for i, id := range ids {
+		if lookup(c.txn, c.account, kindDestination, id) == nil {
+			return nil, &apiError{status: http.StatusBadRequest, code: acctapi.CodeUnknownDestination, field: fmt.Sprintf("destination_ids[%d]", i),
+				msg: fmt.Sprintf("Event destination %q does not exist.", truncate(id, 64))}
+		}
+		refs = append(refs, acctapi.Ref{ID: id})
+	}
+	return refs, nil
+}
+
+func subscriptionSources(list []events.SubscriptionSource) []events.Source {
+	out := make([]events.Source, len(list))
+	for i, s := range list {
+		out[i] = events.Source{Type: s.Type}
+	}
+	return out
+}
+
+func refIDs(refs []acctapi.Ref) []string {
+	ids := make([]string, len(refs))
+	for i, r := range refs {
+		ids[i] = r.ID
+	}
+	return ids
+}
+
+// renderSubscription fills a subscription's uris and those of its sources
+// and destinations.
+func renderSubscription(base string, v events.Subscription) events.Subscription {
+	v.URI = itemURI(base, kindSubscription, v.ID)
+	src := make([]events.Source, len(v.Sources))
+	for i, s := range v.Sources {
+		src[i] = events.Source{Type: s.Type, URI: sourceURI(base, v.ID, s.Type)}
+	}
+	dst := make([]acctapi.Ref, len(v.Destinations))
+	for i, d := range v.Destinations {
+		dst[i] = acctapi.Ref{ID: d.ID, URI: itemURI(base, kindDestination, d.ID)}
+	}
+	v.Sources, v.Destinations = src, dst
+	return v
+}
+
+func sourceURI(base, subID, typ string) string {
+	return base + acctapi.Path(kindSubscription, subID, "sources", typ)
+}
+
+func (s *Server) registerEvents() {
+	register(s, &resource[events.Destination, events.DestinationCreate, events.DestinationUpdate]{
+		kind: kindDestination, prefix: "ed", member: "event_destinations", filter: annotatedFields,
+		fields: func(v *events.Destination) map[string]any {
+			return map[string]any{"id": v.ID, "description": v.Description, "metadata": v.Metadata, "created_at": v.CreatedAt}
+		},
+		build: func(c *call, id string, in *events.DestinationCreate) (events.Destination, meta, error) {
+			return events.Destination{ID: id, CreatedAt: c.now, Description: in.Description, Metadata: in.Metadata, Format: in.Format, Target: in.Target}, meta{}, nil
+		},
+		apply: func(c *call, v events.Destination, in *events.DestinationUpdate) (events.Destination, meta, error) {
+			patch(&v.Description, in.Description)
+			patch(&v.Metadata, in.Metadata)
+			patch(&v.Format, in.Format)
+			patch(&v.Target, in.Target)
+			return v, meta{}, nil
+		},
+		render: func(base string, v events.Destination) events.Destination {
+			v.URI = itemURI(base, kindDestination, v.ID)
+			return v
+		},
+	})
+	register(s, &resource[events.Subscription, events.SubscriptionCreate, events.SubscriptionUpdate]{
+		kind: kindSubscription, prefix: "esb", member: "event_subscriptions", filter: annotatedFields,
+		fields: func(v *events.Subscription) map[string]any {
+			return map[string]any{"id": v.ID, "description": v.Description, "metadata": v.Metadata, "created_at": v.CreatedAt}
+		},
+		build: func(c *call, id string, in *events.SubscriptionCreate) (events.Subscription, meta, error) {
+			dst, err := destinationRefs(c, in.DestinationIDs)
+			v := events.Subscription{ID: id, CreatedAt: c.now, Description: in.Description, Metadata: in.Metadata,
+				Sources: subscriptionSources(in.Sources), Destinations: dst}
+			return v, meta{refs: refIDs(dst)}, err
+		},
+		apply: func(c *call, v events.Subscription, in *events.SubscriptionUpdate) (events.Subscription, meta, error) {
+			patch(&v.Description, in.Description)
+			patch(&v.Metadata, in.Metadata)
+			if in.Sources != nil {
+				v.Sources = subscriptionSources(*in.Sources)
+			}
+			if in.DestinationIDs != nil {
+				dst, err := destinationRefs(c, *in.DestinationIDs)
+				if err != nil {
+					return v, meta{}, err
+				}
+				v.Destinations = dst
+			}
+			return v, meta{refs: refIDs(v.Destinations)}, nil
+		},
+		render: renderSubscription,
+	})
+	const coll, item = "/event_subscriptions/{id}/sources", "/event_subscriptions/{id}/sources/{type}"
+	s.routes.handle(http.MethodPost, coll, nil, s.createSource)
+	s.routes.handle(http.MethodGet, coll, nil, s.listSources)
+	s.routes.handle(http.MethodGet, item, nil, s.getSource)
+	s.routes.handle(http.MethodPatch, item, nil, s.updateSource)
+	s.routes.handle(http.MethodDelete, item, nil, s.deleteSource)
+}
+
+// changeSubscription runs fn on the subscription named in the path, in a
+// write transaction, and stores what fn returns.
+func (s *Server) changeSubscription(c *call, fn func(v events.Subscription) (events.Subscription, error)) error {
+	return s.write(func(txn *memdb.Txn) error {
+		o := lookup(txn, c.account, kindSubscription, c.params["id"])
+		if o == nil {
+			return notFound(c.params["id"])
+		}
+		v, err := fn(o.Value.(events.Subscription))
+		if err != nil {
+			return err
+		}
+		return store(txn, &object{Account: o.Account, Kind: o.Kind, ID: o.ID, Value: v}, meta{refs: o.Refs})
+	})
+}
+
+func sourceIndex(v events.Subscription, typ string) int {
+	return slices.IndexFunc(v.Sources, func(s events.Source) bool { return s.Type == typ })
+}
+
+func sourceNotFound(subID, typ string) *apiError {
+	return errorf(http.StatusNotFound, acctapi.CodeNotFound, "Source %q not found on event subscription %q.", truncate(typ, 64), subID)
+}
+
+func (s *Server) createSource(c *call) (int, any, error) {
+	subID := c.params["id"]
+	if err := checkBodyID(c.body, "subscription_id", subID); err != nil {
+		return 0, nil, err
+	}
+	var in events.SourceCreate
+	if err := decode(c.body, &in); err != nil {
+		return 0, nil, err
+	}
+	if err := checkRequest(&in); err != nil {
+		return 0, nil, err
+	}
+	err := s.changeSubscription(c, func(v events.Subscription) (events.Subscription, error) {
+		if sourceIndex(v, in.Type) >= 0 {
+			return v, errorf(http.StatusConflict, acctapi.CodeSourceTypeTaken, "Event type %q is already a source of this subscription.", in.Type)
+		}
+		v.Sources = append(slices.Clip(v.Sources), events.Source{Type: in.Type})
+		return v, nil
+	})
+	if err != nil {
+		return 0, nil, err
+	}
+	return http.StatusCreated, events.Source{Type: in.Type, URI: sourceURI(c.base, subID, in.Type)}, nil
+}
+
+func (s *Server) listSources(c *call) (int, any, error) {
+	subID := c.params["id"]
+	o := lookup(s.read(), c.account, kindSubscription, subID)
+	if o == nil {
+		return 0, nil, notFound(subID)
+	}
+	v := renderSubscription(c.base, o.Value.(events.Subscription))
+	return http.StatusOK, events.SourceList{Sources: v.Sources, URI: c.base + acctapi.Path(kindSubscription, subID, "sources")}, nil
+}
+
+func (s *Server) getSource(c *call) (int, any, error) {
+	subID, typ := c.params["id"], c.params["type"]
+	o := lookup(s.read(), c.account, kindSubscription, subID)
+	if o == nil {
+		return 0, nil, notFound(subID)
+	}
+	if sourceIndex(o.Value.(events.Subscription), typ) < 0 {
+		return 0, nil, sourceNotFound(subID, typ)
+	}
+	return http.StatusOK, events.Source{Type: typ, URI: sourceURI(c.base, subID, typ)}, nil
+}
+
+// updateSource serves PATCH …/sources/{type}. A source has no writable
+// member beyond the two that name it, so the update checks them and
+// returns the source.
+func (s *Server) updateSource(c *call) (int, any, error) {
+	subID, typ := c.params["id"], c.params["type"]
+	for member, want := range map[string]string{"subscription_id": subID, "type": typ} {
+		if err := checkBodyID(c.body, member, want); err != nil {
+			return 0, nil, err
+		}
+	}
+	in := events.SourceUpdate{SubscriptionID: subID, Type: typ}
+	if err := decode(c.body, &in); err != nil {
+		return 0, nil, err
+	}
+	if err := checkRequest(&in); err != nil {
+		return 0, nil, err
+	}
+	return s.getSource(c)
+}
+
+func (s *Server) deleteSource(c *call) (int, any, error) {
+	subID, typ := c.params["id"], c.params["type"]
+	err := s.changeSubscription(c, func(v events.Subscription) (events.Subscription, error) {
+		i := sourceIndex(v, typ)
+		if i < 0 {
+			return v, sourceNotFound(subID, typ)
+		}
+		v.Sources = slices.Delete(slices.Clone(v.Sources), i, i+1)
+		return v, nil
+	})
+	if err != nil {
+		return 0, nil, err
+	}
+	return http.StatusNoContent, nil, nil
+}

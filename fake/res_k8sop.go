@@ -1,0 +1,180 @@
+package fake
+
+import (
+	"net/http"
+	"slices"
+	"strings"
+
+	"github.com/acctapi/acctapi"
+	"github.com/acctapi/acctapi/k8sop"
+)
+
+const (
+	kindOperator = "kubernetes_operators"
+	kindEndpoint = "endpoints"
+)
+
+// badRequest is a 400 on one field with the generic invalid-value code.
+func badRequest(field, msg string) *apiError {
+	return &apiError{status: http.StatusBadRequest, code: acctapi.CodeInvalidValue, field: field, msg: msg}
+}
+
+// signCSR signs a binding's CSR with the fake's CA ("" leaves cert as is).
+func signCSR(c *call, csr string, cert *k8sop.Cert) error {
+	if csr == "" {
+		return nil
+	}
+	req, err := k8sop.ParseCSR(csr)
+	if err != nil {
+		return badRequest("binding.csr", err.Error())
+	}
+	pemText, nb, na, err := c.s.signer.sign(req, c.now)
+	if err != nil {
+		return err
+	}
+	*cert = k8sop.Cert{Cert: pemText, NotBefore: nb, NotAfter: na}
+	return nil
+}
+
+// defaultIngress gives an operator with bindings the configured ingress
+// endpoint when it has none.
+func defaultIngress(c *call, v *k8sop.Operator) {
+	if slices.Contains(v.EnabledFeatures, k8sop.FeatureBindings) && v.Binding.IngressEndpoint == "" {
+		v.Binding.IngressEndpoint = c.s.cfg.ingress
+	}
+}
+
+// principal is a ref to the owner of the caller's key.
+func principal(c *call) acctapi.Ref {
+	r := acctapi.Ref{ID: c.owner}
+	if strings.HasPrefix(c.owner, "service_") {
+		r.URI = itemURI(c.base, kindSvcUser, c.owner)
+	}
+	return r
+}
+
+func (s *Server) registerOperators() {
+	register(s, &resource[k8sop.Operator, k8sop.OperatorCreate, k8sop.OperatorUpdate]{
+		kind: kindOperator, prefix: "k8sop", member: "operators",
+		build: func(c *call, id string, in *k8sop.OperatorCreate) (k8sop.Operator, meta, error) {
+			v := k8sop.Operator{ID: id, CreatedAt: c.now, UpdatedAt: c.now, Description: in.Description, Metadata: in.Metadata,
+				Principal: principal(c), EnabledFeatures: in.EnabledFeatures, Region: in.Region, Deployment: in.Deployment,
+				Binding: &k8sop.Binding{}}
+			if b := in.Binding; b != nil {
+				v.Binding.EndpointSelectors = slices.Clone(b.EndpointSelectors)
+				v.Binding.IngressEndpoint = b.IngressEndpoint
+				if err := signCSR(c, b.CSR, &v.Binding.Cert); err != nil {
+					return v, meta{}, err
+				}
+			}
+			defaultIngress(c, &v)
+			return v, meta{}, nil
+		},
+		apply: func(c *call, v k8sop.Operator, in *k8sop.OperatorUpdate) (k8sop.Operator, meta, error) {
+			if err := in.CheckBinding(v.EnabledFeatures); err != nil {
+				return v, meta{}, fromValidation(err)
+			}
+			patch(&v.Description, in.Description)
+			patch(&v.Metadata, in.Metadata)
+			patch(&v.Region, in.Region)
+			patch(&v.EnabledFeatures, in.EnabledFeatures)
+			if d := in.Deployment; d != nil {
+				patch(&v.Deployment.Name, d.Name)
+				patch(&v.Deployment.Version, d.Version)
+			}
+			b := *v.Binding
+			if u := in.Binding; u != nil {
+				patch(&b.EndpointSelectors, u.EndpointSelectors)
+				patch(&b.IngressEndpoint, u.IngressEndpoint)
+				if u.CSR != nil {
+					if err := signCSR(c, *u.CSR, &b.Cert); err != nil {
+						return v, meta{}, err
+					}
+				}
+			}
+			v.Binding = &b
+			defaultIngress(c, &v)
+			v.UpdatedAt = c.now
+			return v, meta{}, nil
+		},
+		render: func(base string, v k8sop.Operator) k8sop.Operator {
+			v.URI = itemURI(base, kindOperator, v.ID)
+			return v
+		},
+	})
+	s.routes.handle(http.MethodGet, "/kubernetes_operators/{id}/bound_endpoints", []string{"limit", "before_id"}, s.boundEndpoints)
+	// Endpoints: seeded only; bound endpoints lists them.
+	s.registerSeedOnly(&resource[k8sop.Endpoint, k8sop.Endpoint, k8sop.Endpoint]{
+		kind: kindEndpoint, prefix: "ep",
+		build: func(c *call, id string, in *k8sop.Endpoint) (k8sop.Endpoint, meta, error) {
+			if err := checkSeededEndpoint(in); err != nil {
+				return k8sop.Endpoint{}, meta{}, err
+			}
+			v := *in
+			v.ID, v.CreatedAt, v.UpdatedAt = id, c.now, c.now
+			v.Bindings = slices.Clone(in.Bindings)
+			return v, meta{}, nil
+		},
+		render: func(base string, v k8sop.Endpoint) k8sop.Endpoint {
+			v.URI = itemURI(base, kindEndpoint, v.ID)
+			return v
+		},
+	})
+}
+
+// checkSeededEndpoint applies the rules every resource shares to a seeded
+// endpoint.
+func checkSeededEndpoint(e *k8sop.Endpoint) error {
+	if err := acctapi.CheckDescription("description", e.Description); err != nil {
+		return fromValidation(err)
+	}
+	if err := acctapi.CheckMetadata("metadata", e.Metadata); err != nil {
+		return fromValidation(err)
+	}
+	return nil
+}
+
+// boundEndpoints serves GET /kubernetes_operators/{id}/bound_endpoints: the
+// account's endpoints with the kubernetes binding that one of the
+// operator's selectors matches, paged like every list. The selectors are
+// compiled once per request.
+func (s *Server) boundEndpoints(c *call) (int, any, error) {
+	p, err := parseList(c.r.URL.RawQuery)
+	if err != nil {
+		return 0, nil, err
+	}
+	txn := s.read()
+	o := lookup(txn, c.account, kindOperator, c.params["id"])
+	if o == nil {
+		return 0, nil, notFound(c.params["id"])
+	}
+	op := o.Value.(k8sop.Operator)
+	var sel *k8sop.Selectors
+	if op.Binding != nil && len(op.Binding.EndpointSelectors) > 0 {
+		if sel, err = k8sop.CompileSelectors(op.Binding.EndpointSelectors); err != nil {
+			return 0, nil, fromValidation(err)
+		}
+	}
+	objs, more, err := page(txn, c.account, kindEndpoint, p.beforeID, p.limit, func(o *object) (bool, error) {
+		e := o.Value.(k8sop.Endpoint)
+		if sel == nil || !slices.Contains(e.Bindings, "kubernetes") {
+			return false, nil
+		}
+		ok, _ := sel.Match(&e)
+		return ok, nil
+	})
+	if err != nil {
+		return 0, nil, err
+	}
+	items := make([]k8sop.Endpoint, len(objs))
+	for i, o := range objs {
+		e := o.Value.(k8sop.Endpoint)
+		e.URI = itemURI(c.base, kindEndpoint, e.ID)
+		items[i] = e
+	}
+	var next *string
+	if more {
+		next = nextURI(c.base, c.r.URL.EscapedPath(), p, objs[len(objs)-1].ID)
+	}
+	return http.StatusOK, listPage("endpoints", items, c.base+c.r.URL.EscapedPath(), next), nil
+}

@@ -1,5 +1,0 @@
-package fake
-
-
-func (s *Server) registerEvents()    {}
-func (s *Server) registerOperators() {}
