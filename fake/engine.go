@@ -2,6 +2,7 @@ package fake
 
 import (
 	"encoding/json"
+	"errors"
 	"net/http"
 	"net/url"
 	"reflect"
@@ -104,7 +105,9 @@ func register[T, C, U any](s *Server, res *resource[T, C, U]) {
 // registerSeedOnly adds a resource that has no API path (tunnels,
 // endpoints): only Seed, Get and List reach it.
 func (s *Server) registerSeedOnly(res any) {
-	type registrar interface{ info() (*resourceInfo, reflect.Type, reflect.Type) }
+	type registrar interface {
+		info() (*resourceInfo, reflect.Type, reflect.Type)
+	}
 	info, in, out := res.(registrar).info()
 	s.resByIn[in] = info
 	s.resByOut[out] = info
@@ -176,12 +179,23 @@ func (res *resource[T, C, U]) create(c *call, in *C) (T, error) {
 	return out, err
 }
 
-// store inserts or replaces o, enforcing its unique value.
+// errTokenInUse is store's answer to an API key token that another key
+// already has.
+var errTokenInUse = errors.New("fake: API key token already in use")
+
+// store inserts or replaces o, enforcing its unique value and token.
 func store(txn *memdb.Txn, o *object, m meta) error {
 	if m.unique != "" {
 		o.Unique = uniqueKey(o.Account, o.Kind, m.unique)
 		if other := byUnique(txn, o.Unique); other != nil && other.ID != o.ID {
 			return m.uniqueErr
+		}
+	}
+	// go-memdb does not refuse a duplicate in a unique index (it repoints
+	// the entry), so a token already in use is checked here.
+	if m.token != "" {
+		if raw, _ := txn.First(objectsTable, "token", m.token); raw != nil && raw.(*object).ID != o.ID {
+			return errTokenInUse
 		}
 	}
 	o.Refs, o.Token = m.refs, m.token

@@ -3,8 +3,10 @@ package fake
 import (
 	"bytes"
 	"encoding/json"
+	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 )
 
 // maxJournal bounds the journal; the oldest entries are dropped first.
@@ -58,46 +60,79 @@ func (s *Server) ClearJournal() {
 }
 
 // secretMembers are the JSON members whose values the journal redacts.
-var secretMembers = [][]byte{[]byte(`"token"`), []byte(`"cloud_secret_access_key"`), []byte(`"client_secret"`), []byte(`"api_key"`)}
+var secretMembers = []string{"token", "cloud_secret_access_key", "client_secret", "api_key"}
 
 // redactJSON returns body for the journal with secret members redacted. A
-// body that is not JSON is kept as it is.
+// body that holds none is kept as it is; one that is not JSON but may hold
+// one is withheld.
 func redactJSON(body []byte) string {
 	if len(body) > maxJournalBody {
 		body = body[:maxJournalBody]
 	}
-	hasSecret := false
-	for _, m := range secretMembers {
-		hasSecret = hasSecret || bytes.Contains(body, m)
-	}
-	if !hasSecret {
+	if !maySpellSecret(body) {
 		return string(body)
 	}
 	var v any
 	if err := json.Unmarshal(body, &v); err != nil {
 		return "(unparseable body withheld: it may hold a secret)"
 	}
-	redact(v)
+	if !redact(v) {
+		return string(body)
+	}
 	out, _ := json.Marshal(v)
 	return string(out)
 }
 
-func redact(v any) {
+// maySpellSecret reports whether body may name a secret member, however
+// spelt. encoding/json, which decodes request bodies, matches member names
+// without regard to case (Unicode folding included), and JSON escapes
+// spell one name several ways; so any escape or non-ASCII byte counts.
+func maySpellSecret(body []byte) bool {
+	for _, b := range body {
+		if b == '\\' || b >= utf8.RuneSelf {
+			return true
+		}
+	}
+	lower := bytes.ToLower(body)
+	for _, m := range secretMembers {
+		if bytes.Contains(lower, []byte(m)) {
+			return true
+		}
+	}
+	return false
+}
+
+// isSecretMember reports whether encoding/json would decode a member named
+// k into a secret field: its names match under Unicode case folding.
+func isSecretMember(k string) bool {
+	for _, m := range secretMembers {
+		if strings.EqualFold(k, m) {
+			return true
+		}
+	}
+	return false
+}
+
+// redact replaces the values of secret members in v and reports whether it
+// replaced any.
+func redact(v any) bool {
+	changed := false
 	switch v := v.(type) {
 	case map[string]any:
 		for k, inner := range v {
-			switch k {
-			case "token", "cloud_secret_access_key", "client_secret", "api_key":
+			if isSecretMember(k) {
 				if inner != nil {
 					v[k] = "REDACTED"
+					changed = true
 				}
-			default:
-				redact(inner)
+				continue
 			}
+			changed = redact(inner) || changed
 		}
 	case []any:
 		for _, inner := range v {
-			redact(inner)
+			changed = redact(inner) || changed
 		}
 	}
+	return changed
 }

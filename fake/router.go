@@ -123,4 +123,3 @@ func (r *route) allow() string {
 	sort.Strings(ms)
 	return strings.Join(ms, ", ")
 }
-

@@ -45,7 +45,7 @@ func Seed[T any, C any](s *Server, accountID string, in *C) (T, error) {
 		}
 		return zero, fmt.Errorf("fake: Seed: %w", err)
 	}
-	return info.render(c.base, v).(T), nil
+	return deepCopy(info.render(c.base, v).(T)), nil
 }
 
 // seedBase is the base URL of uris outside a request.
@@ -70,7 +70,7 @@ func Get[T any](s *Server, accountID, id string) (T, bool) {
 	if o == nil {
 		return zero, false
 	}
-	return info.render(s.seedBase(), o.Value).(T), true
+	return deepCopy(info.render(s.seedBase(), o.Value).(T)), true
 }
 
 // List returns copies of every resource of type T in an account ("" for
@@ -84,8 +84,70 @@ func List[T any](s *Server, accountID string) []T {
 	objs := all(s.read(), acct, info.kind)
 	out := make([]T, len(objs))
 	for i, o := range objs {
-		out[i] = info.render(s.seedBase(), o.Value).(T)
+		out[i] = deepCopy(info.render(s.seedBase(), o.Value).(T))
 	}
 	slices.Reverse(out)
 	return out
+}
+
+// deepCopy returns a copy of v that shares no pointer, slice or map with
+// it, so that changing what Seed, Get and List return never changes a
+// stored value (which go-memdb requires never to change after insertion).
+func deepCopy[T any](v T) T {
+	return copyValue(reflect.ValueOf(&v).Elem()).Interface().(T)
+}
+
+// copyValue deep-copies the exported parts of v; unexported struct fields
+// (such as time.Time's) are copied as they are.
+func copyValue(v reflect.Value) reflect.Value {
+	switch v.Kind() {
+	case reflect.Pointer:
+		if v.IsNil() {
+			return v
+		}
+		p := reflect.New(v.Type().Elem())
+		p.Elem().Set(copyValue(v.Elem()))
+		return p
+	case reflect.Interface:
+		if v.IsNil() {
+			return v
+		}
+		out := reflect.New(v.Type()).Elem()
+		out.Set(copyValue(v.Elem()))
+		return out
+	case reflect.Slice:
+		if v.IsNil() {
+			return v
+		}
+		out := reflect.MakeSlice(v.Type(), v.Len(), v.Len())
+		for i := range v.Len() {
+			out.Index(i).Set(copyValue(v.Index(i)))
+		}
+		return out
+	case reflect.Array:
+		out := reflect.New(v.Type()).Elem()
+		for i := range v.Len() {
+			out.Index(i).Set(copyValue(v.Index(i)))
+		}
+		return out
+	case reflect.Map:
+		if v.IsNil() {
+			return v
+		}
+		out := reflect.MakeMapWithSize(v.Type(), v.Len())
+		for it := v.MapRange(); it.Next(); {
+			out.SetMapIndex(it.Key(), copyValue(it.Value()))
+		}
+		return out
+	case reflect.Struct:
+		out := reflect.New(v.Type()).Elem()
+		out.Set(v)
+		for i := range v.NumField() {
+			if v.Type().Field(i).IsExported() {
+				out.Field(i).Set(copyValue(v.Field(i)))
+			}
+		}
+		return out
+	}
+	return v
 }

@@ -48,20 +48,20 @@ type Server struct {
 	// requests only its [Server.HTTPClient] can make).
 	URL string
 
-	cfg      config
-	mu       sync.RWMutex // guards db (swapped by Restore and Reset)
-	db       *memdb.MemDB
-	ids      *idGen
-	routes   router
-	journal  journal
-	faults   faults
-	limiter  apiLimiter
-	resByIn  map[any]*resourceInfo // by create type
-	resByOut map[any]*resourceInfo // by resource type
+	cfg       config
+	mu        sync.RWMutex // guards db (swapped by Restore and Reset)
+	db        *memdb.MemDB
+	ids       *idGen
+	routes    router
+	journal   journal
+	faults    faults
+	limiter   apiLimiter
+	resByIn   map[any]*resourceInfo // by create type
+	resByOut  map[any]*resourceInfo // by resource type
 	resByKind map[string]*resourceInfo
-	signer   *signer
-	accounts []Account // guarded by mu
-	initial  *Snapshot // the state New left, for Reset
+	signer    *signer
+	accounts  []Account // guarded by mu
+	initial   *Snapshot // the state New left, for Reset
 
 	httpSrv  *httptest.Server
 	inflight sync.WaitGroup

@@ -1,0 +1,287 @@
+package fake_test
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/acctapi/acctapi"
+	"github.com/acctapi/acctapi/account"
+	"github.com/acctapi/acctapi/fake"
+)
+
+// TestFailNext checks that FailNext answers the next n matching requests
+// with the status and then lets requests through.
+func TestFailNext(t *testing.T) {
+	t.Parallel()
+	srv, _ := start(t)
+	ctx := t.Context()
+	users := account.NewServiceUsers(srv.Client())
+	srv.FailNext("POST", "/service_users", 2, http.StatusServiceUnavailable)
+	srv.FailNext("GET", "/service_users/*", 1, http.StatusInternalServerError)
+
+	steps := []struct {
+		name   string
+		call   func() error
+		status int
+		code   string
+	}{
+		{"GET a list: another pattern", func() error { _, err := users.Page(ctx, nil); return err }, 0, ""},
+		{"first POST fails", func() error { _, err := users.Create(ctx, &account.ServiceUserCreate{Name: "a"}); return err }, 503, acctapi.CodeUnavailable},
+		{"second POST fails", func() error { _, err := users.Create(ctx, &account.ServiceUserCreate{Name: "a"}); return err }, 503, acctapi.CodeUnavailable},
+		{"third POST succeeds", func() error { _, err := users.Create(ctx, &account.ServiceUserCreate{Name: "a"}); return err }, 0, ""},
+		{"GET by id fails once", func() error { _, err := users.Get(ctx, "service_any"); return err }, 500, acctapi.CodeInternal},
+		{"then the server answers", func() error { _, err := users.Get(ctx, "service_any"); return err }, 404, acctapi.CodeNotFound},
+	}
+	for _, st := range steps {
+		err := st.call()
+		if st.status == 0 {
+			if err != nil {
+				t.Fatalf("%s: %v", st.name, err)
+			}
+			continue
+		}
+		wantAPIError(t, err, st.status, st.code)
+	}
+	// The faulted requests never reached the store: one service user.
+	if n := len(fake.List[account.ServiceUser](srv, "")); n != 1 {
+		t.Errorf("%d service users, want 1", n)
+	}
+	// An injected answer is journaled with its status and operation id.
+	j := srv.Journal()
+	if j[1].Status != 503 || j[1].OperationID == "" {
+		t.Errorf("journal entry of a fault: %+v", j[1])
+	}
+}
+
+// TestFaultBeforeAuthentication checks that reactors run before
+// authentication: a request with a bad key still gets the fault.
+func TestFaultBeforeAuthentication(t *testing.T) {
+	t.Parallel()
+	srv, _ := start(t)
+	srv.FailNext("*", "/**", 1, http.StatusBadGateway)
+	r := raw(t, srv, "GET", "/nowhere", map[string]string{"Authorization": "Bearer bad"}, "")
+	if r.status != http.StatusBadGateway || r.apiErr(t).ErrorCode != acctapi.CodeInternal {
+		t.Errorf("got %d %s, want 502 %s", r.status, r.body, acctapi.CodeInternal)
+	}
+}
+
+// TestReact checks custom reactors: matching by method and pattern, the
+// order in which they run, their removal, and ClearFaults.
+func TestReact(t *testing.T) {
+	t.Parallel()
+	srv, _ := start(t)
+	var seen atomic.Int64
+	count := srv.React("", "/**", func(*http.Request) *fake.Fault { seen.Add(1); return nil })
+	removeTeapot := srv.React("GET", "/service_users/*", func(r *http.Request) *fake.Fault {
+		if r.Header.Get("X-Test") == "skip" {
+			return nil
+		}
+		return &fake.Fault{Status: http.StatusTeapot, Code: "ERR_TEAPOT", Msg: "I'm a teapot.", Header: http.Header{"X-Fault": {"teapot"}}}
+	})
+	srv.React("GET", "/service_users/*", func(*http.Request) *fake.Fault { return &fake.Fault{Status: http.StatusConflict} })
+	srv.React("DELETE", "/backends/**", func(*http.Request) *fake.Fault { return &fake.Fault{Status: http.StatusGone} })
+
+	type answer struct {
+		Status int
+		Code   string
+		Msg    string
+		Header string
+	}
+	do := func(method, path string, hdr map[string]string) answer {
+		t.Helper()
+		r := raw(t, srv, method, path, hdr, "")
+		a := answer{Status: r.status, Header: r.header.Get("X-Fault")}
+		if r.status >= 400 {
+			e := r.apiErr(t)
+			a.Code, a.Msg = e.ErrorCode, e.Msg
+		}
+		return a
+	}
+	steps := []struct {
+		name         string
+		before       func()
+		method, path string
+		hdr          map[string]string
+		want         answer
+	}{
+		{"first matching reactor answers", nil, "GET", "/service_users/service_x", nil,
+			answer{418, "ERR_TEAPOT", "I'm a teapot.", "teapot"}},
+		{"a reactor returning nil passes to the next", nil, "GET", "/service_users/service_x", map[string]string{"X-Test": "skip"},
+			answer{409, acctapi.CodeInvalidValue, "Injected fault: Conflict.", ""}},
+		{"method must match", nil, "DELETE", "/service_users/service_x", nil,
+			answer{404, acctapi.CodeNotFound, `Resource "service_x" not found.`, ""}},
+		{"pattern * is one segment", nil, "GET", "/service_users", nil, answer{Status: 200}},
+		{"pattern /** matches deeper paths", nil, "DELETE", "/backends/failover/bkdfo_x", nil,
+			answer{410, acctapi.CodeInvalidValue, "Injected fault: Gone.", ""}},
+		{"removed reactor no longer answers", removeTeapot, "GET", "/service_users/service_x", nil,
+			answer{409, acctapi.CodeInvalidValue, "Injected fault: Conflict.", ""}},
+		{"removing twice is harmless", removeTeapot, "GET", "/service_users/service_x", nil,
+			answer{409, acctapi.CodeInvalidValue, "Injected fault: Conflict.", ""}},
+		{"ClearFaults removes every reactor", srv.ClearFaults, "DELETE", "/backends/failover/bkdfo_x", nil,
+			answer{404, acctapi.CodeNotFound, `Resource "bkdfo_x" not found.`, ""}},
+	}
+	for _, st := range steps {
+		if st.before != nil {
+			st.before()
+		}
+		if diff := cmp.Diff(st.want, do(st.method, st.path, st.hdr)); diff != "" {
+			t.Errorf("%s (-want +got):\n%s", st.name, diff)
+		}
+	}
+	if got := seen.Load(); got != 7 {
+		t.Errorf("counting reactor saw %d requests, want 7 (all before ClearFaults)", got)
+	}
+	count() // removing after ClearFaults is harmless
+}
+
+// TestRateLimitNext checks that the client's default retry policy waits
+// for Retry-After and then succeeds. It runs in a synctest bubble with a
+// server without a listener, so the waits take no real time.
+func TestRateLimitNext(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		srv, _ := start(t)
+		c := clientFor(t, srv, srv.APIKey(), acctapi.WithRetry(acctapi.DefaultRetryPolicy()))
+		users := account.NewServiceUsers(c)
+		srv.RateLimitNext("POST", "/service_users", 2, 1500*time.Millisecond)
+
+		begin := time.Now()
+		u, err := users.Create(t.Context(), &account.ServiceUserCreate{Name: "patient"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if waited := time.Since(begin); waited != 4*time.Second {
+			t.Errorf("waited %v, want 2 × Retry-After of 2s (1.5s rounded up)", waited)
+		}
+		// 429 is retried for POST too, and the one create took effect once.
+		if diff := cmp.Diff([]string{u.ID}, idsOf(fake.List[account.ServiceUser](srv, ""), func(u account.ServiceUser) string { return u.ID })); diff != "" {
+			t.Errorf("service users (-want +got):\n%s", diff)
+		}
+		statuses := idsOf(srv.Journal(), func(e fake.Entry) string { return http.StatusText(e.Status) })
+		if diff := cmp.Diff([]string{"Too Many Requests", "Too Many Requests", "Created"}, statuses); diff != "" {
+			t.Errorf("journal statuses (-want +got):\n%s", diff)
+		}
+
+		// More 429s than the policy's attempts: the client gives up with
+		// the rate-limit error and its Retry-After.
+		srv.RateLimitNext("GET", "/service_users", 4, 3*time.Second)
+		_, err = users.Page(t.Context(), nil)
+		if d, ok := acctapi.IsRateLimited(err); !ok || d != 3*time.Second {
+			t.Errorf("err = %v (retry after %v), want 429 with Retry-After 3s", err, d)
+		}
+		wantAPIError(t, err, http.StatusTooManyRequests, acctapi.CodeRateLimited)
+	})
+}
+
+// TestDropNext checks that a dropped connection reaches the client as a
+// transport error, that the client does not retry a POST (so no create is
+// duplicated), and that it does retry a GET.
+func TestDropNext(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		srv, _ := start(t)
+		var posts atomic.Int64
+		srv.React("POST", "/service_users", func(*http.Request) *fake.Fault { posts.Add(1); return nil })
+		srv.DropNext("POST", "/service_users", 1)
+		users := account.NewServiceUsers(clientFor(t, srv, srv.APIKey(), acctapi.WithRetry(acctapi.DefaultRetryPolicy())))
+
+		_, err := users.Create(t.Context(), &account.ServiceUserCreate{Name: "once"})
+		var apiErr *acctapi.Error
+		if err == nil || errors.As(err, &apiErr) {
+			t.Fatalf("err = %v, want a transport error", err)
+		}
+		if got := posts.Load(); got != 1 {
+			t.Errorf("the client sent %d POSTs, want 1 (no retry)", got)
+		}
+		if n := len(fake.List[account.ServiceUser](srv, "")); n != 0 {
+			t.Errorf("%d service users after a dropped create, want 0", n)
+		}
+		// Creating again, after the drop, makes exactly one.
+		must(users.Create(t.Context(), &account.ServiceUserCreate{Name: "once"}))(t)
+		if n := len(fake.List[account.ServiceUser](srv, "")); n != 1 {
+			t.Errorf("%d service users, want exactly 1", n)
+		}
+
+		// GET is retried after a drop, and succeeds.
+		srv.DropNext("GET", "/service_users", 2)
+		page, err := users.Page(t.Context(), nil)
+		if err != nil || len(page.ServiceUsers) != 1 {
+			t.Errorf("GET after two drops: %v, %v", page, err)
+		}
+	})
+}
+
+// TestLatency checks that Latency delays matching requests by exactly its
+// duration, in a synctest bubble, and that its remove function ends it.
+func TestLatency(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		srv, _ := start(t)
+		users := account.NewServiceUsers(srv.Client())
+		remove := srv.Latency("GET", "/service_users", 3*time.Second)
+		srv.Latency("GET", "/service_users", 2*time.Second) // delays add up
+
+		begin := time.Now()
+		must(users.Page(t.Context(), nil))(t)
+		if d := time.Since(begin); d != 5*time.Second {
+			t.Errorf("delayed by %v, want 5s", d)
+		}
+		begin = time.Now()
+		must(users.Get(t.Context(), must(fake.Seed[account.ServiceUser](srv, "", &account.ServiceUserCreate{Name: "x"}))(t).ID))(t)
+		if d := time.Since(begin); d != 0 {
+			t.Errorf("another path delayed by %v", d)
+		}
+		remove()
+		begin = time.Now()
+		must(users.Page(t.Context(), nil))(t)
+		if d := time.Since(begin); d != 2*time.Second {
+			t.Errorf("after removing one delay: %v, want 2s", d)
+		}
+
+		// A request whose context ends while it is delayed is answered
+		// once it ends, and the client sees its context's error.
+		ctx, cancel := context.WithTimeout(t.Context(), time.Second)
+		defer cancel()
+		_, err := users.Page(ctx, nil)
+		if !errors.Is(err, context.DeadlineExceeded) {
+			t.Errorf("err = %v, want the context's deadline", err)
+		}
+	})
+}
+
+// TestCloseWaitsForRequests checks that Close waits for a request in
+// flight (held by a reactor) before returning.
+func TestCloseWaitsForRequests(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		srv, err := fake.New(fake.WithoutListener(), fake.WithIDSeed(1))
+		if err != nil {
+			t.Fatal(err)
+		}
+		srv.Latency("", "/**", time.Minute)
+		done := make(chan error, 1)
+		go func() {
+			_, err := account.NewServiceUsers(srv.Client()).Page(context.Background(), nil)
+			done <- err
+		}()
+		synctest.Wait() // the request is in flight, delayed
+		begin := time.Now()
+		srv.Close()
+		if d := time.Since(begin); d != time.Minute {
+			t.Errorf("Close returned after %v, want 1m (the request's delay)", d)
+		}
+		if err := <-done; err != nil {
+			t.Errorf("request in flight at Close: %v", err)
+		}
+		if _, err := account.NewServiceUsers(srv.Client()).Page(context.Background(), nil); err == nil {
+			t.Error("a request after Close succeeded")
+		}
+	})
+}

@@ -1,0 +1,177 @@
+package fake_test
+
+import (
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/acctapi/acctapi"
+	"github.com/acctapi/acctapi/account"
+	"github.com/acctapi/acctapi/events"
+	"github.com/acctapi/acctapi/fake"
+)
+
+// TestJournal checks one entry per answered request, with its method,
+// path, query, status, operation id (as the Operation-Id header and the
+// error body give it) and the clock's time.
+func TestJournal(t *testing.T) {
+	t.Parallel()
+	srv, clk := start(t)
+	steps := []struct {
+		method, path, body string
+		advance            time.Duration
+		status             int
+	}{
+		{"POST", "/service_users", `{"name":"a"}`, 0, 201},
+		{"GET", "/service_users?limit=2&before_id=service_z", "", time.Minute, 200},
+		{"GET", "/service_users/service_nope", "", time.Second, 404},
+		{"PUT", "/service_users", `{}`, 0, 405},
+		{"GET", "/api_keys?filter=" + "obj.id%20%3D%3D", "", time.Hour, 400},
+	}
+	var want []fake.Entry
+	for _, st := range steps {
+		now := clk.Advance(st.advance)
+		r := raw(t, srv, st.method, st.path, nil, st.body)
+		if r.status != st.status {
+			t.Fatalf("%s %s: %d, want %d", st.method, st.path, r.status, st.status)
+		}
+		opID := r.header.Get("Operation-Id")
+		if !strings.HasPrefix(opID, "op_") {
+			t.Fatalf("Operation-Id %q", opID)
+		}
+		if r.status >= 400 {
+			if e := r.apiErr(t); e.OperationID() != opID {
+				t.Errorf("error body's operation id %q, header %q", e.OperationID(), opID)
+			}
+		}
+		path, query, _ := strings.Cut(st.path, "?")
+		want = append(want, fake.Entry{Time: now, Method: st.method, Path: path, Query: query, Status: st.status,
+			OperationID: opID, RequestBody: st.body, ResponseBody: string(r.body)})
+	}
+	if diff := cmp.Diff(want, srv.Journal()); diff != "" {
+		t.Errorf("journal (-want +got):\n%s", diff)
+	}
+
+	// Journal returns a copy.
+	j := srv.Journal()
+	j[0].Method = "CHANGED"
+	if srv.Journal()[0].Method != "POST" {
+		t.Error("changing Journal's result changed the journal")
+	}
+	srv.ClearJournal()
+	if n := len(srv.Journal()); n != 0 {
+		t.Errorf("after ClearJournal: %d entries", n)
+	}
+	// The typed client's requests are journaled too; failed authentication
+	// as well.
+	must(account.NewServiceUsers(srv.Client()).Get(t.Context(), must(fake.Seed[account.ServiceUser](srv, "", &account.ServiceUserCreate{Name: "b"}))(t).ID))(t)
+	_, err := account.NewServiceUsers(clientFor(t, srv, "wrong")).Page(t.Context(), nil)
+	wantAPIError(t, err, http.StatusUnauthorized, acctapi.CodeInvalidToken)
+	got := srv.Journal()
+	if len(got) != 2 || got[0].Status != 200 || got[1].Status != 401 {
+		t.Errorf("journal after client calls: %+v", got)
+	}
+}
+
+// TestJournalRedaction checks that the journal never holds the
+// Authorization header or a secret: API key tokens, cloud secret access
+// keys, client secrets and monitoring API keys read "REDACTED" in request
+// and response bodies.
+func TestJournalRedaction(t *testing.T) {
+	t.Parallel()
+	srv, _ := start(t)
+	ctx := t.Context()
+	key := must(account.NewAPIKeys(srv.Client()).Create(ctx, &account.APIKeyCreate{Description: "k"}))(t)
+	secrets := []string{srv.APIKey(), *key.Token, "AWS-SECRET-1", "CLIENT-SECRET-2", "MONITORING-KEY-3"}
+	dests := events.NewDestinations(clientFor(t, srv, *key.Token))
+	targets := []events.Target{
+		{Kinesis: &events.Kinesis{StreamARN: "arn:s", Auth: events.CloudAuth{Creds: &events.Creds{AccessKeyID: "AKIA", SecretAccessKey: "AWS-SECRET-1"}}}},
+		{CloudLogsIngestion: &events.CloudLogsIngestion{TenantID: "t", ClientID: "c", ClientSecret: "CLIENT-SECRET-2",
+			LogsIngestionURI: "https://logs.example", DataCollectionRuleID: "d", DataCollectionStreamName: "s"}},
+		{Monitoring: &events.Monitoring{APIKey: "MONITORING-KEY-3", Site: "example.com"}},
+	}
+	for _, tg := range targets {
+		d := must(dests.Create(ctx, &events.DestinationCreate{Target: tg}))(t)
+		must(dests.Update(ctx, &events.DestinationUpdate{ID: d.ID, Target: &tg}))(t)
+		must(dests.Get(ctx, d.ID))(t)
+	}
+	collect(t, dests.List(ctx, nil))
+	raw(t, srv, "GET", "/api_keys", nil, "")
+	// A body that is not JSON but holds a secret member is withheld.
+	raw(t, srv, "POST", "/event_destinations", nil, `{"target":{"monitoring":{"api_key":"MONITORING-KEY-3"`)
+
+	journal := srv.Journal()
+	if len(journal) < 12 {
+		t.Fatalf("journal has %d entries, want at least 12", len(journal))
+	}
+	for _, e := range journal {
+		b, _ := json.Marshal(e)
+		for _, s := range secrets {
+			if strings.Contains(string(b), s) {
+				t.Errorf("journal entry %s %s holds secret %q: %s", e.Method, e.Path, s, b)
+			}
+		}
+	}
+	// The members are there, redacted, where they were sent and answered.
+	create := journal[0]
+	if create.Path != "/api_keys" || !strings.Contains(create.ResponseBody, `"token":"REDACTED"`) {
+		t.Errorf("API key create response in the journal: %s", create.ResponseBody)
+	}
+	var createResp account.APIKey
+	must(0, json.Unmarshal([]byte(create.ResponseBody), &createResp))(t)
+	if diff := cmp.Diff(*key, createResp, cmpopts.IgnoreFields(account.APIKey{}, "Token")); diff != "" {
+		t.Errorf("journaled create response differs beyond the token (-sent +journaled):\n%s", diff)
+	}
+	for i, member := range []string{"cloud_secret_access_key", "client_secret", "api_key"} {
+		e := journal[1+3*i] // create, update, get per target
+		for _, body := range []string{e.RequestBody, e.ResponseBody, journal[2+3*i].RequestBody, journal[3+3*i].ResponseBody} {
+			if !strings.Contains(body, `"`+member+`":"REDACTED"`) {
+				t.Errorf("%s not redacted in %s", member, body)
+			}
+		}
+	}
+	// A null token (gets and lists) stays null.
+	for _, e := range journal {
+		if e.Method == "GET" && e.Path == "/api_keys" && strings.Contains(e.ResponseBody, "REDACTED") {
+			t.Errorf("a null token was turned into REDACTED: %s", e.ResponseBody)
+		}
+	}
+}
+
+// TestJournalRedactionSpellings checks redaction of secret members however
+// the request spells them: encoding/json matches member names without
+// regard to case, and JSON escapes spell the same name differently.
+func TestJournalRedactionSpellings(t *testing.T) {
+	t.Parallel()
+	srv, _ := start(t)
+	const secret = "S3CR3T-VALUE"
+	tests := []struct {
+		name, path, body string
+	}{
+		{"upper case", "/event_destinations", `{"target":{"monitoring":{"API_KEY":"` + secret + `"}}}`},
+		{"mixed case", "/event_destinations", `{"target":{"kinesis":{"stream_arn":"s","auth":{"creds":{"cloud_access_key_id":"a","Cloud_Secret_Access_Key":"` + secret + `"}}}}}`},
+		{"escaped", "/event_destinations", `{"target":{"monitoring":{"api\u005fkey":"` + secret + `"}}}`},
+		{"Kelvin sign", "/event_destinations", `{"target":{"monitoring":{"api_` + "\u212a" + `ey":"` + secret + `"}}}`},
+		{"long s", "/event_destinations", `{"target":{"kinesis":{"stream_arn":"s","auth":{"creds":{"cloud_access_key_id":"a","cloud_` + "\u017f" + `ecret_access_key":"` + secret + `"}}}}}`},
+		{"client secret upper case", "/event_destinations", `{"target":{"cloud_logs_ingestion":{"tenant_id":"t","client_id":"c","CLIENT_SECRET":"` + secret + `","logs_ingestion_uri":"u","data_collection_rule_id":"d","data_collection_stream_name":"s"}}}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv.ClearJournal()
+			r := raw(t, srv, "POST", tt.path, nil, tt.body)
+			if r.status != http.StatusCreated {
+				t.Fatalf("status %d, want 201 (the spelling is accepted): %s", r.status, r.body)
+			}
+			for _, e := range srv.Journal() {
+				if strings.Contains(e.RequestBody, secret) || strings.Contains(e.ResponseBody, secret) {
+					t.Errorf("journal holds the secret: request %s response %s", e.RequestBody, e.ResponseBody)
+				}
+			}
+		})
+	}
+}
