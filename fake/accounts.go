@@ -29,7 +29,7 @@ func (s *Server) AddAccount(a Account) (Account, error) {
 	}
 	a.APIKeys = append([]string(nil), a.APIKeys...)
 	err := s.write(func(txn *memdb.Txn) error {
-		if raw, _ := txn.First(objectsTable, "id", a.ID); raw != nil {
+		if lookup(txn, a.ID, kindAccount, a.ID) != nil {
 			return fmt.Errorf("fake: AddAccount: account %q exists", a.ID)
 		}
 		if err := txn.Insert(objectsTable, &object{Account: a.ID, Kind: kindAccount, ID: a.ID, Value: a}); err != nil {

@@ -30,12 +30,28 @@ type Entry struct {
 	ResponseBody string
 }
 
+// journal records requests. Bodies are kept as they came and redacted when
+// [Server.Journal] reads them, so that a request pays nothing for it.
 type journal struct {
 	mu      sync.Mutex
-	entries []Entry
+	entries []journalEntry
 }
 
-func (j *journal) add(e Entry) {
+type journalEntry struct {
+	Entry
+	req, resp []byte
+}
+
+// clip bounds a body kept in the journal, copying a clipped one so that the
+// journal does not hold the whole of a large body.
+func clip(b []byte) []byte {
+	if len(b) > maxJournalBody {
+		return append([]byte(nil), b[:maxJournalBody]...)
+	}
+	return b
+}
+
+func (j *journal) add(e journalEntry) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	if len(j.entries) >= maxJournal {
@@ -48,8 +64,14 @@ func (j *journal) add(e Entry) {
 // first (at most the last 100,000).
 func (s *Server) Journal() []Entry {
 	s.journal.mu.Lock()
-	defer s.journal.mu.Unlock()
-	return append([]Entry(nil), s.journal.entries...)
+	entries := append([]journalEntry(nil), s.journal.entries...)
+	s.journal.mu.Unlock()
+	out := make([]Entry, len(entries))
+	for i, e := range entries {
+		out[i] = e.Entry
+		out[i].RequestBody, out[i].ResponseBody = redactJSON(e.req), redactJSON(e.resp)
+	}
+	return out
 }
 
 // ClearJournal forgets the requests recorded so far.

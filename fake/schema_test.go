@@ -25,7 +25,6 @@ func TestSchema(t *testing.T) {
 		allowMissing bool
 	}{
 		{"id", true, false},
-		{"list", false, false},
 		{"unique", true, true},
 		{"refs", false, true},
 		{"token", true, true},
@@ -59,10 +58,9 @@ func TestSchema(t *testing.T) {
 		index string
 		args  []any
 	}{
-		{"id", []any{"x_1"}},
+		{"id", []any{"ac_1", "k", "x_1"}},
 		{"refs", []any{"y_1"}},
 		{"token", []any{"t"}},
-		{"list", []any{"ac_1", "k", "x_1"}},
 	} {
 		raw, err := read.First(objectsTable, q.index, q.args...)
 		if err != nil || raw == nil {

@@ -14,6 +14,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -288,7 +289,7 @@ func (t transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		return nil, errors.New("fake: server closed")
 	default:
 	}
-	rec := httptest.NewRecorder()
+	w := &memResponse{header: http.Header{}}
 	var dropped bool
 	func() {
 		defer func() {
@@ -299,7 +300,7 @@ func (t transport) RoundTrip(req *http.Request) (*http.Response, error) {
 				dropped = true
 			}
 		}()
-		t.s.ServeHTTP(rec, req)
+		t.s.ServeHTTP(w, req)
 	}()
 	if req.Body != nil {
 		req.Body.Close()
@@ -307,9 +308,41 @@ func (t transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if dropped {
 		return nil, fmt.Errorf("fake: %s %s: connection reset by injected fault", req.Method, req.URL.Path)
 	}
-	resp := rec.Result()
-	resp.Request = req
-	return resp, nil
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	return &http.Response{
+		Status:        strconv.Itoa(w.status) + " " + http.StatusText(w.status),
+		StatusCode:    w.status,
+		Proto:         "HTTP/1.1",
+		ProtoMajor:    1,
+		ProtoMinor:    1,
+		Header:        w.header,
+		Body:          io.NopCloser(bytes.NewReader(w.body)),
+		ContentLength: int64(len(w.body)),
+		Request:       req,
+	}, nil
+}
+
+// memResponse is the http.ResponseWriter of an in-memory request.
+type memResponse struct {
+	header http.Header
+	status int
+	body   []byte
+}
+
+func (m *memResponse) Header() http.Header { return m.header }
+
+func (m *memResponse) WriteHeader(status int) {
+	if m.status == 0 {
+		m.status = status
+	}
+}
+
+func (m *memResponse) Write(b []byte) (int, error) {
+	m.WriteHeader(http.StatusOK)
+	m.body = append(m.body, b...)
+	return len(b), nil
 }
 
 // now is the server's time, in UTC whole seconds as the API writes it.
@@ -364,7 +397,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		body, readErr = io.ReadAll(io.LimitReader(r.Body, MaxBodyBytes+1))
 	}
 	c.body = body
-	entry := Entry{Time: c.now, Method: r.Method, Path: r.URL.Path, Query: r.URL.RawQuery, OperationID: c.opID, RequestBody: redactJSON(body)}
+	entry := Entry{Time: c.now, Method: r.Method, Path: r.URL.Path, Query: r.URL.RawQuery, OperationID: c.opID}
 
 	status, out, err := s.react(c)
 	if status == 0 && err == nil {
@@ -396,8 +429,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if raw != nil {
 		_, _ = w.Write(raw)
 	}
-	entry.Status, entry.ResponseBody = status, redactJSON(raw)
-	s.journal.add(entry)
+	entry.Status = status
+	s.journal.add(journalEntry{Entry: entry, req: clip(body), resp: clip(raw)})
 }
 
 // serve runs the pipeline after fault injection.

@@ -34,10 +34,12 @@ func schema() *memdb.DBSchema {
 		objectsTable: {
 			Name: objectsTable,
 			Indexes: map[string]*memdb.IndexSchema{
-				"id": {Name: "id", Unique: true, Indexer: &memdb.StringFieldIndex{Field: "ID"}},
-				// list orders one account's objects of one kind by id, so a
-				// page is a bounded walk from before_id downwards.
-				"list": {Name: "list", Indexer: &memdb.CompoundIndex{Indexes: []memdb.Indexer{
+				// id, the primary index, orders one account's objects of one
+				// kind by id, so a lookup names account, kind and id (another
+				// account's id is simply absent) and a page is a bounded walk
+				// from before_id downwards. One index serves both, so a write
+				// updates one tree fewer.
+				"id": {Name: "id", Unique: true, Indexer: &memdb.CompoundIndex{Indexes: []memdb.Indexer{
 					&memdb.StringFieldIndex{Field: "Account"},
 					&memdb.StringFieldIndex{Field: "Kind"},
 					&memdb.StringFieldIndex{Field: "ID"},
@@ -66,15 +68,11 @@ func uniqueKey(account, kind, value string) string {
 // lookup returns the object with id if it is of kind and belongs to
 // account; anything else, including another account's object, is absent.
 func lookup(txn *memdb.Txn, account, kind, id string) *object {
-	raw, err := txn.First(objectsTable, "id", id)
+	raw, err := txn.First(objectsTable, "id", account, kind, id)
 	if err != nil || raw == nil {
 		return nil
 	}
-	o := raw.(*object)
-	if o.Account != account || o.Kind != kind {
-		return nil
-	}
-	return o
+	return raw.(*object)
 }
 
 // byUnique returns the object holding a unique value, or nil.
@@ -108,7 +106,7 @@ func page(txn *memdb.Txn, account, kind, beforeID string, limit int, keep func(*
 	if from == "" || strings.ContainsRune(from, 0) {
 		from = maxID
 	}
-	it, err := txn.ReverseLowerBound(objectsTable, "list", account, kind, from)
+	it, err := txn.ReverseLowerBound(objectsTable, "id", account, kind, from)
 	if err != nil {
 		return nil, false, err
 	}
@@ -140,7 +138,7 @@ func page(txn *memdb.Txn, account, kind, beforeID string, limit int, keep func(*
 
 // all returns every object of kind in account, oldest first.
 func all(txn *memdb.Txn, account, kind string) []*object {
-	it, err := txn.LowerBound(objectsTable, "list", account, kind, "")
+	it, err := txn.LowerBound(objectsTable, "id", account, kind, "")
 	if err != nil {
 		return nil
 	}
