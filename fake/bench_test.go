@@ -3,7 +3,11 @@ package fake_test
 import (
 	"context"
 	"fmt"
+	"io"
+	"net/http"
 	"runtime"
+	"strconv"
+	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -141,6 +145,40 @@ func BenchmarkMixedTCP(b *testing.B) {
 				b.Error(err)
 				return
 			}
+		}
+	})
+}
+
+// BenchmarkServer measures the fake alone: requests go straight to its
+// in-memory RoundTripper, without the typed client and net/http's client.
+func BenchmarkServer(b *testing.B) {
+	srv, _ := benchServer(b, 1000)
+	rt := srv.HTTPClient().Transport
+	id := fake.List[account.ServiceUser](srv, "")[500].ID
+	send := func(b *testing.B, method, path, body string) {
+		req, _ := http.NewRequest(method, srv.URL+path, nil)
+		req.Header = http.Header{"Authorization": {"Bearer " + srv.APIKey()}, "Service-Version": {"2"}}
+		if body != "" {
+			req.Body = io.NopCloser(strings.NewReader(body))
+			req.Header.Set("Content-Type", "application/json")
+		}
+		resp, err := rt.RoundTrip(req)
+		if err != nil || resp.StatusCode >= 300 {
+			b.Fatalf("%s %s: %v %v", method, path, resp.StatusCode, err)
+		}
+	}
+	b.Run("create", func(b *testing.B) {
+		b.ReportAllocs()
+		i := 0
+		for b.Loop() {
+			i++
+			send(b, "POST", "/service_users", `{"name":"s`+strconv.Itoa(i)+`"}`)
+		}
+	})
+	b.Run("get", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			send(b, "GET", "/service_users/"+id, "")
 		}
 	})
 }

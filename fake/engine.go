@@ -355,9 +355,10 @@ func (res *resource[T, C, U]) listHandler(c *call, member string, filterFields [
 		if err != nil {
 			return 0, nil, err
 		}
+		match := f.matcher(c.now)
 		keep = func(o *object) (bool, error) {
 			v := o.Value.(T)
-			return f.match(res.fields(&v), c.now)
+			return match(res.fields(&v))
 		}
 	}
 	objs, more, err := page(c.s.read(), c.account, res.kind, p.beforeID, p.limit, keep)
@@ -375,21 +376,8 @@ func (res *resource[T, C, U]) listHandler(c *call, member string, filterFields [
 	return http.StatusOK, listPage(member, items, c.base+c.r.URL.EscapedPath(), next), nil
 }
 
-// itemURI is the absolute uri of an item under a collection path.
+// itemURI is the absolute uri of an item under a collection path (whose
+// segments need no escaping).
 func itemURI(base, coll, id string) string {
-	return base + acctapi.Path(append(splitPath(coll), id)...)
-}
-
-func splitPath(p string) []string {
-	var out []string
-	start := 0
-	for i := 0; i <= len(p); i++ {
-		if i == len(p) || p[i] == '/' {
-			if i > start {
-				out = append(out, p[start:i])
-			}
-			start = i + 1
-		}
-	}
-	return out
+	return base + "/" + coll + "/" + url.PathEscape(id)
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/google/cel-go/common/operators"
 	"github.com/google/cel-go/common/types"
 	"github.com/google/cel-go/common/types/ref"
+	"github.com/google/cel-go/interpreter"
 
 	"github.com/acctapi/acctapi"
 )
@@ -178,9 +179,40 @@ func contains(list []string, s string) bool {
 	return false
 }
 
-// match evaluates the filter on one item's fields.
-func (f *filter) match(fields map[string]any, now time.Time) (bool, error) {
-	out, _, err := f.prg.Eval(map[string]any{filterFieldsVar: fields, "time.now": now})
+// activation binds obj and time.now for one evaluation; a list request
+// reuses one for every item.
+type activation struct {
+	obj map[string]any
+	now ref.Val
+}
+
+// ResolveName implements interpreter.Activation.
+func (a *activation) ResolveName(name string) (any, bool) {
+	switch name {
+	case filterFieldsVar:
+		return a.obj, true
+	case "time.now":
+		return a.now, true
+	}
+	return nil, false
+}
+
+// Parent implements interpreter.Activation.
+func (a *activation) Parent() interpreter.Activation { return nil }
+
+// matcher returns a function that evaluates the filter on one item's
+// fields, with time.now bound to now. It is for one goroutine.
+func (f *filter) matcher(now time.Time) func(fields map[string]any) (bool, error) {
+	act := &activation{now: types.Timestamp{Time: now}}
+	return func(fields map[string]any) (bool, error) {
+		act.obj = fields
+		return f.eval(act)
+	}
+}
+
+// eval evaluates the filter in an activation.
+func (f *filter) eval(act *activation) (bool, error) {
+	out, _, err := f.prg.Eval(act)
 	if err != nil {
 		return false, badFilter("%s", truncate(err.Error(), 200))
 	}
