@@ -1,16 +1,48 @@
 package fake
 
-import "time"
+import (
+	"fmt"
+	"net/http"
+	"strconv"
+	"time"
 
-// apiLimiter is the optional per-account limit on the management API.
+	"github.com/acctapi/acctapi"
+	"github.com/acctapi/acctapi/ratelimit"
+)
+
+// apiLimiter is the optional per-account limit on the management API
+// (contract §7), built on the ratelimit package's sliding-window limiter
+// keyed by account id. The zero value limits nothing.
 type apiLimiter struct {
+	l     *ratelimit.Limiter
 	n     int64
 	every time.Duration
 }
 
-func (l *apiLimiter) init(n int64, every time.Duration) error {
-	l.n, l.every = n, every
+func (a *apiLimiter) init(n int64, every time.Duration) error {
+	if n == 0 {
+		return nil
+	}
+	l, err := ratelimit.NewLimiter(n, every)
+	if err != nil {
+		return fmt.Errorf("fake: WithRateLimit: %w", err)
+	}
+	a.l, a.n, a.every = l, n, every
 	return nil
 }
 
-func (l *apiLimiter) check(account string, now time.Time) error { return nil }
+// check counts one request of account at now, and answers 429 with
+// Retry-After when the account is over its limit.
+func (a *apiLimiter) check(account string, now time.Time) error {
+	if a.l == nil {
+		return nil
+	}
+	d := a.l.AllowAt(account, now)
+	if d.Allowed {
+		return nil
+	}
+	secs := strconv.Itoa(int(d.RetryAfter / time.Second))
+	return &apiError{status: http.StatusTooManyRequests, code: acctapi.CodeRateLimited,
+		msg:    fmt.Sprintf("Your account is rate limited to %d API requests per %v.", a.n, a.every),
+		header: http.Header{"Retry-After": {secs}}}
+}

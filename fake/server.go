@@ -175,8 +175,8 @@ func WithoutListener() Option {
 // 60 s. Off unless asked for.
 func WithRateLimit(n int64, every time.Duration) Option {
 	return func(cfg *config) error {
-		if n < 1 || every < time.Second {
-			return fmt.Errorf("fake: WithRateLimit(%d, %v): want n ≥ 1 and a window of at least 1s", n, every)
+		if n < 1 || every < time.Second || every%time.Second != 0 {
+			return fmt.Errorf("fake: WithRateLimit(%d, %v): want n ≥ 1 and a window of whole seconds, at least 1s", n, every)
 		}
 		cfg.rateN, cfg.rateEvery = n, every
 		return nil
