@@ -1,0 +1,55 @@
+// Package fake serves the whole Account Management API in-process, backed
+// by go-memdb, so that tests of code using the API run without a network.
+//
+// It behaves like the real service, as the project's contract writes it
+// down: authentication (Bearer API keys, compared in constant time, never
+// echoed), the Service-Version header (and Ngrok-Version, the real
+// service's name for it), routing with 404 and 405, strict JSON bodies
+// (1 MiB limit, unknown members rejected), validation by the domain
+// packages' own Validate methods, the contract's status codes and error
+// bodies with operation ids, time-ordered ids, absolute uris, pagination
+// (limit, before_id, next_page_uri), CEL list filters, uniqueness,
+// referential integrity, Kubernetes operators whose CSRs it signs with its
+// own CA, and several accounts that cannot see each other.
+//
+// # Starting
+//
+// In a test, one line starts a server and closes it when the test ends:
+//
+//	srv := fake.Start(t)
+//	users := account.NewServiceUsers(srv.Client())
+//
+// [New] does the same without a testing.TB. A server listens on a loopback
+// port ([Server.URL]) unless [WithoutListener] is given; then requests reach
+// it in memory through [Server.HTTPClient] and [Server.Client], which is
+// faster. cmd/acctfake serves the same fake on a TCP address for other
+// languages.
+//
+// # What tests can do
+//
+//   - Control time and ids: [WithClock] with a [ManualClock], [WithIDSeed].
+//   - Set up accounts and keys: [WithAccount], [Server.AddAccount].
+//   - Seed any resource, including endpoints and tunnels, which have no API
+//     path, through the same validation as the API: [Seed], [Server.LoadFixtures].
+//   - Inspect state: [Get], [List] (copies).
+//   - See what was sent: [Server.Journal], with the Authorization header never
+//     recorded and secrets redacted.
+//   - Inject faults: [Server.React] and the helpers [Server.FailNext],
+//     [Server.RateLimitNext], [Server.DropNext], [Server.Latency].
+//   - Save and restore state: [Server.Snapshot], [Server.Restore],
+//     [Server.Reset].
+//   - Rate-limit the management API itself: [WithRateLimit].
+//
+// A Server is safe for concurrent use. The package has no package-level
+// mutable state and does not import testing.
+//
+// # Where the fake differs from the real service
+//
+// The fake follows the project's contract where the real service's
+// behaviour is not documented: its own error codes for not found, 405 and
+// inactive service users; 401 (not 403) for authentication failures;
+// next_page_uri carrying the filter; filters on tunnel group backends.
+// Secrets (event destination credentials) are returned on reads as stored;
+// the journal redacts them. Events are never delivered. Endpoints and
+// tunnels are seeded, not created by agents.
+package fake
