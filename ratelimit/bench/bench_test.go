@@ -1,0 +1,286 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"runtime"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/acctapi/acctapi/ratelimit"
+	"github.com/sethvargo/go-limiter/memorystore"
+	ulule "github.com/ulule/limiter/v3"
+	ululemem "github.com/ulule/limiter/v3/drivers/store/memory"
+	"golang.org/x/time/rate"
+)
+
+// allower is the common shape of the limiters compared here. Only ours and
+// x/time/rate take the time; the others read the clock themselves.
+type allower interface {
+	allow(key string, now time.Time) bool
+}
+
+type impl struct {
+	name string
+	new  func(tb testing.TB, capacity int64, window time.Duration) allower
+}
+
+var impls = []impl{
+	{"acctapi", func(tb testing.TB, c int64, w time.Duration) allower {
+		l, err := ratelimit.NewLimiter(c, w)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		return ours{l}
+	}},
+	{"x-time-rate", func(_ testing.TB, c int64, w time.Duration) allower {
+		return &xrate{m: map[string]*rate.Limiter{}, limit: rate.Limit(float64(c) / w.Seconds()), burst: int(c)}
+	}},
+	{"sethvargo", func(tb testing.TB, c int64, w time.Duration) allower {
+		s, err := memorystore.New(&memorystore.Config{Tokens: uint64(c), Interval: w})
+		if err != nil {
+			tb.Fatal(err)
+		}
+		tb.Cleanup(func() { _ = s.Close(context.Background()) })
+		return sethvargo{s}
+	}},
+	{"ulule", func(_ testing.TB, c int64, w time.Duration) allower {
+		return ululeLimiter{ulule.New(ululemem.NewStore(), ulule.Rate{Period: w, Limit: c})}
+	}},
+}
+
+type ours struct{ l *ratelimit.Limiter }
+
+func (o ours) allow(key string, now time.Time) bool { return o.l.AllowAt(key, now).Allowed }
+
+// xrate is one golang.org/x/time/rate limiter per key in a map.
+type xrate struct {
+	mu    sync.Mutex
+	m     map[string]*rate.Limiter
+	limit rate.Limit
+	burst int
+}
+
+func (x *xrate) allow(key string, now time.Time) bool {
+	x.mu.Lock()
+	l, ok := x.m[key]
+	if !ok {
+		l = rate.NewLimiter(x.limit, x.burst)
+		x.m[key] = l
+	}
+	x.mu.Unlock()
+	return l.AllowN(now, 1)
+}
+
+type sethvargo struct {
+	s interface {
+		Take(context.Context, string) (uint64, uint64, uint64, bool, error)
+	}
+}
+
+func (s sethvargo) allow(key string, _ time.Time) bool {
+	_, _, _, ok, _ := s.s.Take(context.Background(), key)
+	return ok
+}
+
+type ululeLimiter struct{ l *ulule.Limiter }
+
+func (u ululeLimiter) allow(key string, _ time.Time) bool {
+	c, err := u.l.Get(context.Background(), key)
+	return err == nil && !c.Reached
+}
+
+func keys(n int) []string {
+	k := make([]string, n)
+	for i := range k {
+		k[i] = fmt.Sprintf("198.51.%d.%d|key-%06d", (i>>8)&255, i&255, i)
+	}
+	return k
+}
+
+// BenchmarkSingleKey: one existing key, always admitted, the clock read
+// per call (the others read it internally).
+func BenchmarkSingleKey(b *testing.B) {
+	for _, im := range impls {
+		b.Run(im.name, func(b *testing.B) {
+			l := im.new(b, 1<<30, time.Hour)
+			l.allow("203.0.113.7", time.Now())
+			b.ReportAllocs()
+			for b.Loop() {
+				l.allow("203.0.113.7", time.Now())
+			}
+		})
+	}
+}
+
+// BenchmarkKeys100kParallel: 100,000 existing keys, random access, all
+// procs.
+func BenchmarkKeys100kParallel(b *testing.B) {
+	ks := keys(100_000)
+	for _, im := range impls {
+		b.Run(im.name, func(b *testing.B) {
+			l := im.new(b, 1<<30, time.Hour)
+			now := time.Now()
+			for _, k := range ks {
+				l.allow(k, now)
+			}
+			b.ReportAllocs()
+			b.ResetTimer()
+			b.RunParallel(func(pb *testing.PB) {
+				r := rand.New(rand.NewPCG(rand.Uint64(), 1))
+				for pb.Next() {
+					l.allow(ks[r.IntN(len(ks))], time.Now())
+				}
+			})
+		})
+	}
+}
+
+// BenchmarkBytesPerKey reports the live heap per key after 100,000 keys
+// (capacity 100 per minute), beyond the key strings themselves.
+func BenchmarkBytesPerKey(b *testing.B) {
+	const n = 100_000
+	ks := keys(n)
+	for _, im := range impls {
+		b.Run(im.name, func(b *testing.B) {
+			var before, after runtime.MemStats
+			runtime.GC()
+			runtime.ReadMemStats(&before)
+			l := im.new(b, 100, time.Minute)
+			now := time.Now()
+			for _, k := range ks {
+				l.allow(k, now)
+			}
+			runtime.GC()
+			runtime.ReadMemStats(&after)
+			runtime.KeepAlive(l)
+			for b.Loop() {
+			}
+			b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/n, "B/key")
+		})
+	}
+}
+
+// accuracy is the outcome of a traffic run.
+type accuracy struct {
+	admitted, exact int
+	maxInWindow     int
+	capacity        int
+}
+
+// pattern returns arrival offsets, in units of the window, for a limit of
+// capacity requests per window.
+type pattern func(capacity int) []float64
+
+// poisson is Poisson traffic at 1.5 times the limit over windows windows.
+func poisson(windows int) pattern {
+	return func(capacity int) []float64 {
+		rng := rand.New(rand.NewPCG(7, 7))
+		var at []float64
+		for t := 0.0; t < float64(windows); t += rng.ExpFloat64() / (1.5 * float64(capacity)) {
+			at = append(at, t)
+		}
+		return at
+	}
+}
+
+// boundary is the adversarial pattern: one request at 0 (which anchors
+// fixed windows), the rest of the capacity just before the end of the first
+// window, then a flood at ten times the limit for two windows.
+func boundary(capacity int) []float64 {
+	at := []float64{0}
+	for i := range capacity - 1 {
+		at = append(at, 0.95+0.04*float64(i)/float64(capacity))
+	}
+	for t := 1.0; t < 3; t += 0.1 / float64(capacity) {
+		at = append(at, t)
+	}
+	return at
+}
+
+var (
+	accOnce sync.Once
+	accRes  map[string]accuracy
+)
+
+// BenchmarkAccuracy reports, per traffic pattern, admissions relative to
+// the exact sliding log fed the same arrival times, and the most admissions
+// in any window relative to capacity. Limiters that take the time (acctapi,
+// x/time/rate) run 100 per minute in virtual time; the others read the
+// clock themselves and run 100 per second in real time (their fixed-window
+// algorithms behave the same at any scale). The runs happen once; b.N is
+// ignored.
+func BenchmarkAccuracy(b *testing.B) {
+	patterns := []struct {
+		name string
+		p    pattern
+	}{{"poisson-1.5x", nil}, {"boundary-burst", boundary}}
+	accOnce.Do(func() {
+		accRes = map[string]accuracy{}
+		for _, im := range impls {
+			virtual := im.name == "acctapi" || im.name == "x-time-rate"
+			for _, pt := range patterns {
+				p, window := pt.p, time.Second
+				if p == nil {
+					p = poisson(6)
+					if virtual {
+						p = poisson(200)
+					}
+				}
+				if virtual {
+					window = time.Minute
+				}
+				accRes[pt.name+"/"+im.name] = runAccuracy(b, im, 100, window, p(100), !virtual)
+			}
+		}
+	})
+	for _, pt := range patterns {
+		for _, im := range impls {
+			name := pt.name + "/" + im.name
+			b.Run(name, func(b *testing.B) {
+				for b.Loop() {
+				}
+				a := accRes[name]
+				b.ReportMetric(float64(a.admitted)/float64(a.exact), "admitted/exact")
+				b.ReportMetric(float64(a.maxInWindow)/float64(a.capacity), "max-window/capacity")
+			})
+		}
+	}
+}
+
+func runAccuracy(tb testing.TB, im impl, capacity int, window time.Duration, offsets []float64, realTime bool) accuracy {
+	l := im.new(tb, int64(capacity), window)
+	var exact, ours []time.Time
+	start := time.Now()
+	for _, off := range offsets {
+		next := start.Add(time.Duration(off * float64(window)))
+		now := next
+		if realTime {
+			now = time.Now()
+			for now.Before(next) { // spin: sleeping is too coarse
+				now = time.Now()
+			}
+		}
+		if l.allow("k", now) {
+			ours = append(ours, now)
+		}
+		// The exact sliding log on the same arrival times.
+		in := 0
+		for i := len(exact) - 1; i >= 0 && now.Sub(exact[i]) < window; i-- {
+			in++
+		}
+		if in < capacity {
+			exact = append(exact, now)
+		}
+	}
+	a := accuracy{admitted: len(ours), exact: len(exact), capacity: capacity}
+	for i, j := 0, 0; j < len(ours); j++ {
+		for ours[j].Sub(ours[i]) >= window {
+			i++
+		}
+		a.maxInWindow = max(a.maxInWindow, j-i+1)
+	}
+	return a
+}

@@ -1,0 +1,140 @@
+package ratelimit
+
+import (
+	"errors"
+	"fmt"
+	"time"
+	"unicode/utf8"
+
+	"github.com/acctapi/acctapi"
+)
+
+// ActionType is the traffic-policy action type this package implements.
+const ActionType = "rate-limit"
+
+// AlgorithmSlidingWindow is the only algorithm the specification defines.
+const AlgorithmSlidingWindow = "sliding_window"
+
+// Limits of a [Config], from the specification.
+const (
+	MaxNameChars  = 1023 // a name has fewer than 1024 characters
+	MinRate       = 60 * time.Second
+	MaxRate       = 24 * time.Hour
+	RateStep      = 10 * time.Second
+	MaxBucketKeys = 10
+)
+
+// Config is the configuration of a rate-limit action, with the
+// specification's JSON names. The zero value is not valid; see
+// [Config.Validate].
+type Config struct {
+	// Name names the limit; required, fewer than 1024 characters.
+	Name string `json:"name"`
+	// Enforce, when false, evaluates and counts the limit without rejecting
+	// requests; nil means true. See [Config.Enforced].
+	Enforce *bool `json:"enforce,omitempty"`
+	// Algorithm must be [AlgorithmSlidingWindow].
+	Algorithm string `json:"algorithm"`
+	// Capacity is the most requests a bucket admits per window: 1 to
+	// 2,000,000,000.
+	Capacity int64 `json:"capacity"`
+	// Rate is the window, a Go duration ("60s", "10m", "1h30m") that is a
+	// multiple of ten seconds from 60s to 24h.
+	Rate string `json:"rate"`
+	// BucketKey holds one to ten CEL expressions; each combination of their
+	// values is one bucket.
+	BucketKey []string `json:"bucket_key"`
+}
+
+// Enforced reports whether the limit rejects requests: Enforce, or true
+// when Enforce is nil.
+func (c *Config) Enforced() bool { return c.Enforce == nil || *c.Enforce }
+
+// Window returns Rate parsed, or an error if it is not a valid rate.
+func (c *Config) Window() (time.Duration, error) {
+	d, err := time.ParseDuration(c.Rate)
+	switch {
+	case c.Rate == "":
+		return 0, errors.New("is required")
+	case err != nil:
+		return 0, fmt.Errorf("%q is not a duration such as \"60s\" or \"10m\"", c.Rate)
+	case d%RateStep != 0:
+		return 0, fmt.Errorf("%q is not a multiple of 10s", c.Rate)
+	case d < MinRate || d > MaxRate:
+		return 0, fmt.Errorf("%q is not from 60s to 24h", c.Rate)
+	}
+	return d, nil
+}
+
+// Validate checks every rule of the specification and returns the broken
+// ones joined, each an [*acctapi.FieldError] naming its JSON field
+// ("bucket_key[2]"); nil when c is valid. Bucket keys are compiled in the
+// package's CEL environment.
+func (c *Config) Validate() error {
+	_, err := c.compile()
+	return err
+}
+
+// compile validates c and compiles its bucket keys.
+func (c *Config) compile() ([]keyProgram, error) {
+	var errs []error
+	switch n := utf8.RuneCountInString(c.Name); {
+	case c.Name == "":
+		errs = append(errs, acctapi.Invalid("name", "is required"))
+	case n > MaxNameChars:
+		errs = append(errs, acctapi.Invalid("name", "has %d characters; must be fewer than 1024", n))
+	}
+	switch c.Algorithm {
+	case AlgorithmSlidingWindow:
+	case "":
+		errs = append(errs, acctapi.Invalid("algorithm", "is required; the only algorithm is %q", AlgorithmSlidingWindow))
+	default:
+		errs = append(errs, acctapi.Invalid("algorithm", "%q is not supported; the only algorithm is %q", c.Algorithm, AlgorithmSlidingWindow))
+	}
+	if c.Capacity < 1 || c.Capacity > MaxCapacity {
+		errs = append(errs, acctapi.Invalid("capacity", "%d is not from 1 to 2000000000", c.Capacity))
+	}
+	if _, err := c.Window(); err != nil {
+		errs = append(errs, acctapi.Invalid("rate", "%s", err))
+	}
+	var keys []keyProgram
+	switch n := len(c.BucketKey); {
+	case n == 0:
+		errs = append(errs, acctapi.Invalid("bucket_key", "is required: give 1 to 10 expressions"))
+	case n > MaxBucketKeys:
+		errs = append(errs, acctapi.Invalid("bucket_key", "has %d expressions; at most 10 allowed", n))
+	default:
+		for i, expr := range c.BucketKey {
+			k, err := compileKey(expr)
+			if err != nil {
+				errs = append(errs, acctapi.Invalid(fmt.Sprintf("bucket_key[%d]", i), "%s", err))
+				continue
+			}
+			keys = append(keys, k)
+		}
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	return keys, nil
+}
+
+// Action is the rate-limit action as it appears in a traffic policy:
+// {"type": "rate-limit", "config": {...}}.
+type Action struct {
+	Type   string `json:"type"`
+	Config Config `json:"config"`
+}
+
+// Validate checks that Type is [ActionType] and validates Config; field
+// errors in the config are named "config.<field>".
+func (a *Action) Validate() error {
+	var errs []error
+	if a.Type != ActionType {
+		errs = append(errs, acctapi.Invalid("type", "%q is not %q", a.Type, ActionType))
+	}
+	if err := a.Config.Validate(); err != nil {
+		errs = append(errs, acctapi.Prefix("config", err))
+	}
+	return errors.Join(errs...)
+}

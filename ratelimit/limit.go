@@ -1,0 +1,195 @@
+package ratelimit
+
+import (
+	"fmt"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/google/cel-go/cel"
+)
+
+// CodeEvalFailed is the error code a [Result] carries when a bucket key
+// fails to evaluate (the real service's "Failed to evaluate CEL expression
+// at runtime").
+const CodeEvalFailed = "ERR_NGROK_2253"
+
+// Result is the outcome of evaluating a rate-limit action for one request.
+// Its fields are the action's result variables.
+type Result struct {
+	// Limited reports that the bucket was full: the request would be (or,
+	// when enforcing, is) rejected. It is actions.ngrok.rate_limit.limited.
+	Limited bool
+	// Reject is Limited for an enforced limit: the caller answers 429.
+	Reject bool
+	// BucketKey is actions.ngrok.rate_limit.bucket_key: the single
+	// expression's value, or for several expressions their values each
+	// written as "<length>:<value>" and joined with ",".
+	BucketKey string
+	// RetryAfter is, when Limited, the whole-second wait for retry-after.
+	RetryAfter time.Duration
+	// Remaining is how many more requests the bucket admits now.
+	Remaining int64
+	// ErrorCode and ErrorMessage are actions.ngrok.rate_limit.error.code and
+	// .message: set when a bucket key failed to evaluate, in which case the
+	// request is not limited and not counted.
+	ErrorCode, ErrorMessage string
+}
+
+// A Limit is a compiled rate-limit action: the bucket-key expressions,
+// compiled once, and the [Limiter] holding its buckets.
+//
+// Capacity is per Limit, and so per process: like the real service, which
+// applies capacity per ingress server, several processes each enforce it
+// on their own.
+//
+// A Limit is safe for concurrent use. The zero value is not usable; create
+// one with [NewLimit].
+type Limit struct {
+	cfg      Config
+	enforce  bool
+	limiter  *Limiter
+	keys     []keyProgram
+	clientIP func(*http.Request) string
+	now      func() time.Time
+	pool     sync.Pool
+}
+
+// NewLimit validates cfg (see [Config.Validate]), compiles its bucket keys
+// and returns the action. It uses the options [WithClientIP], [WithClock]
+// and [WithMaxBuckets].
+func NewLimit(cfg Config, opts ...Option) (*Limit, error) {
+	keys, err := cfg.compile()
+	if err != nil {
+		return nil, err
+	}
+	o := buildOptions(opts)
+	window, _ := cfg.Window()
+	cfg.BucketKey = slices.Clone(cfg.BucketKey)
+	if cfg.Enforce != nil {
+		e := *cfg.Enforce
+		cfg.Enforce = &e
+	}
+	l := &Limit{
+		cfg:      cfg,
+		enforce:  cfg.Enforced(),
+		limiter:  newLimiter(cfg.Capacity, window, o.maxBuckets),
+		keys:     keys,
+		clientIP: o.clientIP,
+		now:      o.now,
+	}
+	l.pool.New = func() any { return new(activation) }
+	return l, nil
+}
+
+// Config returns a copy of the configuration l was built from.
+func (l *Limit) Config() Config {
+	c := l.cfg
+	c.BucketKey = slices.Clone(c.BucketKey)
+	return c
+}
+
+// Limiter returns the limiter holding l's buckets, for [Limiter.Sweep] and
+// [Limiter.Len].
+func (l *Limit) Limiter() *Limiter { return l.limiter }
+
+// Evaluate is shorthand for EvaluateAt(r, now) with now from the clock
+// ([WithClock], by default time.Now).
+func (l *Limit) Evaluate(r *http.Request) Result {
+	return l.EvaluateAt(r, l.now())
+}
+
+// EvaluateAt evaluates the bucket keys for r, and counts r in its bucket
+// at now unless the bucket is full. It never writes a response.
+func (l *Limit) EvaluateAt(r *http.Request, now time.Time) Result {
+	a := l.pool.Get().(*activation)
+	a.reset(r, l.clientIP)
+	res := l.evaluate(a, now)
+	a.reset(nil, nil)
+	l.pool.Put(a)
+	return res
+}
+
+// evaluate is EvaluateAt with a prepared activation.
+func (l *Limit) evaluate(a *activation, now time.Time) Result {
+	var key string
+	if len(l.keys) == 1 {
+		s, err := l.keys[0].eval(a)
+		if err != nil {
+			return evalError(0, err)
+		}
+		key = s
+	} else {
+		var buf [256]byte
+		b := buf[:0]
+		for i, k := range l.keys {
+			s, err := k.eval(a)
+			if err != nil {
+				return evalError(i, err)
+			}
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = strconv.AppendInt(b, int64(len(s)), 10)
+			b = append(b, ':')
+			b = append(b, s...)
+		}
+		key = string(b)
+	}
+	d := l.limiter.AllowAt(key, now)
+	return Result{
+		Limited:    !d.Allowed,
+		Reject:     !d.Allowed && l.enforce,
+		BucketKey:  key,
+		RetryAfter: d.RetryAfter,
+		Remaining:  d.Remaining,
+	}
+}
+
+func evalError(i int, err error) Result {
+	return Result{
+		ErrorCode:    CodeEvalFailed,
+		ErrorMessage: fmt.Sprintf("failed to evaluate CEL expression on bucket_key[%d] for rate-limit at runtime: %v", i, err),
+	}
+}
+
+// keyProgram is one compiled bucket-key expression. A bare variable of
+// string type is read directly, without CEL.
+// So is getReqHeader('<literal>').
+type keyProgram struct {
+	prog   cel.Program
+	direct string // the variable's name, for the direct path
+	header string // the canonical header name, for the direct path
+}
+
+func compileKey(expr string) (keyProgram, error) {
+	prog, checked, err := compileAST(expr, nil)
+	if err != nil {
+		return keyProgram{}, err
+	}
+	k := keyProgram{prog: prog}
+	if name := strings.TrimSpace(expr); isStringVar(name) {
+		k.direct = name
+	} else if h, ok := literalHeader(checked); ok {
+		k.header = h
+	}
+	return k, nil
+}
+
+func (k *keyProgram) eval(a *activation) (string, error) {
+	if k.direct != "" {
+		s, _ := a.stringVar(k.direct)
+		return s, nil
+	}
+	if k.header != "" {
+		return strings.Join(a.r.Header[k.header], ","), nil
+	}
+	v, _, err := k.prog.Eval(a)
+	if err != nil {
+		return "", err
+	}
+	return keyString(v)
+}

@@ -1,0 +1,236 @@
+package ratelimit
+
+import (
+	"context"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func newRequest(method, target string) *http.Request {
+	r := httptest.NewRequest(method, target, nil)
+	r.RemoteAddr = "203.0.113.7:51234"
+	return r
+}
+
+func mustLimit(t testing.TB, cfg Config, opts ...Option) *Limit {
+	t.Helper()
+	l, err := NewLimit(cfg, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
+}
+
+func keyConfig(keys ...string) Config {
+	c := validConfig()
+	c.BucketKey = keys
+	return c
+}
+
+// TestBucketKeyValues evaluates single bucket keys, each as written (bare
+// variables and literal headers take a direct path) and as [expr][0], which
+// always goes through CEL, and checks both give the same key.
+func TestBucketKeyValues(t *testing.T) {
+	t.Parallel()
+	r := newRequest("POST", "http://api.example.com/v1/things?b=2&a=1&a=3")
+	r.Header.Set("User-Agent", "curl/8")
+	r.Header.Add("X-Api-Key", "k1")
+	r.Header.Add("X-Api-Key", "k2")
+	r.Header.Set("X-Empty", "")
+	r = r.WithContext(context.WithValue(r.Context(), http.LocalAddrContextKey,
+		&net.TCPAddr{IP: net.ParseIP("192.0.2.1"), Port: 443}))
+	tests := []struct {
+		expr string
+		want string
+	}{
+		{"req.host", "api.example.com"},
+		{"req.method", "POST"},
+		{"req.url", "http://api.example.com/v1/things?b=2&a=1&a=3"},
+		{"req.url.path", "/v1/things"},
+		{"req.url.query", "b=2&a=1&a=3"},
+		{"req.url.host", "api.example.com"},
+		{"req.user_agent", "curl/8"},
+		{"conn.client_ip", "203.0.113.7"},
+		{"conn.server_ip", "192.0.2.1"},
+		{"actions.ngrok.rate_limit.bucket_key", ""},
+		// Non-strings use their CEL string form.
+		{"conn.client_port", "51234"},
+		{"conn.server_port", "443"},
+		{"actions.ngrok.rate_limit.limited", "false"},
+		{"1.5", "1.5"},
+		// Lists join with ",", null is "".
+		{"getReqHeader('x-api-key')", "k1,k2"},
+		{"getReqHeader('X-API-KEY')", "k1,k2"},
+		{"getReqHeader('x-missing')", ""},
+		{"req.headers['x-api-key']", "k1,k2"},
+		{"getQueryParam('a')", "1,3"},
+		{"[getQueryParam('b'), ['x', 'y']]", "2,x,y"},
+		{"hasReqHeader('x-empty')", "true"},
+		{"hasQueryParam('zzz')", "false"},
+		{"null", ""},
+		{"'x-api-key' in req.headers", "true"},
+		{"hasReqHeader('host') ? getReqHeader('host')[0] : 'unknown'", "unknown"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.expr, func(t *testing.T) {
+			t.Parallel()
+			for _, expr := range []string{tt.expr, "[" + tt.expr + "][0]"} {
+				res := mustLimit(t, keyConfig(expr)).EvaluateAt(r, base)
+				if res.ErrorCode != "" {
+					t.Fatalf("%s: %s", expr, res.ErrorMessage)
+				}
+				if res.BucketKey != tt.want {
+					t.Errorf("%s: bucket key %q, want %q", expr, res.BucketKey, tt.want)
+				}
+			}
+		})
+	}
+}
+
+func TestBucketKeyCombination(t *testing.T) {
+	t.Parallel()
+	l := mustLimit(t, keyConfig("getReqHeader('x-a')", "getReqHeader('x-b')"))
+	req := func(a, b string) *http.Request {
+		r := newRequest("GET", "http://h/")
+		r.Header.Set("X-A", a)
+		r.Header.Set("X-B", b)
+		return r
+	}
+	k1 := l.EvaluateAt(req("a|b", "c"), base).BucketKey
+	k2 := l.EvaluateAt(req("a", "b|c"), base).BucketKey
+	if k1 == k2 {
+		t.Fatalf("(a|b, c) and (a, b|c) share the key %q", k1)
+	}
+	if diff := cmp.Diff([]string{"3:a|b,1:c", "1:a,3:b|c"}, []string{k1, k2}); diff != "" {
+		t.Errorf("keys (-want +got):\n%s", diff)
+	}
+}
+
+// TestEvaluateSteps runs requests through a Limit at scripted times.
+func TestEvaluateSteps(t *testing.T) {
+	t.Parallel()
+	cfg := keyConfig("req.host")
+	cfg.Capacity = 2
+	l := mustLimit(t, cfg)
+	steps := []struct {
+		at   time.Duration
+		host string
+		want Result
+	}{
+		{0, "a", Result{BucketKey: "a", Remaining: 1}},
+		{time.Second, "a", Result{BucketKey: "a", Remaining: 0}},
+		{2 * time.Second, "a", Result{BucketKey: "a", Limited: true, Reject: true, RetryAfter: 59 * time.Second}},
+		{2 * time.Second, "b", Result{BucketKey: "b", Remaining: 1}},
+		{61 * time.Second, "a", Result{BucketKey: "a", Remaining: 0}},
+	}
+	for i, s := range steps {
+		r := newRequest("GET", "http://"+s.host+"/")
+		if diff := cmp.Diff(s.want, l.EvaluateAt(r, at(s.at))); diff != "" {
+			t.Errorf("step %d (-want +got):\n%s", i, diff)
+		}
+	}
+}
+
+// TestEnforceFalse checks that enforce: false counts exactly as enforcing
+// does, and only leaves Reject false.
+func TestEnforceFalse(t *testing.T) {
+	t.Parallel()
+	cfg := keyConfig("conn.client_ip")
+	cfg.Capacity = 3
+	enforcing := mustLimit(t, cfg)
+	f := false
+	cfg.Enforce = &f
+	shadow := mustLimit(t, cfg)
+	r := newRequest("GET", "http://h/")
+	limited := 0
+	for i := range 200 {
+		now := at(time.Duration(i) * 700 * time.Millisecond)
+		want := enforcing.EvaluateAt(r, now)
+		got := shadow.EvaluateAt(r, now)
+		if got.Reject {
+			t.Fatalf("request %d rejected with enforce false", i)
+		}
+		want.Reject = false
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Fatalf("request %d (-enforcing +shadow):\n%s", i, diff)
+		}
+		if got.Limited {
+			limited++
+		}
+	}
+	if limited == 0 {
+		t.Error("no request was limited; the test does not exercise the limit")
+	}
+}
+
+func TestEvaluationError(t *testing.T) {
+	t.Parallel()
+	cfg := keyConfig("req.host", "getReqHeader('x-missing')[0]")
+	cfg.Capacity = 1
+	l := mustLimit(t, cfg)
+	r := newRequest("GET", "http://h/")
+	for range 3 {
+		res := l.EvaluateAt(r, base)
+		if res.Limited || res.Reject || res.ErrorCode != CodeEvalFailed {
+			t.Fatalf("result %+v; want not limited, with error code %s", res, CodeEvalFailed)
+		}
+		if !strings.HasPrefix(res.ErrorMessage, "failed to evaluate CEL expression on bucket_key[1] for rate-limit at runtime: ") {
+			t.Errorf("message %q", res.ErrorMessage)
+		}
+	}
+	if n := l.Limiter().Len(); n != 0 {
+		t.Errorf("%d buckets after failed evaluations; want none", n)
+	}
+}
+
+func TestWithClientIP(t *testing.T) {
+	t.Parallel()
+	trusted := func(r *http.Request) string {
+		// Behind one trusted proxy: the last address it appended.
+		xff := r.Header.Values("X-Forwarded-For")
+		if len(xff) == 0 {
+			return "unknown"
+		}
+		parts := strings.Split(xff[len(xff)-1], ",")
+		return strings.TrimSpace(parts[len(parts)-1])
+	}
+	l := mustLimit(t, keyConfig("conn.client_ip"), WithClientIP(trusted))
+	r := newRequest("GET", "http://h/")
+	r.Header.Set("X-Forwarded-For", "198.51.100.1, 198.51.100.2")
+	if got := l.EvaluateAt(r, base).BucketKey; got != "198.51.100.2" {
+		t.Errorf("bucket key %q, want the proxy's last address", got)
+	}
+	l2 := mustLimit(t, keyConfig("conn.client_port"), WithClientIP(trusted))
+	if got := l2.EvaluateAt(r, base).BucketKey; got != "51234" {
+		t.Errorf("client port %q, want the connection's", got)
+	}
+}
+
+func TestEvaluateAllocs(t *testing.T) {
+	r := newRequest("GET", "http://api.example.com/")
+	r.Header.Set("X-Api-Key", "k_1234567890abcdef")
+	tests := []struct {
+		name string
+		keys []string
+		max  float64
+	}{
+		{"req.host", []string{"req.host"}, 0},
+		{"CEL expression", []string{"getReqHeader('x-api-key')"}, 2},
+		{"three keys", []string{"req.host", "conn.client_ip", "getReqHeader('x-api-key')"}, 4},
+	}
+	for _, tt := range tests {
+		cfg := keyConfig(tt.keys...)
+		cfg.Capacity = MaxCapacity
+		l := mustLimit(t, cfg)
+		got := testing.AllocsPerRun(100, func() { l.EvaluateAt(r, base) })
+		if got > tt.max {
+			t.Errorf("%s: %v allocations per evaluation, want <= %v", tt.name, got, tt.max)
+		}
+	}
+}

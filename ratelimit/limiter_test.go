@@ -1,0 +1,715 @@
+package ratelimit
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+	"unsafe"
+
+	"github.com/google/go-cmp/cmp"
+	"pgregory.net/rapid"
+)
+
+// base is a fixed instant used by the tests; it sits on a whole minute, and
+// so on a slot boundary for every window used below.
+var base = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+
+func at(d time.Duration) time.Time { return base.Add(d) }
+
+// fataler is what mustLimiter needs from a *testing.T or *rapid.T.
+type fataler interface {
+	Helper()
+	Fatal(args ...any)
+}
+
+func mustLimiter(t fataler, capacity int64, window time.Duration, opts ...Option) *Limiter {
+	t.Helper()
+	l, err := NewLimiter(capacity, window, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
+}
+
+// exactLog is the reference model: a sliding log of admitted times. A
+// request at t is admitted when fewer than capacity admitted requests lie in
+// (t-window, t].
+type exactLog struct {
+	capacity int64
+	window   time.Duration
+	log      []time.Time
+	start    int // log[:start] has left the window; times never go back
+}
+
+// inWindow returns the admitted times inside (t-window, t], oldest first.
+// t must not be earlier than in the previous call.
+func (m *exactLog) inWindow(t time.Time) []time.Time {
+	for m.start < len(m.log) && t.Sub(m.log[m.start]) >= m.window {
+		m.start++
+	}
+	if m.start > 4096 && m.start > len(m.log)/2 {
+		m.log = append(m.log[:0], m.log[m.start:]...)
+		m.start = 0
+	}
+	return m.log[m.start:]
+}
+
+// check returns what the model would answer at t without recording anything.
+func (m *exactLog) check(t time.Time) Decision {
+	w := m.inWindow(t)
+	n := int64(len(w))
+	if n < m.capacity {
+		return Decision{Allowed: true, Remaining: m.capacity - n - 1}
+	}
+	// The (n-capacity+1)-th oldest must leave the window.
+	leave := w[n-m.capacity].Add(m.window)
+	return Decision{RetryAfter: ceilSeconds(leave.Sub(t))}
+}
+
+func (m *exactLog) allow(t time.Time) Decision {
+	d := m.check(t)
+	if d.Allowed {
+		m.log = append(m.log, t)
+	}
+	return d
+}
+
+func TestNewLimiterErrors(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name     string
+		capacity int64
+		window   time.Duration
+		want     string
+	}{
+		{"zero capacity", 0, time.Minute, "ratelimit: capacity 0 is not from 1 to 2000000000"},
+		{"capacity too large", MaxCapacity + 1, time.Minute, "ratelimit: capacity 2000000001 is not from 1 to 2000000000"},
+		{"window too short", 1, 999 * time.Millisecond, "ratelimit: window 999ms is not a whole number of seconds from 1s to 8784h0m0s"},
+		{"window not whole seconds", 1, 1500 * time.Millisecond, "ratelimit: window 1.5s is not a whole number of seconds from 1s to 8784h0m0s"},
+		{"window too long", 1, 367 * 24 * time.Hour, "ratelimit: window 8808h0m0s is not a whole number of seconds from 1s to 8784h0m0s"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := NewLimiter(tt.capacity, tt.window)
+			if err == nil || err.Error() != tt.want {
+				t.Errorf("NewLimiter(%d, %v) = %v, want %q", tt.capacity, tt.window, err, tt.want)
+			}
+		})
+	}
+}
+
+// TestLimiterSteps walks one bucket through a scripted sequence.
+func TestLimiterSteps(t *testing.T) {
+	t.Parallel()
+	type step struct {
+		at   time.Duration
+		key  string
+		want Decision
+	}
+	tests := []struct {
+		name     string
+		capacity int64
+		window   time.Duration
+		steps    []step
+	}{
+		{
+			name: "capacity then retry-after", capacity: 3, window: time.Minute,
+			steps: []step{
+				{0, "a", Decision{Allowed: true, Remaining: 2}},
+				{10 * time.Second, "a", Decision{Allowed: true, Remaining: 1}},
+				{20 * time.Second, "a", Decision{Allowed: true, Remaining: 0}},
+				// The exact model's request at 0s leaves the window at 60s;
+				// its slot [0s,1s) leaves at 61s.
+				{30 * time.Second, "a", Decision{RetryAfter: 31 * time.Second}},
+				{30*time.Second + 400*time.Millisecond, "a", Decision{RetryAfter: 31 * time.Second}},
+				// Other keys are independent.
+				{30 * time.Second, "b", Decision{Allowed: true, Remaining: 2}},
+				{59*time.Second + 999*time.Millisecond, "a", Decision{RetryAfter: 2 * time.Second}},
+				{60 * time.Second, "a", Decision{RetryAfter: time.Second}},
+				{61 * time.Second, "a", Decision{Allowed: true, Remaining: 0}},
+				{61 * time.Second, "a", Decision{RetryAfter: 10 * time.Second}},
+			},
+		},
+		{
+			name: "conservative within one slot", capacity: 1, window: time.Minute,
+			steps: []step{
+				{500 * time.Millisecond, "a", Decision{Allowed: true, Remaining: 0}},
+				// The exact model admits at 60.5s; the slot [0s,1s) leaves at 61s.
+				{60*time.Second + 500*time.Millisecond, "a", Decision{RetryAfter: time.Second}},
+				{61 * time.Second, "a", Decision{Allowed: true, Remaining: 0}},
+			},
+		},
+		{
+			name: "research example: 10 per minute", capacity: 10, window: time.Minute,
+			steps: append(func() []step {
+				var s []step
+				for i := range 10 {
+					s = append(s, step{time.Duration(i) * time.Second, "k", Decision{Allowed: true, Remaining: int64(9 - i)}})
+				}
+				return s
+			}(),
+				// Exact: 30s; the slot [0s,1s) leaves one second later.
+				step{30 * time.Second, "k", Decision{RetryAfter: 31 * time.Second}},
+				step{61 * time.Second, "k", Decision{Allowed: true, Remaining: 0}},
+			),
+		},
+		{
+			name: "clock steps backwards", capacity: 2, window: time.Minute,
+			steps: []step{
+				{50 * time.Second, "a", Decision{Allowed: true, Remaining: 1}},
+				{51 * time.Second, "a", Decision{Allowed: true, Remaining: 0}},
+				// An hour earlier is treated as 51s: still full, not reset.
+				{-time.Hour, "a", Decision{RetryAfter: 60 * time.Second}},
+				{111 * time.Second, "a", Decision{Allowed: true, Remaining: 0}},
+			},
+		},
+		{
+			name: "window of 10 minutes uses 10s slots", capacity: 1, window: 10 * time.Minute,
+			steps: []step{
+				{time.Second, "a", Decision{Allowed: true, Remaining: 0}},
+				// The slot [0s,10s) leaves the window at 610s.
+				{2 * time.Second, "a", Decision{RetryAfter: 608 * time.Second}},
+				{609 * time.Second, "a", Decision{RetryAfter: time.Second}},
+				{610 * time.Second, "a", Decision{Allowed: true, Remaining: 0}},
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			l := mustLimiter(t, tt.capacity, tt.window)
+			for i, s := range tt.steps {
+				got := l.AllowAt(s.key, at(s.at))
+				if diff := cmp.Diff(s.want, got); diff != "" {
+					t.Fatalf("step %d (%v, %q) (-want +got):\n%s", i, s.at, s.key, diff)
+				}
+			}
+		})
+	}
+}
+
+func TestSlotLength(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name     string
+		capacity int64
+		window   time.Duration
+		slot     time.Duration
+	}{
+		{"one minute", 30, time.Minute, time.Second},
+		{"70s", 30, 70 * time.Second, time.Second},
+		{"90s", 30, 90 * time.Second, time.Second},
+		{"10m", 30, 10 * time.Minute, 10 * time.Second},
+		{"24h", 30, 24 * time.Hour, 24 * time.Minute},
+		{"1h30m", 70000, 90 * time.Minute, 90 * time.Second},
+		{"large capacity, 70s", 70000, 70 * time.Second, 2 * time.Second},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			l := mustLimiter(t, tt.capacity, tt.window, WithMaxBuckets(1))
+			if got := time.Duration(l.ssec) * time.Second; got != tt.slot {
+				t.Errorf("slot = %v, want %v", got, tt.slot)
+			}
+		})
+	}
+}
+
+// retryTolerance is the bound the issue sets on how much later than the
+// exact model's answer the limiter's retry-after may be.
+func retryTolerance(window time.Duration) time.Duration {
+	return max(time.Second, window/60)
+}
+
+// TestLimiterProperties checks the limiter against the exact sliding log fed
+// the limiter's own admissions, over random arrival times that may step
+// backwards:
+//   - never more than capacity admitted in any window (on the per-key
+//     clamped timeline);
+//   - every admission is one the exact model would make on the same history;
+//   - retry-after is whole seconds, at least 1s, no shorter than the exact
+//     model's and at most max(1s, window/60) longer;
+//   - a retry sent exactly retry-after later is admitted, and one sent a
+//     second earlier is not.
+func TestLimiterProperties(t *testing.T) {
+	t.Parallel()
+	rapid.Check(t, func(rt *rapid.T) {
+		capacity := rapid.Int64Range(1, 12).Draw(rt, "capacity")
+		window := time.Duration(rapid.SampledFrom([]int{60, 70, 90, 110, 120, 170, 600, 610, 3600}).Draw(rt, "window_s")) * time.Second
+		keys := rapid.IntRange(1, 3).Draw(rt, "keys")
+		l := mustLimiter(rt, capacity, window)
+		models := make([]*exactLog, keys)
+		clocks := make([]time.Time, keys)
+		for k := range models {
+			models[k] = &exactLog{capacity: capacity, window: window}
+		}
+		now := base
+		n := rapid.IntRange(1, 150).Draw(rt, "requests")
+		for range n {
+			// Mostly forward, sometimes backward, sometimes jumping far.
+			step := time.Duration(rapid.OneOf(
+				rapid.Int64Range(0, int64(3*time.Second)),
+				rapid.Int64Range(-int64(20*time.Second), int64(window)),
+				rapid.Int64Range(0, int64(2*window)),
+			).Draw(rt, "step"))
+			now = now.Add(step)
+			k := rapid.IntRange(0, keys-1).Draw(rt, "key")
+			key := fmt.Sprintf("key-%d", k)
+			eff := now
+			if eff.Before(clocks[k]) {
+				eff = clocks[k]
+			}
+			clocks[k] = eff
+			want := models[k].check(eff)
+			got := l.AllowAt(key, now)
+			if got.Allowed {
+				if !want.Allowed {
+					rt.Fatalf("%v: admitted %q; the exact model on the same history rejects (retry %v)", eff.Sub(base), key, want.RetryAfter)
+				}
+				if got.Remaining > want.Remaining {
+					rt.Fatalf("%v: remaining %d, exact %d", eff.Sub(base), got.Remaining, want.Remaining)
+				}
+				models[k].allow(eff)
+				continue
+			}
+			if got.RetryAfter < time.Second || got.RetryAfter%time.Second != 0 {
+				rt.Fatalf("retry-after %v is not whole seconds >= 1s", got.RetryAfter)
+			}
+			if !want.Allowed && got.RetryAfter < want.RetryAfter {
+				rt.Fatalf("%v: retry-after %v is shorter than the exact %v", eff.Sub(base), got.RetryAfter, want.RetryAfter)
+			}
+			if !want.Allowed && got.RetryAfter > want.RetryAfter+retryTolerance(window) {
+				rt.Fatalf("%v: retry-after %v; exact %v; tolerance %v", eff.Sub(base), got.RetryAfter, want.RetryAfter, retryTolerance(window))
+			}
+			if want.Allowed && got.RetryAfter > retryTolerance(window) {
+				rt.Fatalf("%v: rejected with retry-after %v where the exact model admits", eff.Sub(base), got.RetryAfter)
+			}
+			switch rapid.IntRange(0, 3).Draw(rt, "probe") {
+			case 0: // a second early: still rejected (and not counted)
+				if got.RetryAfter > time.Second {
+					early := eff.Add(got.RetryAfter - time.Second)
+					if d := l.AllowAt(key, early); d.Allowed {
+						rt.Fatalf("%v: admitted a second before retry-after %v", early.Sub(base), got.RetryAfter)
+					}
+					clocks[k] = early
+				}
+			case 1: // exactly retry-after later: admitted
+				retry := eff.Add(got.RetryAfter)
+				if d := l.AllowAt(key, retry); !d.Allowed {
+					rt.Fatalf("%v: retry after %v rejected: %+v", retry.Sub(base), got.RetryAfter, d)
+				}
+				models[k].allow(retry)
+				clocks[k] = retry
+				now = retry
+			}
+		}
+	})
+}
+
+// TestPoissonAccuracy compares admissions with the exact model on Poisson
+// traffic at 1.5 times the limit, each evolving on its own.
+func TestPoissonAccuracy(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name     string
+		capacity int64
+		window   time.Duration
+	}{
+		{"100 per minute", 100, time.Minute},
+		{"30 per minute", 30, time.Minute},
+		{"1000 per 10 minutes", 1000, 10 * time.Minute},
+		{"10000 per hour", 10000, time.Hour},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			ours, exact := poisson(t, tt.capacity, tt.window, 1.5, 200, 42)
+			ratio := float64(ours) / float64(exact)
+			t.Logf("admitted %d, exact %d, ratio %.4f", ours, exact, ratio)
+			if ratio < 0.98 || ratio > 1 {
+				t.Errorf("admitted %d of the exact model's %d (%.2f%%); want 98%%..100%%", ours, exact, 100*ratio)
+			}
+		})
+	}
+}
+
+// poisson simulates windows windows of Poisson arrivals at load times the
+// limit and returns the admissions of the limiter and of the exact model.
+func poisson(t testing.TB, capacity int64, window time.Duration, load float64, windows int, seed uint64) (ours, exact int) {
+	rng := rand.New(rand.NewPCG(seed, seed))
+	l := mustLimiter(t, capacity, window)
+	m := &exactLog{capacity: capacity, window: window}
+	mean := float64(window) / (load * float64(capacity))
+	end := base.Add(time.Duration(windows) * window)
+	for now := base; now.Before(end); now = now.Add(time.Duration(rng.ExpFloat64() * mean)) {
+		if l.AllowAt("k", now).Allowed {
+			ours++
+		}
+		if m.allow(now).Allowed {
+			exact++
+		}
+	}
+	return ours, exact
+}
+
+func TestRejectedNotCounted(t *testing.T) {
+	t.Parallel()
+	l := mustLimiter(t, 2, time.Minute)
+	l.AllowAt("k", at(0))
+	l.AllowAt("k", at(time.Second))
+	for i := range 1000 {
+		if d := l.AllowAt("k", at(2*time.Second+time.Duration(i)*time.Millisecond)); d.Allowed {
+			t.Fatalf("request %d admitted over capacity", i)
+		}
+	}
+	// Had the rejections counted, this would be rejected.
+	if d := l.AllowAt("k", at(61*time.Second)); !d.Allowed {
+		t.Fatalf("after the first request left the window: %+v", d)
+	}
+}
+
+func TestSweepAndReclaim(t *testing.T) {
+	t.Parallel()
+	l := mustLimiter(t, 1, time.Minute)
+	l.AllowAt("a", at(10*time.Second+500*time.Millisecond))
+	l.AllowAt("b", at(30*time.Second))
+	l.AllowAt("b", at(40*time.Second)) // rejected: does not extend b's life
+	if got := l.Len(); got != 2 {
+		t.Fatalf("Len = %d, want 2", got)
+	}
+	steps := []struct {
+		at   time.Duration
+		want int // reclaimed
+		live int
+	}{
+		{70*time.Second + 999*time.Millisecond, 0, 2}, // a's slot [10s,11s) still counts
+		{71 * time.Second, 1, 1},
+		{89 * time.Second, 0, 1},
+		{91 * time.Second, 1, 0},
+	}
+	for _, s := range steps {
+		if got := l.Sweep(at(s.at)); got != s.want {
+			t.Errorf("Sweep(%v) = %d, want %d", s.at, got, s.want)
+		}
+		if got := l.Len(); got != s.live {
+			t.Errorf("after Sweep(%v): Len = %d, want %d", s.at, got, s.live)
+		}
+	}
+	// A reclaimed key starts afresh, no earlier than the sweep.
+	if d := l.AllowAt("a", at(0)); !d.Allowed {
+		t.Fatalf("reclaimed key: %+v", d)
+	}
+	if d := l.AllowAt("a", at(91*time.Second)); d.Allowed || d.RetryAfter != 41*time.Second {
+		t.Fatalf("reclaimed key, second request: %+v; want 41s: counted in the slot [71s,72s) of the sweep that reclaimed it", d)
+	}
+}
+
+func TestSweepAll(t *testing.T) {
+	t.Parallel()
+	for _, maxBuckets := range []int{1000, DefaultMaxBuckets} { // one shard, 64 shards
+		l := mustLimiter(t, 1, time.Minute, WithMaxBuckets(maxBuckets))
+		for i := range 1000 {
+			l.AllowAt(fmt.Sprint("k", i), at(time.Duration(i)*time.Millisecond))
+		}
+		if got := l.Sweep(at(time.Minute)); got != 0 {
+			t.Errorf("max %d: Sweep within the window reclaimed %d", maxBuckets, got)
+		}
+		if got := l.Sweep(at(time.Hour)); got != 1000 {
+			t.Errorf("max %d: Sweep reclaimed %d, want 1000", maxBuckets, got)
+		}
+		if got := l.Len(); got != 0 {
+			t.Errorf("max %d: Len = %d after a full sweep", maxBuckets, got)
+		}
+	}
+}
+
+func TestIncrementalReclaim(t *testing.T) {
+	t.Parallel()
+	l := mustLimiter(t, 1, time.Minute)
+	for i := range 1000 {
+		l.AllowAt(fmt.Sprint("old-", i), at(0))
+	}
+	// New keys an hour later reclaim old buckets as they are created.
+	for i := range 1000 {
+		l.AllowAt(fmt.Sprint("new-", i), at(time.Hour))
+	}
+	if got := l.Len(); got > 1200 {
+		t.Errorf("Len = %d after 1000 idle and 1000 new keys; incremental reclaim is not working", got)
+	}
+}
+
+func TestLongKeysHashed(t *testing.T) {
+	t.Parallel()
+	l := mustLimiter(t, 1, time.Minute)
+	long := strings.Repeat("x", 1000)
+	other := long[:999] + "y"
+	if d := l.AllowAt(long, at(0)); !d.Allowed {
+		t.Fatal("first long key rejected")
+	}
+	if d := l.AllowAt(long, at(time.Second)); d.Allowed {
+		t.Fatal("long key not limited")
+	}
+	if d := l.AllowAt(other, at(time.Second)); !d.Allowed {
+		t.Fatal("a different long key shares the bucket")
+	}
+	if got := l.Len(); got != 2 {
+		t.Errorf("Len = %d, want 2", got)
+	}
+	if got := l.Sweep(at(time.Hour)); got != 2 {
+		t.Errorf("Sweep reclaimed %d buckets, want 2", got)
+	}
+}
+
+// TestMaxBuckets checks the documented behaviour at the cap: keys without a
+// bucket share one overflow bucket, existing buckets are untouched, and
+// reclaimed room is reused.
+func TestMaxBuckets(t *testing.T) {
+	t.Parallel()
+	l := mustLimiter(t, 2, time.Minute, WithMaxBuckets(2))
+	type step struct {
+		at      time.Duration
+		key     string
+		allowed bool
+	}
+	steps := []step{
+		{0, "a", true},
+		{0, "b", true},
+		{1 * time.Second, "c", true}, // overflow bucket: 1
+		{2 * time.Second, "d", true}, // overflow bucket: 2
+		{3 * time.Second, "e", false},
+		{3 * time.Second, "c", false},
+		{4 * time.Second, "a", true}, // a keeps its own bucket
+		{5 * time.Second, "a", false},
+	}
+	for i, s := range steps {
+		if got := l.AllowAt(s.key, at(s.at)); got.Allowed != s.allowed {
+			t.Fatalf("step %d (%v %q): allowed %v, want %v", i, s.at, s.key, got.Allowed, s.allowed)
+		}
+	}
+	if got := l.Len(); got != 2 {
+		t.Errorf("Len = %d, want the cap 2", got)
+	}
+	// After a and b are idle, a new key gets a bucket of its own.
+	if d := l.AllowAt("f", at(2*time.Minute)); !d.Allowed {
+		t.Fatalf("f after room was freed: %+v", d)
+	}
+	if d := l.AllowAt("f", at(2*time.Minute)); !d.Allowed {
+		t.Fatalf("f's second request: %+v", d)
+	}
+	if d := l.AllowAt("f", at(2*time.Minute)); d.Allowed {
+		t.Fatal("f's third request admitted; f should have its own bucket of 2")
+	}
+}
+
+func TestConcurrentUse(t *testing.T) {
+	t.Parallel()
+	const capacity = 50
+	l := mustLimiter(t, capacity, time.Minute)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	admitted := map[string]int{}
+	for g := range 8 {
+		wg.Go(func() {
+			for i := range 400 {
+				key := fmt.Sprint("k", (g+i)%4)
+				if l.AllowAt(key, at(time.Duration(i)*time.Millisecond)).Allowed {
+					mu.Lock()
+					admitted[key]++
+					mu.Unlock()
+				}
+			}
+		})
+	}
+	wg.Wait()
+	want := map[string]int{"k0": capacity, "k1": capacity, "k2": capacity, "k3": capacity}
+	if diff := cmp.Diff(want, admitted); diff != "" {
+		t.Errorf("admitted per key (-want +got):\n%s", diff)
+	}
+}
+
+// heapDelta returns the bytes that build leaves live on the heap.
+func heapDelta(build func() any) float64 {
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	v := build()
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	runtime.KeepAlive(v)
+	return float64(after.HeapAlloc) - float64(before.HeapAlloc)
+}
+
+// TestMemoryPerBucket measures the heap cost of live buckets beyond what
+// their keys cost in a plain map[string]int32.
+func TestMemoryPerBucket(t *testing.T) {
+	if testing.Short() {
+		t.Skip("allocates 100,000 buckets")
+	}
+	tests := []struct {
+		name     string
+		capacity int64
+		window   time.Duration
+	}{
+		{"capacity 30 per minute", 30, time.Minute},
+		{"capacity 1000 per 110s", 1000, 110 * time.Second},
+		{"capacity 2e9 per 24h", MaxCapacity, 24 * time.Hour},
+		{"capacity 2e9 per 70s", MaxCapacity, 70 * time.Second},
+	}
+	const n = 100_000
+	keys := make([]string, n)
+	for i := range keys {
+		keys[i] = fmt.Sprintf("203.0.113.%03d:%06d", i%256, i) // 17 bytes
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var l *Limiter
+			total := heapDelta(func() any {
+				l = mustLimiter(t, tt.capacity, tt.window)
+				for _, k := range keys {
+					l.AllowAt(k, base)
+				}
+				return l
+			})
+			if got := l.Len(); got != n {
+				t.Fatalf("Len = %d, want %d", got, n)
+			}
+			// The key: its 128-bit hash in an index at most 3/4 full.
+			var indexBytes, shardCount float64
+			switch tb := l.t.(type) {
+			case *shards[uint8]:
+				indexBytes, shardCount = indexSize(*tb), float64(len(*tb))
+			case *shards[uint16]:
+				indexBytes, shardCount = indexSize(*tb), float64(len(*tb))
+			case *shards[uint32]:
+				indexBytes, shardCount = indexSize(*tb), float64(len(*tb))
+			}
+			// Fixed: at most one partly used chunk per shard.
+			fixed := shardCount * chunkBytes
+			per := (total - indexBytes - fixed) / n
+			t.Logf("%.0f bytes per bucket in all: %.0f for the key's index entry, %.0f for the bucket (beyond %.0f KiB of fixed chunk slack)",
+				total/n, indexBytes/n, per, fixed/1024)
+			if per > 256 {
+				t.Errorf("%.0f bytes per bucket beyond its key, want <= 256", per)
+			}
+		})
+	}
+}
+
+func indexSize[T counter](s shards[T]) float64 {
+	n := 0
+	for i := range s {
+		n += cap(s[i].ids.e) * int(unsafe.Sizeof(entry{}))
+	}
+	return float64(n)
+}
+
+func TestCeilSeconds(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		in   time.Duration
+		want time.Duration
+	}{
+		{"negative", -time.Second, time.Second},
+		{"zero", 0, time.Second},
+		{"a nanosecond", 1, time.Second},
+		{"exact", 3 * time.Second, 3 * time.Second},
+		{"just over", 3*time.Second + 1, 4 * time.Second},
+	}
+	for _, tt := range tests {
+		if got := ceilSeconds(tt.in); got != tt.want {
+			t.Errorf("%s: ceilSeconds(%v) = %v, want %v", tt.name, tt.in, got, tt.want)
+		}
+	}
+}
+
+func TestDivider(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(1, 2))
+	for _, d := range []uint32{1, 2, 3, 7, 10, 60, 61, 111, 1440, 1<<31 + 1, 1<<32 - 1} {
+		v := newDivider(d)
+		for _, x := range []uint32{0, 1, d - 1, d, d + 1, 1<<32 - 1, rng.Uint32(), rng.Uint32(), rng.Uint32()} {
+			if got, want := v.div(x), x/d; got != want {
+				t.Errorf("%d/%d = %d, want %d", x, d, got, want)
+			}
+			if got, want := v.mod(x), x%d; got != want {
+				t.Errorf("%d%%%d = %d, want %d", x, d, got, want)
+			}
+		}
+	}
+}
+
+// TestReclaimLosesNothing checks that reclaiming buckets never changes a
+// decision: a limiter swept at random moments answers exactly as one never
+// swept, on traffic with a shared clock that only moves forward.
+func TestReclaimLosesNothing(t *testing.T) {
+	t.Parallel()
+	rapid.Check(t, func(rt *rapid.T) {
+		capacity := rapid.Int64Range(1, 5).Draw(rt, "capacity")
+		window := time.Duration(rapid.SampledFrom([]int{60, 90, 600}).Draw(rt, "window_s")) * time.Second
+		swept := mustLimiter(rt, capacity, window, WithMaxBuckets(1000))
+		kept := mustLimiter(rt, capacity, window, WithMaxBuckets(1000))
+		now := base
+		for range rapid.IntRange(1, 200).Draw(rt, "requests") {
+			now = now.Add(time.Duration(rapid.Int64Range(0, int64(window)).Draw(rt, "step")))
+			if rapid.Bool().Draw(rt, "sweep") {
+				swept.Sweep(now)
+			}
+			key := fmt.Sprint(rapid.IntRange(0, 5).Draw(rt, "key"))
+			if a, b := swept.AllowAt(key, now), kept.AllowAt(key, now); a != b {
+				rt.Fatalf("%v key %s: swept %+v, never swept %+v", now.Sub(base), key, a, b)
+			}
+		}
+	})
+}
+
+// TestIndexModel checks the open-addressing index against a map.
+func TestIndexModel(t *testing.T) {
+	t.Parallel()
+	rapid.Check(t, func(rt *rapid.T) {
+		var x index
+		model := map[hkey]int32{}
+		// Few distinct high bits, so probe runs collide and wrap.
+		genKey := rapid.Custom(func(t *rapid.T) hkey {
+			return hkey{a: rapid.Uint64Range(0, 40).Draw(t, "a") << 20, b: rapid.Uint64Range(0, 3).Draw(t, "b")}
+		})
+		for range rapid.IntRange(1, 300).Draw(rt, "ops") {
+			k := genKey.Draw(rt, "key")
+			switch rapid.IntRange(0, 2).Draw(rt, "op") {
+			case 0:
+				if _, ok := model[k]; !ok {
+					id := int32(len(model))
+					x.put(k, id)
+					model[k] = id
+				}
+			case 1:
+				for i := range x.e {
+					if kk, _, ok := x.at(i); ok && kk == k {
+						x.deleteAt(i)
+						delete(model, k)
+						break
+					}
+				}
+			}
+			for mk, mid := range model {
+				if id, ok := x.get(mk); !ok || id != mid {
+					rt.Fatalf("get(%v) = %d, %v; want %d", mk, id, ok, mid)
+				}
+			}
+			if _, ok := x.get(k); ok != (model[k] != 0 || hasKey(model, k)) {
+				rt.Fatalf("get(%v) found %v", k, ok)
+			}
+			if x.n != len(model) {
+				rt.Fatalf("n = %d, want %d", x.n, len(model))
+			}
+		}
+	})
+}
+
+func hasKey(m map[hkey]int32, k hkey) bool {
+	_, ok := m[k]
+	return ok
+}

@@ -1,0 +1,252 @@
+package ratelimit
+
+import (
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/acctapi/acctapi"
+	"github.com/google/go-cmp/cmp"
+)
+
+// clock is a fake clock for policies.
+type clock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *clock) Set(d time.Duration) {
+	c.mu.Lock()
+	c.now = base.Add(d)
+	c.mu.Unlock()
+}
+
+func mustPolicy(t testing.TB, doc string, opts ...Option) *Policy {
+	t.Helper()
+	p, err := NewPolicy([]byte(doc), opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+var okHandler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	_, _ = io.WriteString(w, "ok")
+})
+
+type response struct {
+	Status  int
+	Body    string
+	Headers map[string]string
+}
+
+func serve(h http.Handler, r *http.Request, headers ...string) response {
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, r)
+	resp := response{Status: w.Code, Body: w.Body.String()}
+	for _, k := range headers {
+		if v := w.Header().Values(k); len(v) > 0 {
+			if resp.Headers == nil {
+				resp.Headers = map[string]string{}
+			}
+			resp.Headers[k] = strings.Join(v, " | ")
+		}
+	}
+	return resp
+}
+
+const perIPPolicy = `{
+  "on_http_request": [{
+    "expressions": ["req.url.path.startsWith('/api/')"],
+    "actions": [{
+      "type": "rate-limit",
+      "config": {"name": "Only allow 30 requests per minute", "algorithm": "sliding_window",
+                 "capacity": 30, "rate": "60s", "bucket_key": ["conn.client_ip"]}
+    }]
+  }]
+}`
+
+func TestPolicyPerClientIP(t *testing.T) {
+	t.Parallel()
+	c := &clock{now: base}
+	h := mustPolicy(t, perIPPolicy, WithClock(c.Now)).Handler(okHandler)
+	req := func(ip, path string) *http.Request {
+		r := newRequest("GET", "http://example.com"+path)
+		r.RemoteAddr = ip + ":1234"
+		return r
+	}
+	for i := range 30 {
+		c.Set(time.Duration(i) * time.Second)
+		if got := serve(h, req("203.0.113.7", "/api/x")); got.Status != 200 {
+			t.Fatalf("request %d: %+v", i, got)
+		}
+	}
+	steps := []struct {
+		name string
+		at   time.Duration
+		ip   string
+		path string
+		want response
+	}{
+		{"31st in the minute", 30 * time.Second, "203.0.113.7", "/api/x",
+			response{429, "Too Many Requests\n", map[string]string{"Retry-After": "31"}}},
+		{"other client", 30 * time.Second, "203.0.113.8", "/api/x", response{200, "ok", nil}},
+		{"path not limited", 30 * time.Second, "203.0.113.7", "/health", response{200, "ok", nil}},
+		{"just before retry-after", 60 * time.Second, "203.0.113.7", "/api/x",
+			response{429, "Too Many Requests\n", map[string]string{"Retry-After": "1"}}},
+		{"at retry-after", 61 * time.Second, "203.0.113.7", "/api/x", response{200, "ok", nil}},
+	}
+	for _, s := range steps {
+		c.Set(s.at)
+		got := serve(h, req(s.ip, s.path), "Retry-After")
+		if diff := cmp.Diff(s.want, got); diff != "" {
+			t.Errorf("%s (-want +got):\n%s", s.name, diff)
+		}
+	}
+}
+
+// TestPolicyEnforceFalseCustomResponse mirrors the documented pattern: a
+// limit that does not enforce, then a custom response when it limited.
+func TestPolicyEnforceFalseCustomResponse(t *testing.T) {
+	t.Parallel()
+	const doc = `{"on_http_request": [
+	  {"actions": [{"type": "rate-limit", "config": {"name": "soft", "enforce": false,
+	    "algorithm": "sliding_window", "capacity": 1, "rate": "60s", "bucket_key": ["req.host"]}}]},
+	  {"expressions": ["actions.ngrok.rate_limit.limited"],
+	   "actions": [{"type": "custom-response", "config": {"status_code": 503,
+	     "body": "slow down", "headers": {"x-bucket": "limited", "content-type": "text/plain"}}}]}
+	]}`
+	c := &clock{now: base}
+	h := mustPolicy(t, doc, WithClock(c.Now)).Handler(okHandler)
+	r := newRequest("GET", "http://example.com/")
+	want := []response{
+		{200, "ok", nil},
+		{503, "slow down", map[string]string{"X-Bucket": "limited", "Content-Type": "text/plain", "Retry-After": ""}},
+	}
+	want[1].Headers = map[string]string{"X-Bucket": "limited", "Content-Type": "text/plain"}
+	for i, w := range want {
+		got := serve(h, r, "X-Bucket", "Content-Type", "Retry-After")
+		if i == 0 {
+			got.Headers = nil
+		}
+		if diff := cmp.Diff(w, got); diff != "" {
+			t.Errorf("request %d (-want +got):\n%s", i, diff)
+		}
+	}
+}
+
+func TestPolicyRateLimitHeaders(t *testing.T) {
+	t.Parallel()
+	const doc = `{"on_http_request": [{"actions": [{"type": "rate-limit", "config": {
+	  "name": "per \"ip\"", "algorithm": "sliding_window", "capacity": 2, "rate": "90s",
+	  "bucket_key": ["conn.client_ip"]}}]}]}`
+	c := &clock{now: base}
+	h := mustPolicy(t, doc, WithClock(c.Now), WithRateLimitHeaders()).Handler(okHandler)
+	r := newRequest("GET", "http://example.com/")
+	keys := []string{"RateLimit-Policy", "RateLimit", "Retry-After"}
+	policy := `"per \"ip\"";q=2;w=90`
+	want := []response{
+		{200, "ok", map[string]string{"RateLimit-Policy": policy, "RateLimit": `"per \"ip\"";r=1`}},
+		{200, "ok", map[string]string{"RateLimit-Policy": policy, "RateLimit": `"per \"ip\"";r=0`}},
+		{429, "Too Many Requests\n", map[string]string{"RateLimit-Policy": policy, "RateLimit": `"per \"ip\"";r=0;t=91`, "Retry-After": "91"}},
+	}
+	for i, w := range want {
+		if diff := cmp.Diff(w, serve(h, r, keys...)); diff != "" {
+			t.Errorf("request %d (-want +got):\n%s", i, diff)
+		}
+	}
+}
+
+func TestPolicyEvaluationErrorContinues(t *testing.T) {
+	t.Parallel()
+	const doc = `{"on_http_request": [
+	  {"actions": [{"type": "rate-limit", "config": {"name": "n", "algorithm": "sliding_window",
+	    "capacity": 1, "rate": "60s", "bucket_key": ["getReqHeader('x-key')[0]"]}}]},
+	  {"expressions": ["actions.ngrok.rate_limit.error.code != ''"],
+	   "actions": [{"type": "custom-response", "config": {"status_code": 400,
+	     "body": "no key"}}]}
+	]}`
+	h := mustPolicy(t, doc).Handler(okHandler)
+	if got := serve(h, newRequest("GET", "http://h/")); got.Status != 400 || got.Body != "no key" {
+		t.Errorf("without the header: %+v", got)
+	}
+	r := newRequest("GET", "http://h/")
+	r.Header.Set("X-Key", "k")
+	if got := serve(h, r); got.Status != 200 {
+		t.Errorf("with the header: %+v", got)
+	}
+}
+
+func TestNewPolicyErrors(t *testing.T) {
+	t.Parallel()
+	const rl = `{"type": "rate-limit", "config": {"name": "n", "algorithm": "sliding_window", "capacity": 1, "rate": "60s", "bucket_key": ["req.host"]}}`
+	tests := []struct {
+		name string
+		doc  string
+		want []string // fields
+	}{
+		{"empty policy", `{}`, nil},
+		{"not JSON", `[`, []string{""}},
+		{"response phase", `{"on_http_response": []}`, []string{"on_http_response"}},
+		{"unknown phase", `{"on_request": []}`, []string{"on_request"}},
+		{"unknown action", `{"on_http_request": [{"actions": [{"type": "deny"}]}]}`, []string{"on_http_request[0].actions[0].type"}},
+		{"no actions", `{"on_http_request": [{"expressions": ["true"]}]}`, []string{"on_http_request[0].actions"}},
+		{"unknown rule member", `{"on_http_request": [{"action": []}]}`, []string{"on_http_request"}},
+		{"bad config", `{"on_http_request": [{"actions": [` + rl + `, {"type": "rate-limit", "config": {"name": "n", "algorithm": "sliding_window", "capacity": 0, "rate": "60s", "bucket_key": ["req.host"]}}]}]}`,
+			[]string{"on_http_request[0].actions[1].config.capacity"}},
+		{"unknown config member", `{"on_http_request": [{"actions": [{"type": "rate-limit", "config": {"nam": "n"}}]}]}`,
+			[]string{"on_http_request[0].actions[0].config"}},
+		{"expression not boolean", `{"on_http_request": [{"expressions": ["req.host"], "actions": [` + rl + `]}]}`,
+			[]string{"on_http_request[0].expressions[0]"}},
+		{"expression does not compile", `{"on_http_request": [{"expressions": ["req.host =="], "actions": [` + rl + `]}]}`,
+			[]string{"on_http_request[0].expressions[0]"}},
+		{"bad status", `{"on_http_request": [{"actions": [{"type": "custom-response", "config": {"status_code": 42}}]}]}`,
+			[]string{"on_http_request[0].actions[0].config.status_code"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			_, err := NewPolicy([]byte(tt.doc))
+			var got []string
+			for _, fe := range acctapi.FieldErrors(err) {
+				got = append(got, fe.Field)
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("fields (-want +got):\n%s\nerror: %v", diff, err)
+			}
+		})
+	}
+}
+
+func TestPolicyConcurrent(t *testing.T) {
+	t.Parallel()
+	c := &clock{now: base}
+	h := mustPolicy(t, perIPPolicy, WithClock(c.Now)).Handler(okHandler)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	codes := map[int]int{}
+	for range 4 {
+		wg.Go(func() {
+			for range 20 {
+				got := serve(h, newRequest("GET", "http://h/api/x"))
+				mu.Lock()
+				codes[got.Status]++
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	if diff := cmp.Diff(map[int]int{200: 30, 429: 50}, codes); diff != "" {
+		t.Errorf("status counts (-want +got):\n%s", diff)
+	}
+}
