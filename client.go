@@ -22,6 +22,12 @@ const DefaultBaseURL = "https://api.ngrok.com"
 // APIVersion is the value sent in the Service-Version header.
 const APIVersion = "2"
 
+// Shared header values; see newRequest.
+var (
+	versionHeader = []string{APIVersion}
+	jsonHeader    = []string{"application/json"}
+)
+
 // maxErrorBody bounds how much of an error response is read.
 const maxErrorBody = 64 << 10
 
@@ -43,6 +49,7 @@ type Client struct {
 	userAgent string
 	retry     RetryPolicy
 	validate  bool
+	auth, ua  []string // header values, made once by NewClient
 }
 
 // Option configures a [Client]. Options are checked when [NewClient] runs.
@@ -147,6 +154,8 @@ func NewClient(apiKey string, opts ...Option) (*Client, error) {
 			return nil, err
 		}
 	}
+	c.auth = []string{"Bearer " + c.apiKey}
+	c.ua = []string{c.userAgent}
 	return c, nil
 }
 
@@ -273,16 +282,22 @@ func (c *Client) newRequest(ctx context.Context, method string, u *url.URL, body
 	if body != nil {
 		r = bytes.NewReader(body)
 	}
-	req, err := http.NewRequestWithContext(ctx, method, u.String(), r)
+	// The URL is set directly rather than printed and parsed again.
+	req, err := http.NewRequestWithContext(ctx, method, "", r)
 	if err != nil {
 		return nil, fmt.Errorf("acctapi: %s %s: %w", method, u.Path, err)
 	}
-	req.Header.Set("Authorization", "Bearer "+c.apiKey)
-	req.Header.Set("Service-Version", APIVersion)
-	req.Header.Set("Accept", "application/json")
-	req.Header.Set("User-Agent", c.userAgent)
+	req.URL, req.Host = u, u.Host
+	// Header values are shared, read-only slices of length and capacity
+	// one: an append by anyone else copies them.
+	req.Header = http.Header{
+		"Authorization":   c.auth,
+		"Service-Version": versionHeader,
+		"Accept":          jsonHeader,
+		"User-Agent":      c.ua,
+	}
 	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
+		req.Header["Content-Type"] = jsonHeader
 	}
 	return req, nil
 }
