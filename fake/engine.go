@@ -203,7 +203,7 @@ func store(txn *memdb.Txn, o *object, m meta) error {
 }
 
 func (res *resource[T, C, U]) getHandler(c *call) (int, any, error) {
-	o := lookup(c.s.read(), c.account, res.kind, c.params["id"])
+	o := lookup(c.read(), c.account, res.kind, c.params["id"])
 	if o == nil {
 		return 0, nil, notFound(c.params["id"])
 	}
@@ -361,7 +361,7 @@ func (res *resource[T, C, U]) listHandler(c *call, member string, filterFields [
 			return match(res.fields(&v))
 		}
 	}
-	objs, more, err := page(c.s.read(), c.account, res.kind, p.beforeID, p.limit, keep)
+	objs, more, err := page(c.read(), c.account, res.kind, p.beforeID, p.limit, keep)
 	if err != nil {
 		return 0, nil, err
 	}

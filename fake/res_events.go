@@ -174,7 +174,7 @@ func (s *Server) createSource(c *call) (int, any, error) {
 
 func (s *Server) listSources(c *call) (int, any, error) {
 	subID := c.params["id"]
-	o := lookup(s.read(), c.account, kindSubscription, subID)
+	o := lookup(c.read(), c.account, kindSubscription, subID)
 	if o == nil {
 		return 0, nil, notFound(subID)
 	}
@@ -184,7 +184,7 @@ func (s *Server) listSources(c *call) (int, any, error) {
 
 func (s *Server) getSource(c *call) (int, any, error) {
 	subID, typ := c.params["id"], c.params["type"]
-	o := lookup(s.read(), c.account, kindSubscription, subID)
+	o := lookup(c.read(), c.account, kindSubscription, subID)
 	if o == nil {
 		return 0, nil, notFound(subID)
 	}

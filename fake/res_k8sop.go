@@ -143,7 +143,7 @@ func (s *Server) boundEndpoints(c *call) (int, any, error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	txn := s.read()
+	txn := c.read()
 	o := lookup(txn, c.account, kindOperator, c.params["id"])
 	if o == nil {
 		return 0, nil, notFound(c.params["id"])

@@ -58,7 +58,7 @@ func TestSchema(t *testing.T) {
 		index string
 		args  []any
 	}{
-		{"id", []any{"ac_1", "k", "x_1"}},
+		{"id", []any{objectKey("ac_1", "k", "x_1")}},
 		{"refs", []any{"y_1"}},
 		{"token", []any{"t"}},
 	} {

@@ -6,7 +6,6 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/binary"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -348,10 +347,10 @@ func (m *memResponse) Write(b []byte) (int, error) {
 // now is the server's time, in UTC whole seconds as the API writes it.
 func (s *Server) now() time.Time { return s.cfg.clock.Now().UTC().Truncate(time.Second) }
 
-// hashToken returns the hex SHA-256 of a token, the form keys are stored in.
+// hashToken returns the SHA-256 of a token (raw bytes in a string), the form keys are stored in.
 func hashToken(token string) string {
 	sum := sha256.Sum256([]byte(token))
-	return hex.EncodeToString(sum[:])
+	return string(sum[:])
 }
 
 // call is one request on its way through the pipeline.
@@ -366,6 +365,7 @@ type call struct {
 	params  map[string]string
 	body    []byte
 	txn     *memdb.Txn // set by handlers that write
+	rtxn    *memdb.Txn // the request's read transaction; see read
 	header  http.Header
 }
 
@@ -488,7 +488,7 @@ func (s *Server) authenticate(c *call) error {
 	if !ok || !strings.EqualFold(scheme, "Bearer") || token == "" || strings.ContainsAny(token, " \t") {
 		return errorf(http.StatusUnauthorized, acctapi.CodeBadAuthorization, "The Authorization header could not be parsed; use \"Bearer <API key>\".")
 	}
-	txn := s.read()
+	txn := c.read()
 	key := hashToken(token)
 	raw, _ := txn.First(objectsTable, "token", key)
 	o, _ := raw.(*object)
@@ -570,6 +570,15 @@ func truncate(s string, n int) string {
 		return s[:n] + "…"
 	}
 	return s
+}
+
+// read returns the request's read transaction, made on first use: one
+// consistent snapshot serves authentication and the handler.
+func (c *call) read() *memdb.Txn {
+	if c.rtxn == nil {
+		c.rtxn = c.s.read()
+	}
+	return c.rtxn
 }
 
 // read returns a read transaction on the current store.

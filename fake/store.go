@@ -21,7 +21,7 @@ type object struct {
 	// Refs lists the ids this object references; an object that others
 	// reference cannot be deleted.
 	Refs []string
-	// Token is the hex SHA-256 of an API key's token.
+	// Token is the SHA-256 of an API key's token, as raw bytes.
 	Token string
 	Value any
 }
@@ -39,11 +39,7 @@ func schema() *memdb.DBSchema {
 				// account's id is simply absent) and a page is a bounded walk
 				// from before_id downwards. One index serves both, so a write
 				// updates one tree fewer.
-				"id": {Name: "id", Unique: true, Indexer: &memdb.CompoundIndex{Indexes: []memdb.Indexer{
-					&memdb.StringFieldIndex{Field: "Account"},
-					&memdb.StringFieldIndex{Field: "Kind"},
-					&memdb.StringFieldIndex{Field: "ID"},
-				}}},
+				"id": {Name: "id", Unique: true, Indexer: keyIndex{}},
 				"unique": {Name: "unique", Unique: true, AllowMissing: true, Indexer: &memdb.StringFieldIndex{Field: "Unique"}},
 				"refs":   {Name: "refs", AllowMissing: true, Indexer: &memdb.StringSliceFieldIndex{Field: "Refs"}},
 				"token":  {Name: "token", Unique: true, AllowMissing: true, Indexer: &memdb.StringFieldIndex{Field: "Token"}},
@@ -60,6 +56,40 @@ func newDB() *memdb.MemDB {
 	return db
 }
 
+// keyIndex indexes an object by account, kind and id, joined by NUL
+// bytes: one key, built with one allocation, instead of a compound index's
+// three (a lookup is on every request's path).
+type keyIndex struct{}
+
+// objectKey is the "id" index's key of an object.
+func objectKey(account, kind, id string) []byte {
+	b := make([]byte, 0, len(account)+len(kind)+len(id)+2)
+	b = append(append(append(append(append(b, account...), 0), kind...), 0), id...)
+	return b
+}
+
+// FromObject implements memdb.SingleIndexer.
+func (keyIndex) FromObject(raw any) (bool, []byte, error) {
+	o, ok := raw.(*object)
+	if !ok {
+		return false, nil, fmt.Errorf("fake: keyIndex: %T is not an object", raw)
+	}
+	return true, objectKey(o.Account, o.Kind, o.ID), nil
+}
+
+// FromArgs implements memdb.Indexer: the one argument is a key made by
+// objectKey.
+func (keyIndex) FromArgs(args ...any) ([]byte, error) {
+	if len(args) != 1 {
+		return nil, fmt.Errorf("fake: keyIndex: want one key, got %d arguments", len(args))
+	}
+	key, ok := args[0].([]byte)
+	if !ok {
+		return nil, fmt.Errorf("fake: keyIndex: key is %T, want []byte", args[0])
+	}
+	return key, nil
+}
+
 // uniqueKey builds an object's Unique value.
 func uniqueKey(account, kind, value string) string {
 	return account + "\x00" + kind + "\x00" + value
@@ -68,7 +98,7 @@ func uniqueKey(account, kind, value string) string {
 // lookup returns the object with id if it is of kind and belongs to
 // account; anything else, including another account's object, is absent.
 func lookup(txn *memdb.Txn, account, kind, id string) *object {
-	raw, err := txn.First(objectsTable, "id", account, kind, id)
+	raw, err := txn.First(objectsTable, "id", objectKey(account, kind, id))
 	if err != nil || raw == nil {
 		return nil
 	}
@@ -106,7 +136,7 @@ func page(txn *memdb.Txn, account, kind, beforeID string, limit int, keep func(*
 	if from == "" || strings.ContainsRune(from, 0) {
 		from = maxID
 	}
-	it, err := txn.ReverseLowerBound(objectsTable, "id", account, kind, from)
+	it, err := txn.ReverseLowerBound(objectsTable, "id", objectKey(account, kind, from))
 	if err != nil {
 		return nil, false, err
 	}
@@ -138,7 +168,7 @@ func page(txn *memdb.Txn, account, kind, beforeID string, limit int, keep func(*
 
 // all returns every object of kind in account, oldest first.
 func all(txn *memdb.Txn, account, kind string) []*object {
-	it, err := txn.LowerBound(objectsTable, "id", account, kind, "")
+	it, err := txn.LowerBound(objectsTable, "id", objectKey(account, kind, ""))
 	if err != nil {
 		return nil
 	}
