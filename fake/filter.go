@@ -19,13 +19,17 @@ import (
 )
 
 // Limits on a list filter, so that a hostile expression cannot make a page
-// expensive: its length, its nesting, and the CEL cost of evaluating it on
-// one item.
+// expensive: its length, its nesting, the CEL cost of evaluating it on one
+// item, and the CEL cost of one request over all the items it looks at
+// (without that last bound, an expression just under the per-item limit
+// that matches nothing costs the per-item limit times every stored item:
+// seconds of CPU for a thousand items).
 const (
-	maxFilterLen    = 4096
-	maxFilterDepth  = 32
-	maxFilterCost   = 100_000
-	filterFieldsVar = "obj"
+	maxFilterLen         = 4096
+	maxFilterDepth       = 32
+	maxFilterCost        = 100_000
+	maxFilterRequestCost = 2_000_000
+	filterFieldsVar      = "obj"
 )
 
 // filterEnv is the CEL environment of list filters: obj (one item, as a
@@ -201,21 +205,32 @@ func (a *activation) ResolveName(name string) (any, bool) {
 func (a *activation) Parent() interpreter.Activation { return nil }
 
 // matcher returns a function that evaluates the filter on one item's
-// fields, with time.now bound to now. It is for one goroutine.
+// fields, with time.now bound to now. It is for one goroutine and one
+// request: it adds up the CEL cost of its evaluations and refuses to go on
+// once they exceed maxFilterRequestCost.
 func (f *filter) matcher(now time.Time) func(fields map[string]any) (bool, error) {
 	act := &activation{now: types.Timestamp{Time: now}}
+	var spent uint64
 	return func(fields map[string]any) (bool, error) {
 		act.obj = fields
-		return f.eval(act)
+		ok, cost, err := f.eval(act)
+		if spent += cost; err == nil && spent > maxFilterRequestCost {
+			return false, badFilter("the expression is too costly over this list's items (more than %d cost units in all); make it cheaper", maxFilterRequestCost)
+		}
+		return ok, err
 	}
 }
 
-// eval evaluates the filter in an activation.
-func (f *filter) eval(act *activation) (bool, error) {
-	out, _, err := f.prg.Eval(act)
+// eval evaluates the filter in an activation and returns its CEL cost.
+func (f *filter) eval(act *activation) (bool, uint64, error) {
+	out, det, err := f.prg.Eval(act)
 	if err != nil {
-		return false, badFilter("%s", truncate(err.Error(), 200))
+		return false, 0, badFilter("%s", truncate(err.Error(), 200))
+	}
+	var cost uint64
+	if det != nil && det.ActualCost() != nil {
+		cost = *det.ActualCost()
 	}
 	b, ok := out.(types.Bool)
-	return ok && bool(b), nil
+	return ok && bool(b), cost, nil
 }

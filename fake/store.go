@@ -39,7 +39,7 @@ func schema() *memdb.DBSchema {
 				// account's id is simply absent) and a page is a bounded walk
 				// from before_id downwards. One index serves both, so a write
 				// updates one tree fewer.
-				"id": {Name: "id", Unique: true, Indexer: keyIndex{}},
+				"id":     {Name: "id", Unique: true, Indexer: keyIndex{}},
 				"unique": {Name: "unique", Unique: true, AllowMissing: true, Indexer: &memdb.StringFieldIndex{Field: "Unique"}},
 				"refs":   {Name: "refs", AllowMissing: true, Indexer: &memdb.StringSliceFieldIndex{Field: "Refs"}},
 				"token":  {Name: "token", Unique: true, AllowMissing: true, Indexer: &memdb.StringFieldIndex{Field: "Token"}},

@@ -38,12 +38,17 @@ func main() {
 
 // Server limits: slow or oversized clients are cut off.
 const (
+	writeTimeout    = 30 * time.Second
+	idleTimeout     = 2 * time.Minute
+	maxHeaderBytes  = 64 << 10
+	shutdownTimeout = 10 * time.Second
+)
+
+// The read timeouts are variables only so that a test can shorten them
+// before calling run; nothing else changes them.
+var (
 	readHeaderTimeout = 5 * time.Second
 	readTimeout       = 30 * time.Second
-	writeTimeout      = 30 * time.Second
-	idleTimeout       = 2 * time.Minute
-	maxHeaderBytes    = 64 << 10
-	shutdownTimeout   = 10 * time.Second
 )
 
 // run serves until ctx ends and returns the exit status.
