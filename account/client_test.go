@@ -4,38 +4,39 @@ import (
 	"testing"
 
 	"github.com/acctapi/acctapi/account"
+	"github.com/acctapi/acctapi/internal/apitest"
 )
 
 func TestAPIKeys(t *testing.T) {
-	testCalls(t, crudCalls[*account.APIKeys, account.APIKey, account.APIKeyList](account.NewAPIKeys, "/api_keys",
+	apitest.RunCalls(t, "{}", apitest.CRUDCalls[*account.APIKeys, account.APIKey, account.APIKeyList](account.NewAPIKeys, "/api_keys",
 		&account.APIKeyCreate{Description: "ci", OwnerID: "service_1"}, `{"description":"ci","owner_id":"service_1"}`,
-		&account.APIKeyUpdate{ID: id, Metadata: ptr("")}, `{"id":"a/b c","metadata":""}`,
-		filter, filterQuery))
+		&account.APIKeyUpdate{ID: apitest.ID, Metadata: apitest.Ptr("")}, `{"id":"a/b c","metadata":""}`,
+		apitest.Filter, apitest.FilterQuery))
 }
 
 func TestServiceUsers(t *testing.T) {
-	testCalls(t, crudCalls[*account.ServiceUsers, account.ServiceUser, account.ServiceUserList](account.NewServiceUsers, "/service_users",
-		&account.ServiceUserCreate{Name: "ci", Active: ptr(false)}, `{"name":"ci","active":false}`,
-		&account.ServiceUserUpdate{ID: id, Active: ptr(true)}, `{"id":"a/b c","active":true}`,
-		filter, filterQuery))
+	apitest.RunCalls(t, "{}", apitest.CRUDCalls[*account.ServiceUsers, account.ServiceUser, account.ServiceUserList](account.NewServiceUsers, "/service_users",
+		&account.ServiceUserCreate{Name: "ci", Active: apitest.Ptr(false)}, `{"name":"ci","active":false}`,
+		&account.ServiceUserUpdate{ID: apitest.ID, Active: apitest.Ptr(true)}, `{"id":"a/b c","active":true}`,
+		apitest.Filter, apitest.FilterQuery))
 }
 
 func TestBotUsers(t *testing.T) {
-	testCalls(t, crudCalls[*account.BotUsers, account.BotUser, account.BotUserList](account.NewBotUsers, "/bot_users",
+	apitest.RunCalls(t, "{}", apitest.CRUDCalls[*account.BotUsers, account.BotUser, account.BotUserList](account.NewBotUsers, "/bot_users",
 		&account.BotUserCreate{Name: "ci"}, `{"name":"ci"}`,
-		&account.BotUserUpdate{ID: id, Name: ptr("renamed")}, `{"id":"a/b c","name":"renamed"}`,
-		paging, pagingQuery))
+		&account.BotUserUpdate{ID: apitest.ID, Name: apitest.Ptr("renamed")}, `{"id":"a/b c","name":"renamed"}`,
+		apitest.Paging, apitest.PagingQuery))
 }
 
 func TestCertificateAuthorities(t *testing.T) {
-	testCalls(t, crudCalls[*account.CertificateAuthorities, account.CertificateAuthority, account.CertificateAuthorityList](
+	apitest.RunCalls(t, "{}", apitest.CRUDCalls[*account.CertificateAuthorities, account.CertificateAuthority, account.CertificateAuthorityList](
 		account.NewCertificateAuthorities, "/certificate_authorities",
-		&account.CertificateAuthorityCreate{Metadata: "{}", CAPEM: caPEM}, `{"metadata":"{}","ca_pem":`+quote(caPEM)+`}`,
-		&account.CertificateAuthorityUpdate{ID: id, Description: ptr("root")}, `{"id":"a/b c","description":"root"}`,
-		filter, filterQuery))
+		&account.CertificateAuthorityCreate{Metadata: "{}", CAPEM: caPEM}, `{"metadata":"{}","ca_pem":`+apitest.Quote(caPEM)+`}`,
+		&account.CertificateAuthorityUpdate{ID: apitest.ID, Description: apitest.Ptr("root")}, `{"id":"a/b c","description":"root"}`,
+		apitest.Filter, apitest.FilterQuery))
 }
 
 func TestNilOptions(t *testing.T) {
-	testCalls(t, crudCalls[*account.APIKeys, account.APIKey, account.APIKeyList](account.NewAPIKeys, "/api_keys",
-		&account.APIKeyCreate{}, `{}`, &account.APIKeyUpdate{ID: id}, `{"id":"a/b c"}`, nil, ""))
+	apitest.RunCalls(t, "{}", apitest.CRUDCalls[*account.APIKeys, account.APIKey, account.APIKeyList](account.NewAPIKeys, "/api_keys",
+		&account.APIKeyCreate{}, `{}`, &account.APIKeyUpdate{ID: apitest.ID}, `{"id":"a/b c"}`, nil, ""))
 }

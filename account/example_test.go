@@ -8,10 +8,11 @@ import (
 
 	"github.com/acctapi/acctapi"
 	"github.com/acctapi/acctapi/account"
+	"github.com/acctapi/acctapi/internal/apitest"
 )
 
 func ExampleAPIKeys_Create() {
-	c, stop := exampleClient(`{"id": "ak_2NTVHQlDXrEf1EGHRoHIRJPx1bw", "description": "ci",
+	c, stop := apitest.ExampleClient(`{"id": "ak_2NTVHQlDXrEf1EGHRoHIRJPx1bw", "description": "ci",
 		"created_at": "2025-03-24T19:59:30Z", "token": "2NTVHQ_secret", "owner_id": "usr_1"}`)
 	defer stop()
 
@@ -26,7 +27,7 @@ func ExampleAPIKeys_Create() {
 }
 
 func ExampleServiceUsers_List() {
-	c, stop := exampleClient(`{"service_users": [
+	c, stop := apitest.ExampleClient(`{"service_users": [
 		{"id": "service_2", "name": "deploy", "active": true, "created_at": "2025-08-20T21:44:08Z"},
 		{"id": "service_1", "name": "ci", "active": false, "created_at": "2025-08-19T10:00:00Z"}
 	], "uri": "https://api.example/service_users", "next_page_uri": null}`)
@@ -78,7 +79,7 @@ func ExampleParseCA() {
 }
 
 func ExampleCertificateAuthorities_Delete() {
-	c, stop := exampleClient("")
+	c, stop := apitest.ExampleClient("")
 	defer stop()
 
 	err := account.NewCertificateAuthorities(c).Delete(context.Background(), "ca_2k5okJUKY1GccVee92VdRIKGm63")

@@ -4,11 +4,12 @@ import (
 	"testing"
 
 	"github.com/acctapi/acctapi/account"
+	"github.com/acctapi/acctapi/internal/apitest"
 	"github.com/google/go-cmp/cmp"
 )
 
 func TestGoldenRoundTrip(t *testing.T) {
-	testGolden(t, []golden{
+	apitest.RunGolden(t, []apitest.GoldenFile{
 		{"service_user.golden.json", new(account.ServiceUser)},
 		{"service_user_list.golden.json", new(account.ServiceUserList)},
 		{"bot_user_list.golden.json", new(account.BotUserList)},
@@ -21,7 +22,7 @@ func TestGoldenRoundTrip(t *testing.T) {
 
 func TestGoldenValues(t *testing.T) {
 	var list account.APIKeyList
-	roundTrip(t, "api_key_list.golden.json", &list)
+	apitest.RoundTrip(t, "api_key_list.golden.json", &list)
 	if tok := list.Keys[0].Token; tok != nil {
 		t.Errorf("listed key's Token = %q, want nil", *tok)
 	}
@@ -30,7 +31,7 @@ func TestGoldenValues(t *testing.T) {
 	}
 
 	var ca account.CertificateAuthority
-	roundTrip(t, "certificate_authority.golden.json", &ca)
+	apitest.RoundTrip(t, "certificate_authority.golden.json", &ca)
 	info, err := account.ParseCA(ca.CAPEM)
 	if err != nil {
 		t.Fatal(err)

@@ -6,6 +6,7 @@ import (
 
 	"github.com/acctapi/acctapi"
 	"github.com/acctapi/acctapi/account"
+	"github.com/acctapi/acctapi/internal/apitest"
 )
 
 // caPEM is a CA certificate: testdata/ca.pem.
@@ -18,13 +19,15 @@ var caPEM = func() string {
 }()
 
 func TestValidateAnnotations(t *testing.T) {
-	testAnnotations(t, []annotated{
-		{"APIKeyCreate", func(d, m string) validator { return &account.APIKeyCreate{Description: d, Metadata: m} }},
-		{"APIKeyUpdate", func(d, m string) validator { return &account.APIKeyUpdate{ID: "ak_1", Description: &d, Metadata: &m} }},
-		{"CertificateAuthorityCreate", func(d, m string) validator {
+	apitest.RunAnnotations(t, []apitest.Annotated{
+		{"APIKeyCreate", func(d, m string) apitest.Validator { return &account.APIKeyCreate{Description: d, Metadata: m} }},
+		{"APIKeyUpdate", func(d, m string) apitest.Validator {
+			return &account.APIKeyUpdate{ID: "ak_1", Description: &d, Metadata: &m}
+		}},
+		{"CertificateAuthorityCreate", func(d, m string) apitest.Validator {
 			return &account.CertificateAuthorityCreate{Description: d, Metadata: m, CAPEM: caPEM}
 		}},
-		{"CertificateAuthorityUpdate", func(d, m string) validator {
+		{"CertificateAuthorityUpdate", func(d, m string) apitest.Validator {
 			return &account.CertificateAuthorityUpdate{ID: "ca_1", Description: &d, Metadata: &m}
 		}},
 	})
@@ -33,19 +36,19 @@ func TestValidateAnnotations(t *testing.T) {
 func TestValidate(t *testing.T) {
 	badName := "name " + acctapi.CodeInvalidValue
 	badPEM := "ca_pem " + acctapi.CodeInvalidValue
-	testValidate(t, []check{
+	apitest.RunValidate(t, []apitest.ValidateCase{
 		{"service user create: no name", &account.ServiceUserCreate{}, []string{badName}},
 		{"service user create: name 1 byte", &account.ServiceUserCreate{Name: "a"}, nil},
-		{"service user create: name 255 bytes", &account.ServiceUserCreate{Name: text(255)}, nil},
-		{"service user create: name 256 bytes", &account.ServiceUserCreate{Name: text(256)}, []string{badName}},
+		{"service user create: name 255 bytes", &account.ServiceUserCreate{Name: apitest.Text(255)}, nil},
+		{"service user create: name 256 bytes", &account.ServiceUserCreate{Name: apitest.Text(256)}, []string{badName}},
 		{"service user update: nothing", &account.ServiceUserUpdate{ID: "service_1"}, nil},
-		{"service user update: active only", &account.ServiceUserUpdate{ID: "service_1", Active: ptr(false)}, nil},
-		{"service user update: empty name", &account.ServiceUserUpdate{Name: ptr("")}, []string{badName}},
-		{"service user update: name 255 bytes", &account.ServiceUserUpdate{Name: ptr(text(255))}, nil},
-		{"service user update: name 256 bytes", &account.ServiceUserUpdate{Name: ptr(text(256))}, []string{badName}},
-		{"bot user create: name 255 bytes", &account.BotUserCreate{Name: text(255)}, nil},
-		{"bot user create: name 256 bytes", &account.BotUserCreate{Name: text(256)}, []string{badName}},
-		{"bot user update: empty name", &account.BotUserUpdate{Name: ptr("")}, []string{badName}},
+		{"service user update: active only", &account.ServiceUserUpdate{ID: "service_1", Active: apitest.Ptr(false)}, nil},
+		{"service user update: empty name", &account.ServiceUserUpdate{Name: apitest.Ptr("")}, []string{badName}},
+		{"service user update: name 255 bytes", &account.ServiceUserUpdate{Name: apitest.Ptr(apitest.Text(255))}, nil},
+		{"service user update: name 256 bytes", &account.ServiceUserUpdate{Name: apitest.Ptr(apitest.Text(256))}, []string{badName}},
+		{"bot user create: name 255 bytes", &account.BotUserCreate{Name: apitest.Text(255)}, nil},
+		{"bot user create: name 256 bytes", &account.BotUserCreate{Name: apitest.Text(256)}, []string{badName}},
+		{"bot user update: empty name", &account.BotUserUpdate{Name: apitest.Ptr("")}, []string{badName}},
 		{"api key create: owner", &account.APIKeyCreate{OwnerID: "service_1"}, nil},
 		{"api key update: nothing", &account.APIKeyUpdate{ID: "ak_1"}, nil},
 		{"certificate authority create: CA", &account.CertificateAuthorityCreate{CAPEM: caPEM}, nil},
@@ -53,7 +56,7 @@ func TestValidate(t *testing.T) {
 		{"certificate authority create: not PEM", &account.CertificateAuthorityCreate{CAPEM: "MIIB"}, []string{badPEM}},
 		{"certificate authority create: two certificates", &account.CertificateAuthorityCreate{CAPEM: caPEM + caPEM}, []string{badPEM}},
 		{"certificate authority create: not a CA", &account.CertificateAuthorityCreate{CAPEM: leafPEM}, []string{badPEM}},
-		{"certificate authority create: every rule", &account.CertificateAuthorityCreate{Description: text(256), Metadata: text(4097)},
+		{"certificate authority create: every rule", &account.CertificateAuthorityCreate{Description: apitest.Text(256), Metadata: apitest.Text(4097)},
 			[]string{"description " + acctapi.CodeDescriptionTooLong, "metadata " + acctapi.CodeMetadataTooLong, badPEM}},
 		{"certificate authority update: nothing", &account.CertificateAuthorityUpdate{ID: "ca_1"}, nil},
 	})

@@ -6,10 +6,11 @@ import (
 
 	"github.com/acctapi/acctapi"
 	"github.com/acctapi/acctapi/backends"
+	"github.com/acctapi/acctapi/internal/apitest"
 )
 
 func ExampleFailovers_Update() {
-	c, stop := exampleClient(`{"id": "bkdfo_2NTVHYnzFxFqwDLTxk1FtSX9NZn", "created_at": "2023-03-24T19:59:31Z",
+	c, stop := apitest.ExampleClient(`{"id": "bkdfo_2NTVHYnzFxFqwDLTxk1FtSX9NZn", "created_at": "2023-03-24T19:59:31Z",
 		"backends": ["bkdhr_2", "bkdtg_1"]}`)
 	defer stop()
 
@@ -27,7 +28,7 @@ func ExampleFailovers_Update() {
 }
 
 func ExampleHTTPResponses_Get() {
-	c, stop := exampleClient(`{"id": "bkdhr_2NTVHYH5DazW3TpsD1Qb2tl9yad", "body": "I'm a teapot",
+	c, stop := apitest.ExampleClient(`{"id": "bkdhr_2NTVHYH5DazW3TpsD1Qb2tl9yad", "body": "I'm a teapot",
 		"headers": {"content-type": "text/plain"}, "status_code": 418, "created_at": "2023-03-24T19:59:31Z"}`)
 	defer stop()
 
@@ -41,7 +42,7 @@ func ExampleHTTPResponses_Get() {
 }
 
 func ExampleTunnelGroups_List() {
-	c, stop := exampleClient(`{"backends": [{"id": "bkdtg_1", "labels": {"app": "api"},
+	c, stop := apitest.ExampleClient(`{"backends": [{"id": "bkdtg_1", "labels": {"app": "api"},
 		"tunnels": [{"id": "tn_1", "uri": "https://api.example/tunnels/tn_1"}], "created_at": "2023-03-24T19:59:30Z"}],
 		"uri": "https://api.example/backends/tunnel_group", "next_page_uri": null}`)
 	defer stop()

@@ -4,16 +4,17 @@ import (
 	"testing"
 
 	"github.com/acctapi/acctapi/backends"
+	"github.com/acctapi/acctapi/internal/apitest"
 )
 
 func FuzzRequests(f *testing.F) {
-	fuzzRequests(f, []func() validator{
-		func() validator { return new(backends.FailoverCreate) },
-		func() validator { return new(backends.FailoverUpdate) },
-		func() validator { return new(backends.HTTPResponseCreate) },
-		func() validator { return new(backends.HTTPResponseUpdate) },
-		func() validator { return new(backends.TunnelGroupCreate) },
-		func() validator { return new(backends.TunnelGroupUpdate) },
+	apitest.FuzzRequests(f, []func() apitest.Validator{
+		apitest.New[backends.FailoverCreate],
+		apitest.New[backends.FailoverUpdate],
+		apitest.New[backends.HTTPResponseCreate],
+		apitest.New[backends.HTTPResponseUpdate],
+		apitest.New[backends.TunnelGroupCreate],
+		apitest.New[backends.TunnelGroupUpdate],
 	},
 		`{"description":"fo","backends":["bkdhr_1","bkdtg_1"]}`,
 		`{"id":"bkdfo_1","backends":[]}`,

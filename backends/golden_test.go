@@ -4,10 +4,11 @@ import (
 	"testing"
 
 	"github.com/acctapi/acctapi/backends"
+	"github.com/acctapi/acctapi/internal/apitest"
 )
 
 func TestGoldenRoundTrip(t *testing.T) {
-	testGolden(t, []golden{
+	apitest.RunGolden(t, []apitest.GoldenFile{
 		{"failover.golden.json", new(backends.Failover)},
 		{"failover_list.golden.json", new(backends.FailoverList)},
 		{"http_response.golden.json", new(backends.HTTPResponse)},
@@ -19,12 +20,12 @@ func TestGoldenRoundTrip(t *testing.T) {
 
 func TestGoldenValues(t *testing.T) {
 	var fo backends.Failover
-	roundTrip(t, "failover.golden.json", &fo)
+	apitest.RoundTrip(t, "failover.golden.json", &fo)
 	if fo.Backends == nil || len(fo.Backends) != 0 {
 		t.Errorf("Backends = %#v, want an empty, non-nil slice", fo.Backends)
 	}
 	var list backends.HTTPResponseList
-	roundTrip(t, "http_response_list.golden.json", &list)
+	apitest.RoundTrip(t, "http_response_list.golden.json", &list)
 	if got, want := list.NextPage(), *list.NextPageURI; got != want || got == "" {
 		t.Errorf("NextPage() = %q, want %q", got, want)
 	}

@@ -5,27 +5,28 @@ import (
 
 	"github.com/acctapi/acctapi"
 	"github.com/acctapi/acctapi/backends"
+	"github.com/acctapi/acctapi/internal/apitest"
 )
 
 // labels is a valid label set.
 var labels = map[string]string{"app": "api"}
 
 func TestValidateAnnotations(t *testing.T) {
-	testAnnotations(t, []annotated{
-		{"FailoverCreate", func(d, m string) validator { return &backends.FailoverCreate{Description: d, Metadata: m} }},
-		{"FailoverUpdate", func(d, m string) validator {
+	apitest.RunAnnotations(t, []apitest.Annotated{
+		{"FailoverCreate", func(d, m string) apitest.Validator { return &backends.FailoverCreate{Description: d, Metadata: m} }},
+		{"FailoverUpdate", func(d, m string) apitest.Validator {
 			return &backends.FailoverUpdate{ID: "bkdfo_1", Description: &d, Metadata: &m}
 		}},
-		{"HTTPResponseCreate", func(d, m string) validator {
+		{"HTTPResponseCreate", func(d, m string) apitest.Validator {
 			return &backends.HTTPResponseCreate{Description: d, Metadata: m, StatusCode: 200}
 		}},
-		{"HTTPResponseUpdate", func(d, m string) validator {
+		{"HTTPResponseUpdate", func(d, m string) apitest.Validator {
 			return &backends.HTTPResponseUpdate{ID: "bkdhr_1", Description: &d, Metadata: &m}
 		}},
-		{"TunnelGroupCreate", func(d, m string) validator {
+		{"TunnelGroupCreate", func(d, m string) apitest.Validator {
 			return &backends.TunnelGroupCreate{Description: d, Metadata: m, Labels: labels}
 		}},
-		{"TunnelGroupUpdate", func(d, m string) validator {
+		{"TunnelGroupUpdate", func(d, m string) apitest.Validator {
 			return &backends.TunnelGroupUpdate{ID: "bkdtg_1", Description: &d, Metadata: &m}
 		}},
 	})
@@ -33,7 +34,7 @@ func TestValidateAnnotations(t *testing.T) {
 
 func TestValidateFailover(t *testing.T) {
 	invalid := func(field string) []string { return []string{field + " " + acctapi.CodeInvalidValue} }
-	testValidate(t, []check{
+	apitest.RunValidate(t, []apitest.ValidateCase{
 		{"create: no backends", &backends.FailoverCreate{}, nil},
 		{"create: empty backends", &backends.FailoverCreate{Backends: []string{}}, nil},
 		{"create: two backends", &backends.FailoverCreate{Backends: []string{"bkdhr_1", "bkdtg_1"}}, nil},
@@ -51,7 +52,7 @@ func TestValidateFailover(t *testing.T) {
 
 func TestValidateHTTPResponse(t *testing.T) {
 	badStatus := []string{"status_code " + acctapi.CodeInvalidValue}
-	testValidate(t, []check{
+	apitest.RunValidate(t, []apitest.ValidateCase{
 		{"create: no status code", &backends.HTTPResponseCreate{}, badStatus},
 		{"create: status 99", &backends.HTTPResponseCreate{StatusCode: 99}, badStatus},
 		{"create: status 100", &backends.HTTPResponseCreate{StatusCode: 100}, nil},
@@ -66,12 +67,12 @@ func TestValidateHTTPResponse(t *testing.T) {
 				"headers.X-Nul " + acctapi.CodeInvalidValue, "headers.X-Split " + acctapi.CodeInvalidValue,
 				"headers.Ök " + acctapi.CodeInvalidValue}},
 		{"update: nothing", &backends.HTTPResponseUpdate{ID: "bkdhr_1"}, nil},
-		{"update: body and no headers", &backends.HTTPResponseUpdate{Body: ptr(""), Headers: &map[string]string{}}, nil},
-		{"update: status 0", &backends.HTTPResponseUpdate{StatusCode: ptr(0)}, badStatus},
-		{"update: status 99", &backends.HTTPResponseUpdate{StatusCode: ptr(99)}, badStatus},
-		{"update: status 100", &backends.HTTPResponseUpdate{StatusCode: ptr(100)}, nil},
-		{"update: status 599", &backends.HTTPResponseUpdate{StatusCode: ptr(599)}, nil},
-		{"update: status 600", &backends.HTTPResponseUpdate{StatusCode: ptr(600)}, badStatus},
+		{"update: body and no headers", &backends.HTTPResponseUpdate{Body: apitest.Ptr(""), Headers: &map[string]string{}}, nil},
+		{"update: status 0", &backends.HTTPResponseUpdate{StatusCode: apitest.Ptr(0)}, badStatus},
+		{"update: status 99", &backends.HTTPResponseUpdate{StatusCode: apitest.Ptr(99)}, badStatus},
+		{"update: status 100", &backends.HTTPResponseUpdate{StatusCode: apitest.Ptr(100)}, nil},
+		{"update: status 599", &backends.HTTPResponseUpdate{StatusCode: apitest.Ptr(599)}, nil},
+		{"update: status 600", &backends.HTTPResponseUpdate{StatusCode: apitest.Ptr(600)}, badStatus},
 		{"update: bad header", &backends.HTTPResponseUpdate{Headers: &map[string]string{"a:b": "c"}},
 			[]string{"headers.a:b " + acctapi.CodeInvalidValue}},
 	})
@@ -79,7 +80,7 @@ func TestValidateHTTPResponse(t *testing.T) {
 
 func TestValidateTunnelGroup(t *testing.T) {
 	invalid := func(field string) []string { return []string{field + " " + acctapi.CodeInvalidValue} }
-	testValidate(t, []check{
+	apitest.RunValidate(t, []apitest.ValidateCase{
 		{"create: no labels", &backends.TunnelGroupCreate{}, invalid("labels")},
 		{"create: empty labels", &backends.TunnelGroupCreate{Labels: map[string]string{}}, invalid("labels")},
 		{"create: one label", &backends.TunnelGroupCreate{Labels: labels}, nil},

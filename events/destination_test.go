@@ -8,10 +8,11 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/acctapi/acctapi"
+	"github.com/acctapi/acctapi/internal/apitest"
 )
 
 func TestDestinationJSON(t *testing.T) {
-	d := roundTrip[Destination](t, "destination.json")
+	d := apitest.ReadGolden[Destination](t, "destination.json")
 	if d.Target.Kinesis == nil || d.Target.Kinesis.Auth.Role == nil {
 		t.Errorf("target = %+v; want kinesis with a role", d.Target)
 	}
@@ -40,7 +41,7 @@ var (
 func create(t Target) *DestinationCreate { return &DestinationCreate{Target: t} }
 
 func TestDestinationCreateValidate(t *testing.T) {
-	runValidate(t, []validateTest{
+	apitest.RunValidate(t, []apitest.ValidateCase{
 		{"minimal", create(kinesis), nil},
 		{"description at limit", &DestinationCreate{Description: strings.Repeat("é", 127) + "x", Target: kinesis}, nil},
 		{"description past limit", &DestinationCreate{Description: strings.Repeat("é", 128), Target: kinesis}, []string{"description " + acctapi.CodeDescriptionTooLong}},
@@ -79,13 +80,13 @@ func TestDestinationCreateValidate(t *testing.T) {
 }
 
 func TestDestinationUpdateValidate(t *testing.T) {
-	runValidate(t, []validateTest{
+	apitest.RunValidate(t, []apitest.ValidateCase{
 		{"empty", &DestinationUpdate{ID: "ed_1"}, nil},
-		{"description at limit", &DestinationUpdate{Description: ptr(strings.Repeat("d", 255))}, nil},
-		{"description past limit", &DestinationUpdate{Description: ptr(strings.Repeat("d", 256))}, []string{"description " + acctapi.CodeDescriptionTooLong}},
-		{"metadata past limit", &DestinationUpdate{Metadata: ptr(strings.Repeat("m", 4097))}, []string{"metadata " + acctapi.CodeMetadataTooLong}},
-		{"format Json", &DestinationUpdate{Format: ptr("Json")}, nil},
-		{"format empty", &DestinationUpdate{Format: ptr("")}, []string{"format" + invalid}},
+		{"description at limit", &DestinationUpdate{Description: apitest.Ptr(strings.Repeat("d", 255))}, nil},
+		{"description past limit", &DestinationUpdate{Description: apitest.Ptr(strings.Repeat("d", 256))}, []string{"description " + acctapi.CodeDescriptionTooLong}},
+		{"metadata past limit", &DestinationUpdate{Metadata: apitest.Ptr(strings.Repeat("m", 4097))}, []string{"metadata " + acctapi.CodeMetadataTooLong}},
+		{"format Json", &DestinationUpdate{Format: apitest.Ptr("Json")}, nil},
+		{"format empty", &DestinationUpdate{Format: apitest.Ptr("")}, []string{"format" + invalid}},
 		{"target", &DestinationUpdate{Target: &kinesis}, nil},
 		{"target empty", &DestinationUpdate{Target: &Target{}}, []string{"target" + invalid}},
 	})
@@ -95,7 +96,7 @@ func TestDestinationNormalize(t *testing.T) {
 	for _, in := range []string{"", "json", "JsOn", "JSON"} {
 		c := DestinationCreate{Format: in}
 		c.Normalize()
-		u := DestinationUpdate{Format: ptr(in)}
+		u := DestinationUpdate{Format: apitest.Ptr(in)}
 		u.Normalize()
 		if c.Format != FormatJSON || (in != "" && *u.Format != FormatJSON) {
 			t.Errorf("Normalize(%q) = %q, %q; want JSON", in, c.Format, *u.Format)

@@ -3,23 +3,17 @@ package events_test
 import (
 	"context"
 	"fmt"
-	"io"
-	"net/http"
-	"net/http/httptest"
 
 	"github.com/acctapi/acctapi"
 	"github.com/acctapi/acctapi/events"
+	"github.com/acctapi/acctapi/internal/apitest"
 )
 
 func ExampleDestinations_Create() {
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.WriteHeader(http.StatusCreated)
-		_, _ = io.WriteString(w, `{"id":"ed_1","format":"JSON","target":{"firehose":null,
-			"kinesis":{"auth":{"role":{"role_arn":"arn:role"},"creds":null},"stream_arn":"arn:stream"},
-			"cloudwatch_logs":null,"s3":null,"monitoring":null,"cloud_logs_ingestion":null}}`)
-	}))
-	defer srv.Close()
-	c, _ := acctapi.NewClient("key", acctapi.WithBaseURL(srv.URL))
+	c, stop := apitest.ExampleClient(`{"id":"ed_1","format":"JSON","target":{"firehose":null,
+		"kinesis":{"auth":{"role":{"role_arn":"arn:role"},"creds":null},"stream_arn":"arn:stream"},
+		"cloudwatch_logs":null,"s3":null,"monitoring":null,"cloud_logs_ingestion":null}}`)
+	defer stop()
 
 	d, err := events.NewDestinations(c).Create(context.Background(), &events.DestinationCreate{
 		Format: "json",
@@ -45,11 +39,8 @@ func ExampleDestinationCreate_Validate() {
 }
 
 func ExampleSources_List() {
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		_, _ = io.WriteString(w, `{"sources":[{"type":"api_key_created.v0","uri":"u"}],"uri":"u"}`)
-	}))
-	defer srv.Close()
-	c, _ := acctapi.NewClient("key", acctapi.WithBaseURL(srv.URL))
+	c, stop := apitest.ExampleClient(`{"sources":[{"type":"api_key_created.v0","uri":"u"}],"uri":"u"}`)
+	defer stop()
 
 	l, err := events.NewSources(c).List(context.Background(), "esb_1")
 	if err != nil {

@@ -6,14 +6,15 @@ import (
 	"testing"
 
 	"github.com/acctapi/acctapi"
+	"github.com/acctapi/acctapi/internal/apitest"
 )
 
 func TestSubscriptionJSON(t *testing.T) {
-	s := roundTrip[Subscription](t, "subscription.json")
+	s := apitest.ReadGolden[Subscription](t, "subscription.json")
 	if len(s.Sources) != 1 || len(s.Destinations) != 1 {
 		t.Errorf("subscription = %+v", s)
 	}
-	roundTrip[SourceList](t, "sources.json")
+	apitest.ReadGolden[SourceList](t, "sources.json")
 }
 
 func TestSubscriptionCreateValidate(t *testing.T) {
@@ -24,7 +25,7 @@ func TestSubscriptionCreateValidate(t *testing.T) {
 		}
 		return out
 	}
-	runValidate(t, []validateTest{
+	apitest.RunValidate(t, []apitest.ValidateCase{
 		{"empty", &SubscriptionCreate{}, nil},
 		{"full", &SubscriptionCreate{Sources: src("api_key_created.v0", "http_request_complete.v0"), DestinationIDs: []string{"ed_1", "ed_2"}}, nil},
 		{"description at limit", &SubscriptionCreate{Description: strings.Repeat("d", 255)}, nil},
@@ -40,18 +41,18 @@ func TestSubscriptionCreateValidate(t *testing.T) {
 }
 
 func TestSubscriptionUpdateValidate(t *testing.T) {
-	runValidate(t, []validateTest{
+	apitest.RunValidate(t, []apitest.ValidateCase{
 		{"empty", &SubscriptionUpdate{ID: "esb_1"}, nil},
 		{"clear lists", &SubscriptionUpdate{Sources: &[]SubscriptionSource{}, DestinationIDs: &[]string{}}, nil},
-		{"description past limit", &SubscriptionUpdate{Description: ptr(strings.Repeat("d", 256))}, []string{"description " + acctapi.CodeDescriptionTooLong}},
-		{"metadata past limit", &SubscriptionUpdate{Metadata: ptr(strings.Repeat("m", 4097))}, []string{"metadata " + acctapi.CodeMetadataTooLong}},
+		{"description past limit", &SubscriptionUpdate{Description: apitest.Ptr(strings.Repeat("d", 256))}, []string{"description " + acctapi.CodeDescriptionTooLong}},
+		{"metadata past limit", &SubscriptionUpdate{Metadata: apitest.Ptr(strings.Repeat("m", 4097))}, []string{"metadata " + acctapi.CodeMetadataTooLong}},
 		{"unknown type", &SubscriptionUpdate{Sources: &[]SubscriptionSource{{"API_KEY_CREATED.v0"}}}, []string{"sources[0].type" + invalid}},
 		{"duplicate destination id", &SubscriptionUpdate{DestinationIDs: &[]string{"ed_1", "ed_2", "ed_1"}}, []string{"destination_ids[2]" + invalid}},
 	})
 }
 
 func TestSourceValidate(t *testing.T) {
-	runValidate(t, []validateTest{
+	apitest.RunValidate(t, []apitest.ValidateCase{
 		{"create", &SourceCreate{Type: "tcp_connection_closed.v0"}, nil},
 		{"create with subscription", &SourceCreate{SubscriptionID: "esb_1", Type: "secret_updated.v0"}, nil},
 		{"create unknown type", &SourceCreate{Type: "secret_updated"}, []string{"type" + invalid}},

@@ -3,22 +3,16 @@ package k8sop_test
 import (
 	"context"
 	"fmt"
-	"io"
-	"net/http"
-	"net/http/httptest"
 
 	"github.com/acctapi/acctapi"
+	"github.com/acctapi/acctapi/internal/apitest"
 	"github.com/acctapi/acctapi/k8sop"
 )
 
 func ExampleOperators_Create() {
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.WriteHeader(http.StatusCreated)
-		_, _ = io.WriteString(w, `{"id":"k8sop_1","enabled_features":["ingress"],"region":"global",
-			"binding":{"endpoint_selectors":null,"cert":{"cert":"","not_before":"0001-01-01T00:00:00Z","not_after":"0001-01-01T00:00:00Z"}}}`)
-	}))
-	defer srv.Close()
-	c, _ := acctapi.NewClient("key", acctapi.WithBaseURL(srv.URL))
+	c, stop := apitest.ExampleClient(`{"id":"k8sop_1","enabled_features":["ingress"],"region":"global",
+		"binding":{"endpoint_selectors":null,"cert":{"cert":"","not_before":"0001-01-01T00:00:00Z","not_after":"0001-01-01T00:00:00Z"}}}`)
+	defer stop()
 
 	op, err := k8sop.NewOperators(c).Create(context.Background(), &k8sop.OperatorCreate{
 		Description:     "Example Kubernetes Operator",

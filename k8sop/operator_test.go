@@ -9,10 +9,11 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/acctapi/acctapi"
+	"github.com/acctapi/acctapi/internal/apitest"
 )
 
 func TestOperatorJSON(t *testing.T) {
-	op := roundTrip[Operator](t, "operator_create_response.json")
+	op := apitest.ReadGolden[Operator](t, "operator_create_response.json")
 	if op.Binding == nil || !op.Binding.Cert.NotBefore.IsZero() || op.Binding.Cert.Cert != "" {
 		t.Errorf("binding = %+v; want an empty cert with zero times", op.Binding)
 	}
@@ -22,7 +23,7 @@ func TestOperatorJSON(t *testing.T) {
 }
 
 func TestEndpointListJSON(t *testing.T) {
-	l := roundTrip[EndpointList](t, "bound_endpoints_response.json")
+	l := apitest.ReadGolden[EndpointList](t, "bound_endpoints_response.json")
 	if len(l.Endpoints) != 1 || l.Endpoints[0].Port != 443 || l.NextPage() != "" {
 		t.Errorf("list = %+v", l)
 	}
@@ -39,75 +40,44 @@ func TestZeroCertJSON(t *testing.T) {
 	}
 }
 
-// fieldCodes lists "field code" for each field error in err.
-func fieldCodes(err error) []string {
-	var out []string
-	for _, fe := range acctapi.FieldErrors(err) {
-		out = append(out, fe.Field+" "+fe.Code)
-	}
-	return out
-}
-
 const invalid = " " + acctapi.CodeInvalidValue
 
 func TestOperatorCreateValidate(t *testing.T) {
 	csr := newCSR(t)
 	bindings := []string{"Bindings"}
-	tests := []struct {
-		name string
-		r    OperatorCreate
-		want []string
-	}{
-		{"zero", OperatorCreate{}, nil},
-		{"description at limit", OperatorCreate{Description: strings.Repeat("é", 127) + "x"}, nil},
-		{"description past limit", OperatorCreate{Description: strings.Repeat("é", 128)}, []string{"description " + acctapi.CodeDescriptionTooLong}},
-		{"metadata at limit", OperatorCreate{Metadata: strings.Repeat("m", 4096)}, nil},
-		{"metadata past limit", OperatorCreate{Metadata: strings.Repeat("m", 4097)}, []string{"metadata " + acctapi.CodeMetadataTooLong}},
-		{"features any case", OperatorCreate{EnabledFeatures: []string{"INGRESS", "gateway", "Bindings", "ingress"}}, nil},
-		{"unknown feature", OperatorCreate{EnabledFeatures: []string{"ingress", "bindingss"}}, []string{"enabled_features[1]" + invalid}},
-		{"empty feature", OperatorCreate{EnabledFeatures: []string{""}}, []string{"enabled_features[0]" + invalid}},
-		{"binding with bindings", OperatorCreate{EnabledFeatures: bindings, Binding: &BindingCreate{}}, nil},
-		{"binding without bindings", OperatorCreate{EnabledFeatures: []string{"ingress"}, Binding: &BindingCreate{}}, []string{"binding" + invalid}},
-		{"valid csr", OperatorCreate{EnabledFeatures: bindings, Binding: &BindingCreate{CSR: csr}}, nil},
-		{"csr not PEM", OperatorCreate{EnabledFeatures: bindings, Binding: &BindingCreate{CSR: "csr"}}, []string{"binding.csr" + invalid}},
-		{"valid selector", OperatorCreate{EnabledFeatures: bindings, Binding: &BindingCreate{EndpointSelectors: []string{"true"}}}, nil},
-		{"invalid selector", OperatorCreate{EnabledFeatures: bindings, Binding: &BindingCreate{EndpointSelectors: []string{"true", "1"}}}, []string{"binding.endpoint_selectors[1]" + invalid}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if diff := cmp.Diff(tt.want, fieldCodes(tt.r.Validate())); diff != "" {
-				t.Errorf("Validate (-want +got):\n%s", diff)
-			}
-		})
-	}
+	apitest.RunValidate(t, []apitest.ValidateCase{
+		{"zero", &OperatorCreate{}, nil},
+		{"description at limit", &OperatorCreate{Description: strings.Repeat("é", 127) + "x"}, nil},
+		{"description past limit", &OperatorCreate{Description: strings.Repeat("é", 128)}, []string{"description " + acctapi.CodeDescriptionTooLong}},
+		{"metadata at limit", &OperatorCreate{Metadata: strings.Repeat("m", 4096)}, nil},
+		{"metadata past limit", &OperatorCreate{Metadata: strings.Repeat("m", 4097)}, []string{"metadata " + acctapi.CodeMetadataTooLong}},
+		{"features any case", &OperatorCreate{EnabledFeatures: []string{"INGRESS", "gateway", "Bindings", "ingress"}}, nil},
+		{"unknown feature", &OperatorCreate{EnabledFeatures: []string{"ingress", "bindingss"}}, []string{"enabled_features[1]" + invalid}},
+		{"empty feature", &OperatorCreate{EnabledFeatures: []string{""}}, []string{"enabled_features[0]" + invalid}},
+		{"binding with bindings", &OperatorCreate{EnabledFeatures: bindings, Binding: &BindingCreate{}}, nil},
+		{"binding without bindings", &OperatorCreate{EnabledFeatures: []string{"ingress"}, Binding: &BindingCreate{}}, []string{"binding" + invalid}},
+		{"valid csr", &OperatorCreate{EnabledFeatures: bindings, Binding: &BindingCreate{CSR: csr}}, nil},
+		{"csr not PEM", &OperatorCreate{EnabledFeatures: bindings, Binding: &BindingCreate{CSR: "csr"}}, []string{"binding.csr" + invalid}},
+		{"valid selector", &OperatorCreate{EnabledFeatures: bindings, Binding: &BindingCreate{EndpointSelectors: []string{"true"}}}, nil},
+		{"invalid selector", &OperatorCreate{EnabledFeatures: bindings, Binding: &BindingCreate{EndpointSelectors: []string{"true", "1"}}}, []string{"binding.endpoint_selectors[1]" + invalid}},
+	})
 }
 
 func TestOperatorUpdateValidate(t *testing.T) {
 	long := strings.Repeat("d", 256)
 	bad := []string{"nope"}
-	tests := []struct {
-		name string
-		r    OperatorUpdate
-		want []string
-	}{
-		{"empty", OperatorUpdate{ID: "k8sop_1"}, nil},
-		{"description past limit", OperatorUpdate{Description: &long}, []string{"description " + acctapi.CodeDescriptionTooLong}},
-		{"metadata past limit", OperatorUpdate{Metadata: ptr(strings.Repeat("m", 4097))}, []string{"metadata " + acctapi.CodeMetadataTooLong}},
-		{"unknown feature", OperatorUpdate{EnabledFeatures: &bad}, []string{"enabled_features[0]" + invalid}},
-		{"binding, features absent", OperatorUpdate{Binding: &BindingUpdate{}}, nil},
-		{"binding, bindings sent", OperatorUpdate{EnabledFeatures: &[]string{"BINDINGS"}, Binding: &BindingUpdate{}}, nil},
-		{"binding, bindings not sent", OperatorUpdate{EnabledFeatures: &[]string{"ingress"}, Binding: &BindingUpdate{}}, []string{"binding" + invalid}},
-		{"bad csr", OperatorUpdate{Binding: &BindingUpdate{CSR: ptr("-----BEGIN CERTIFICATE REQUEST-----\nAAAA\n-----END CERTIFICATE REQUEST-----\n")}}, []string{"binding.csr" + invalid}},
-		{"bad selector", OperatorUpdate{Binding: &BindingUpdate{EndpointSelectors: &[]string{"endpoint.url"}}}, []string{"binding.endpoint_selectors[0]" + invalid}},
-		{"deployment", OperatorUpdate{Deployment: &DeploymentUpdate{Name: ptr("n"), Version: ptr("v")}}, nil},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if diff := cmp.Diff(tt.want, fieldCodes(tt.r.Validate())); diff != "" {
-				t.Errorf("Validate (-want +got):\n%s", diff)
-			}
-		})
-	}
+	apitest.RunValidate(t, []apitest.ValidateCase{
+		{"empty", &OperatorUpdate{ID: "k8sop_1"}, nil},
+		{"description past limit", &OperatorUpdate{Description: &long}, []string{"description " + acctapi.CodeDescriptionTooLong}},
+		{"metadata past limit", &OperatorUpdate{Metadata: apitest.Ptr(strings.Repeat("m", 4097))}, []string{"metadata " + acctapi.CodeMetadataTooLong}},
+		{"unknown feature", &OperatorUpdate{EnabledFeatures: &bad}, []string{"enabled_features[0]" + invalid}},
+		{"binding, features absent", &OperatorUpdate{Binding: &BindingUpdate{}}, nil},
+		{"binding, bindings sent", &OperatorUpdate{EnabledFeatures: &[]string{"BINDINGS"}, Binding: &BindingUpdate{}}, nil},
+		{"binding, bindings not sent", &OperatorUpdate{EnabledFeatures: &[]string{"ingress"}, Binding: &BindingUpdate{}}, []string{"binding" + invalid}},
+		{"bad csr", &OperatorUpdate{Binding: &BindingUpdate{CSR: apitest.Ptr("-----BEGIN CERTIFICATE REQUEST-----\nAAAA\n-----END CERTIFICATE REQUEST-----\n")}}, []string{"binding.csr" + invalid}},
+		{"bad selector", &OperatorUpdate{Binding: &BindingUpdate{EndpointSelectors: &[]string{"endpoint.url"}}}, []string{"binding.endpoint_selectors[0]" + invalid}},
+		{"deployment", &OperatorUpdate{Deployment: &DeploymentUpdate{Name: apitest.Ptr("n"), Version: apitest.Ptr("v")}}, nil},
+	})
 }
 
 func TestOperatorUpdateCheckBinding(t *testing.T) {
@@ -138,9 +108,9 @@ func TestNormalize(t *testing.T) {
 	if diff := cmp.Diff(want, c); diff != "" {
 		t.Errorf("create Normalize (-want +got):\n%s", diff)
 	}
-	u := OperatorUpdate{EnabledFeatures: &[]string{"Gateway", "gateway"}, Region: ptr("")}
+	u := OperatorUpdate{EnabledFeatures: &[]string{"Gateway", "gateway"}, Region: apitest.Ptr("")}
 	u.Normalize()
-	wantU := OperatorUpdate{EnabledFeatures: &[]string{"gateway"}, Region: ptr(DefaultRegion)}
+	wantU := OperatorUpdate{EnabledFeatures: &[]string{"gateway"}, Region: apitest.Ptr(DefaultRegion)}
 	if diff := cmp.Diff(wantU, u); diff != "" {
 		t.Errorf("update Normalize (-want +got):\n%s", diff)
 	}
@@ -174,5 +144,3 @@ func TestParseCSR(t *testing.T) {
 		})
 	}
 }
-
-func ptr[T any](v T) *T { return &v }
