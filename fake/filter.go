@@ -28,7 +28,7 @@ const (
 	maxFilterLen         = 4096
 	maxFilterDepth       = 32
 	maxFilterCost        = 100_000
-	maxFilterRequestCost = 2_000_000
+	maxFilterRequestCost = 1_000_000
 	filterFieldsVar      = "obj"
 )
 

@@ -174,11 +174,10 @@ func carries(have, want map[string]string) bool {
 	return true
 }
 
+// orEmpty returns a copy of s that is never nil, so that it encodes as []
+// rather than null (append to a nil slice of nothing stays nil).
 func orEmpty(s []string) []string {
-	if s == nil {
-		return []string{}
-	}
-	return append([]string(nil), s...)
+	return append([]string{}, s...)
 }
 
 func orEmptyMap(m map[string]string) map[string]string {
