@@ -43,28 +43,45 @@ func packageDirs(t *testing.T) []string {
 	return dirs
 }
 
+// parseDir parses the Go files of dir — the test files when tests is
+// true, the others otherwise — grouped by package name.
+func parseDir(t *testing.T, fset *token.FileSet, dir string, tests bool) map[string][]*ast.File {
+	t.Helper()
+	names, err := filepath.Glob(filepath.Join(dir, "*.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pkgs := map[string][]*ast.File{}
+	for _, name := range names {
+		if strings.HasSuffix(name, "_test.go") != tests {
+			continue
+		}
+		f, err := parser.ParseFile(fset, name, nil, parser.ParseComments)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pkgs[f.Name.Name] = append(pkgs[f.Name.Name], f)
+	}
+	return pkgs
+}
+
 // TestExportedIdentifiersDocumented fails when an exported identifier of
 // any package of the module has no doc comment, or a package has no
 // package comment.
 func TestExportedIdentifiersDocumented(t *testing.T) {
 	for _, dir := range packageDirs(t) {
 		fset := token.NewFileSet()
-		pkgs, err := parser.ParseDir(fset, dir, func(fi fs.FileInfo) bool {
-			return !strings.HasSuffix(fi.Name(), "_test.go")
-		}, parser.ParseComments)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, pkg := range pkgs {
+		pkgs := parseDir(t, fset, dir, false)
+		for name, files := range pkgs {
 			hasPkgDoc := false
-			for _, f := range pkg.Files {
+			for _, f := range files {
 				hasPkgDoc = hasPkgDoc || f.Doc != nil
 				for _, missing := range undocumented(f) {
 					t.Errorf("%s: %s has no doc comment", fset.Position(missing.Pos()), missing.Name)
 				}
 			}
 			if !hasPkgDoc {
-				t.Errorf("package %s (%s) has no package comment", pkg.Name, dir)
+				t.Errorf("package %s (%s) has no package comment", name, dir)
 			}
 		}
 	}
@@ -135,15 +152,9 @@ func TestEveryPackageHasAnExample(t *testing.T) {
 			continue
 		}
 		fset := token.NewFileSet()
-		pkgs, err := parser.ParseDir(fset, dir, func(fi fs.FileInfo) bool {
-			return strings.HasSuffix(fi.Name(), "_test.go")
-		}, parser.ParseComments)
-		if err != nil {
-			t.Fatal(err)
-		}
 		found := false
-		for _, pkg := range pkgs {
-			for _, f := range pkg.Files {
+		for _, files := range parseDir(t, fset, dir, true) {
+			for _, f := range files {
 				for _, decl := range f.Decls {
 					fn, ok := decl.(*ast.FuncDecl)
 					if !ok || !strings.HasPrefix(fn.Name.Name, "Example") || fn.Body == nil {

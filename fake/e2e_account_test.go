@@ -1,3 +1,5 @@
+//lint:file-ignore SA1019 these tests exercise the deprecated bot-user alias on purpose.
+
 package fake_test
 
 import (

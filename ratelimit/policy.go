@@ -75,9 +75,6 @@ type customResponse struct {
 
 // Wire forms of a policy document; unknown members are errors.
 type (
-	policyDoc struct {
-		OnHTTPRequest []ruleDoc `json:"on_http_request"`
-	}
 	ruleDoc struct {
 		Name        string      `json:"name"`
 		Expressions []string    `json:"expressions"`
