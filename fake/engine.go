@@ -60,6 +60,7 @@ type resource[T, C, U any] struct {
 type resourceInfo struct {
 	kind   string
 	newIn  func() any // a new create request, for fixtures
+	remove func(c *call, id string) error
 	seed   func(c *call, in any) (any, error)
 	render func(base string, v any) any
 }
@@ -118,7 +119,8 @@ func (s *Server) registerSeedOnly(res any) {
 func (res *resource[T, C, U]) info() (*resourceInfo, reflect.Type, reflect.Type) {
 	return &resourceInfo{
 		kind:  res.kind,
-		newIn: func() any { return new(C) },
+		newIn:  func() any { return new(C) },
+		remove: res.remove,
 		seed: func(c *call, in any) (any, error) {
 			v, err := res.create(c, in.(*C))
 			return v, err
@@ -282,8 +284,16 @@ func checkBodyID(body []byte, member, want string) error {
 }
 
 func (res *resource[T, C, U]) deleteHandler(c *call) (int, any, error) {
-	id := c.params["id"]
-	err := c.s.write(func(txn *memdb.Txn) error {
+	if err := res.remove(c, c.params["id"]); err != nil {
+		return 0, nil, err
+	}
+	return http.StatusNoContent, nil, nil
+}
+
+// remove deletes the object with id, unless another object references
+// it; it is the one path for both the API and Delete.
+func (res *resource[T, C, U]) remove(c *call, id string) error {
+	return c.s.write(func(txn *memdb.Txn) error {
 		c.txn = txn
 		o := lookup(txn, c.account, res.kind, id)
 		if o == nil {
@@ -299,10 +309,6 @@ func (res *resource[T, C, U]) deleteHandler(c *call) (int, any, error) {
 		}
 		return txn.Delete(objectsTable, o)
 	})
-	if err != nil {
-		return 0, nil, err
-	}
-	return http.StatusNoContent, nil, nil
 }
 
 // listParams are a list request's query parameters.

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"net/http"
+	"slices"
 	"time"
 
 	memdb "github.com/hashicorp/go-memdb"
@@ -144,6 +145,20 @@ func (s *Server) registerBackends() {
 				}
 			}
 			return t, meta{}, nil
+		},
+		deleted: func(c *call, t Tunnel) error {
+			for _, o := range all(c.txn, c.account, kindTunnelGroup) {
+				g := o.Value.(backends.TunnelGroup)
+				i := slices.IndexFunc(g.Tunnels, func(r acctapi.Ref) bool { return r.ID == t.ID })
+				if i < 0 {
+					continue
+				}
+				g.Tunnels = slices.Delete(slices.Clone(g.Tunnels), i, i+1)
+				if err := store(c.txn, &object{Account: o.Account, Kind: o.Kind, ID: o.ID, Value: g}, meta{}); err != nil {
+					return err
+				}
+			}
+			return nil
 		},
 		render: func(base string, v Tunnel) Tunnel {
 			v.URI = itemURI(base, kindTunnel, v.ID)

@@ -73,6 +73,29 @@ func Get[T any](s *Server, accountID, id string) (T, bool) {
 	return deepCopy(info.render(s.seedBase(), o.Value).(T)), true
 }
 
+// Delete removes the resource of type T with id from an account ("" for
+// the first) as the API's DELETE would: it refuses one that others
+// reference, and cascades as the API does. It is also how tests remove
+// what has no API path, such as a seeded k8sop.Endpoint or [Tunnel].
+func Delete[T any](s *Server, accountID, id string) error {
+	info := s.resByOut[reflect.TypeFor[T]()]
+	if info == nil {
+		return fmt.Errorf("fake: Delete: %v is not a resource of the fake", reflect.TypeFor[T]())
+	}
+	acct, err := s.accountOf(accountID)
+	if err != nil {
+		return err
+	}
+	c := &call{s: s, now: s.now(), base: s.seedBase(), account: acct, owner: s.userOf(acct)}
+	if err := info.remove(c, id); err != nil {
+		if ae, ok := err.(*apiError); ok {
+			return fmt.Errorf("fake: Delete: %d %s: %s", ae.status, ae.code, ae.msg)
+		}
+		return fmt.Errorf("fake: Delete: %w", err)
+	}
+	return nil
+}
+
 // List returns copies of every resource of type T in an account ("" for
 // the first), newest first, as the API lists them.
 func List[T any](s *Server, accountID string) []T {

@@ -76,3 +76,13 @@ func (s *signer) sign(csr *x509.CertificateRequest, now time.Time) (pemText stri
 	}
 	return string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})), notBefore, notAfter, nil
 }
+
+// SigningCA returns the certificate of the fake's own certificate
+// authority, which signs the CSRs of Kubernetes operators, so that a test
+// can verify a binding certificate's chain. It is made on first use.
+func (s *Server) SigningCA() (*x509.Certificate, error) {
+	if err := s.signer.init(s.now()); err != nil {
+		return nil, err
+	}
+	return s.signer.cert, nil
+}
