@@ -105,7 +105,8 @@ func (s *ServiceUsers) Delete(ctx context.Context, id string) error {
 }
 
 // List returns every service user, newest first, following pages as needed.
-// An error ends the sequence.
+// The filter may use id and created_at only (not name). An error ends the
+// sequence.
 func (s *ServiceUsers) List(ctx context.Context, opts *acctapi.FilterOptions) iter.Seq2[ServiceUser, error] {
 	return acctapi.All[ServiceUser, ServiceUserList](ctx, s.c, acctapi.Path("service_users"), opts)
 }

@@ -311,7 +311,8 @@ func (s *Destinations) Delete(ctx context.Context, id string) error {
 }
 
 // List returns every event destination, newest first, following pages as
-// needed. An error ends the sequence.
+// needed. The filter may use id, description, metadata and created_at. An
+// error ends the sequence.
 func (s *Destinations) List(ctx context.Context, opts *acctapi.FilterOptions) iter.Seq2[Destination, error] {
 	return acctapi.All[Destination, DestinationList](ctx, s.c, acctapi.Path("event_destinations"), opts)
 }

@@ -129,7 +129,8 @@ func (s *Subscriptions) Delete(ctx context.Context, id string) error {
 }
 
 // List returns every event subscription, newest first, following pages as
-// needed. An error ends the sequence.
+// needed. The filter may use id, description, metadata and created_at. An
+// error ends the sequence.
 func (s *Subscriptions) List(ctx context.Context, opts *acctapi.FilterOptions) iter.Seq2[Subscription, error] {
 	return acctapi.All[Subscription, SubscriptionList](ctx, s.c, acctapi.Path("event_subscriptions"), opts)
 }
