@@ -118,7 +118,7 @@ func (s *Server) registerSeedOnly(res any) {
 // info describes the resource to Seed, Get and List.
 func (res *resource[T, C, U]) info() (*resourceInfo, reflect.Type, reflect.Type) {
 	return &resourceInfo{
-		kind:  res.kind,
+		kind:   res.kind,
 		newIn:  func() any { return new(C) },
 		remove: res.remove,
 		seed: func(c *call, in any) (any, error) {

@@ -1,0 +1,985 @@
+package fake_test
+
+// This file is the reference model that model_test.go holds the fake to: a
+// plain, deliberately naive description of the account API's observable
+// behaviour for the resources it covers, written from the contract
+// (../shared/spec/contract.md) and not from the fake's code. It uses maps
+// and slices only, never go-memdb, and calls nothing in package fake but its
+// exported Tunnel type (a plain struct). Every rule is spelled out here
+// again on purpose, so that a rule the fake gets wrong is not also wrong in
+// the model.
+
+import (
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/acctapi/acctapi"
+	"github.com/acctapi/acctapi/account"
+	"github.com/acctapi/acctapi/backends"
+	"github.com/acctapi/acctapi/events"
+	"github.com/acctapi/acctapi/fake"
+)
+
+// refFail is the answer the model expects instead of a success: an API
+// error with status and code, or, when local is set, an error the client
+// makes itself without asking the server (a request its Validate refuses,
+// a path it will not build, a dropped connection).
+type refFail struct {
+	status int
+	code   string
+	local  bool
+	// rule marks a request that breaks one of the request's own rules,
+	// which a validating client refuses before sending it.
+	rule bool
+}
+
+func failBad(code string) *refFail { return &refFail{status: http.StatusBadRequest, code: code} }
+
+// failRule is a broken rule of the request itself.
+func failRule(code string) *refFail {
+	return &refFail{status: http.StatusBadRequest, code: code, rule: true}
+}
+
+var (
+	failInvalid  = failBad(acctapi.CodeInvalidValue)
+	failBroken   = failRule(acctapi.CodeInvalidValue)
+	failNotFound = &refFail{status: http.StatusNotFound, code: acctapi.CodeNotFound}
+	failInUse    = &refFail{status: http.StatusConflict, code: acctapi.CodeStillReferenced}
+	failNameUsed = &refFail{status: http.StatusConflict, code: acctapi.CodeNameTaken}
+	failLocal    = &refFail{local: true}
+)
+
+// refTable is one account's resources of one kind, oldest first (creation
+// order; the model checks separately that ids grow with it).
+type refTable[T any] struct {
+	items []T
+	id    func(T) string
+}
+
+func (t *refTable[T]) get(id string) (T, bool) {
+	for _, v := range t.items {
+		if t.id(v) == id {
+			return v, true
+		}
+	}
+	var zero T
+	return zero, false
+}
+
+func (t *refTable[T]) put(v T) {
+	for i, old := range t.items {
+		if t.id(old) == t.id(v) {
+			t.items[i] = v
+			return
+		}
+	}
+	t.items = append(t.items, v)
+}
+
+func (t *refTable[T]) del(id string) {
+	t.items = slices.DeleteFunc(t.items, func(v T) bool { return t.id(v) == id })
+}
+
+// newestFirst returns the items as every list shows them.
+func (t *refTable[T]) newestFirst() []T {
+	out := slices.Clone(t.items)
+	slices.Reverse(out)
+	if out == nil {
+		out = []T{}
+	}
+	return out
+}
+
+func (t *refTable[T]) ids() []string {
+	out := make([]string, len(t.items))
+	for i, v := range t.items {
+		out[i] = t.id(v)
+	}
+	return out
+}
+
+// refAccount is one account in the model.
+type refAccount struct {
+	id, user string
+	mainKey  string            // the id of the key the account's clients use
+	tokens   map[string]string // API key id → token, for keys made by the test
+	users    refTable[account.ServiceUser]
+	keys     refTable[account.APIKey]
+	hrs      refTable[backends.HTTPResponse]
+	fos      refTable[backends.Failover]
+	tgs      refTable[backends.TunnelGroup]
+	tunnels  refTable[fake.Tunnel]
+	dsts     refTable[events.Destination]
+	subs     refTable[events.Subscription]
+}
+
+// refModel is the whole fake as the model sees it.
+type refModel struct {
+	base  string
+	accts []*refAccount
+}
+
+func newRefModel(base string) *refModel { return &refModel{base: base} }
+
+func (m *refModel) addAccount(id, user string) *refAccount {
+	a := &refAccount{id: id, user: user, tokens: map[string]string{}}
+	a.users.id = func(v account.ServiceUser) string { return v.ID }
+	a.keys.id = func(v account.APIKey) string { return v.ID }
+	a.hrs.id = func(v backends.HTTPResponse) string { return v.ID }
+	a.fos.id = func(v backends.Failover) string { return v.ID }
+	a.tgs.id = func(v backends.TunnelGroup) string { return v.ID }
+	a.tunnels.id = func(v fake.Tunnel) string { return v.ID }
+	a.dsts.id = func(v events.Destination) string { return v.ID }
+	a.subs.id = func(v events.Subscription) string { return v.ID }
+	m.accts = append(m.accts, a)
+	return a
+}
+
+// uri is the absolute uri of a resource: the base, then each segment
+// escaped.
+func (m *refModel) uri(segs ...string) string {
+	var b strings.Builder
+	b.WriteString(m.base)
+	for _, s := range segs {
+		b.WriteString("/" + url.PathEscape(s))
+	}
+	return b.String()
+}
+
+// stamp is what the API writes for a moment: UTC, whole seconds.
+func stamp(t time.Time) time.Time { return t.UTC().Truncate(time.Second) }
+
+// ---- rules shared by every resource ----------------------------------------
+
+const base62Chars = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+
+// wellFormedID reports whether id is "<prefix>_" and 27 base-62 characters.
+func wellFormedID(prefix, id string) bool {
+	suffix, ok := strings.CutPrefix(id, prefix+"_")
+	if !ok || len(suffix) != 27 {
+		return false
+	}
+	for _, r := range suffix {
+		if !strings.ContainsRune(base62Chars, r) {
+			return false
+		}
+	}
+	return true
+}
+
+// annotated is the first failure of a description and metadata.
+func annotated(desc, meta string) *refFail {
+	switch {
+	case len(desc) > 255:
+		return failRule(acctapi.CodeDescriptionTooLong)
+	case len(meta) > 4096:
+		return failRule(acctapi.CodeMetadataTooLong)
+	}
+	return nil
+}
+
+func annotatedPtr(desc, meta *string) *refFail {
+	return annotated(deref(desc), deref(meta))
+}
+
+func deref[T any](p *T) T {
+	var zero T
+	if p == nil {
+		return zero
+	}
+	return *p
+}
+
+// sent reports whether an update sends a list or map member: a pointer to
+// a nil one is encoded as JSON null, which the contract treats as absent.
+func sent[P interface{ ~*S }, S any](p P) bool {
+	return p != nil && !isNil(*p)
+}
+
+func isNil(v any) bool {
+	switch v := v.(type) {
+	case []string:
+		return v == nil
+	case []events.SubscriptionSource:
+		return v == nil
+	case map[string]string:
+		return v == nil
+	}
+	return false
+}
+
+// first returns the first non-nil failure.
+func first(fails ...*refFail) *refFail {
+	for _, f := range fails {
+		if f != nil {
+			return f
+		}
+	}
+	return nil
+}
+
+// hasDup reports whether a list repeats an element.
+func hasDup[T comparable](list []T) bool {
+	seen := map[T]bool{}
+	for _, v := range list {
+		if seen[v] {
+			return true
+		}
+		seen[v] = true
+	}
+	return false
+}
+
+// localPathFail is the client's own refusal of an id it cannot put in a
+// path.
+func localPathFail(id string) *refFail {
+	if id == "" || id == "." || id == ".." {
+		return failLocal
+	}
+	return nil
+}
+
+// ---- service users ----------------------------------------------------------
+
+func checkName(name string) *refFail {
+	if name == "" || len(name) > 255 {
+		return failBroken
+	}
+	return nil
+}
+
+func (a *refAccount) nameTaken(name, except string) bool {
+	for _, u := range a.users.items {
+		if u.Name == name && u.ID != except {
+			return true
+		}
+	}
+	return false
+}
+
+// createUser returns the service user in would create (without id and
+// uri), or the failure.
+func (m *refModel) createUser(a *refAccount, in account.ServiceUserCreate, now time.Time) (account.ServiceUser, *refFail) {
+	if f := checkName(in.Name); f != nil {
+		return account.ServiceUser{}, f
+	}
+	if a.nameTaken(in.Name, "") {
+		return account.ServiceUser{}, failNameUsed
+	}
+	active := true
+	if in.Active != nil {
+		active = *in.Active
+	}
+	return account.ServiceUser{Name: in.Name, Active: active, CreatedAt: stamp(now)}, nil
+}
+
+func (m *refModel) insertUser(a *refAccount, v account.ServiceUser, id string) account.ServiceUser {
+	v.ID, v.URI = id, m.uri("service_users", id)
+	a.users.put(v)
+	return v
+}
+
+func (m *refModel) updateUser(a *refAccount, in account.ServiceUserUpdate) (account.ServiceUser, *refFail) {
+	if f := localPathFail(in.ID); f != nil {
+		return account.ServiceUser{}, f
+	}
+	if in.Name != nil {
+		if f := checkName(*in.Name); f != nil {
+			return account.ServiceUser{}, f
+		}
+	}
+	v, ok := a.users.get(in.ID)
+	if !ok {
+		return v, failNotFound
+	}
+	if in.Name != nil {
+		if a.nameTaken(*in.Name, v.ID) {
+			return account.ServiceUser{}, failNameUsed
+		}
+		v.Name = *in.Name
+	}
+	if in.Active != nil {
+		v.Active = *in.Active
+	}
+	a.users.put(v)
+	return v, nil
+}
+
+// deleteUser deletes a service user and, with it, its API keys.
+func (m *refModel) deleteUser(a *refAccount, id string) *refFail {
+	if f := localPathFail(id); f != nil {
+		return f
+	}
+	if _, ok := a.users.get(id); !ok {
+		return failNotFound
+	}
+	a.users.del(id)
+	for _, k := range slices.Clone(a.keys.items) {
+		if k.OwnerID == id {
+			a.keys.del(k.ID)
+		}
+	}
+	return nil
+}
+
+// ---- API keys -----------------------------------------------------------------
+
+// createKey: the owner defaults to the caller's owner (here always the
+// account's user) and must be the account's user or one of its service
+// users.
+func (m *refModel) createKey(a *refAccount, in account.APIKeyCreate, now time.Time) (account.APIKey, *refFail) {
+	if f := annotated(in.Description, in.Metadata); f != nil {
+		return account.APIKey{}, f
+	}
+	owner := in.OwnerID
+	if owner == "" {
+		owner = a.user
+	}
+	if _, ok := a.users.get(owner); owner != a.user && !ok {
+		return account.APIKey{}, failInvalid
+	}
+	return account.APIKey{Description: in.Description, Metadata: in.Metadata, CreatedAt: stamp(now), OwnerID: owner}, nil
+}
+
+// insertKey stores a created key; the stored copy (what gets and lists
+// show) has no token.
+func (m *refModel) insertKey(a *refAccount, v account.APIKey, id, token string) account.APIKey {
+	v.ID, v.URI, v.Token = id, m.uri("api_keys", id), nil
+	a.keys.put(v)
+	a.tokens[id] = token
+	v.Token = &token
+	return v
+}
+
+func (m *refModel) updateKey(a *refAccount, in account.APIKeyUpdate) (account.APIKey, *refFail) {
+	if f := localPathFail(in.ID); f != nil {
+		return account.APIKey{}, f
+	}
+	if f := annotatedPtr(in.Description, in.Metadata); f != nil {
+		return account.APIKey{}, f
+	}
+	v, ok := a.keys.get(in.ID)
+	if !ok {
+		return v, failNotFound
+	}
+	if in.Description != nil {
+		v.Description = *in.Description
+	}
+	if in.Metadata != nil {
+		v.Metadata = *in.Metadata
+	}
+	a.keys.put(v)
+	return v, nil
+}
+
+func (m *refModel) deleteKey(a *refAccount, id string) *refFail {
+	if f := localPathFail(id); f != nil {
+		return f
+	}
+	if _, ok := a.keys.get(id); !ok {
+		return failNotFound
+	}
+	a.keys.del(id)
+	return nil
+}
+
+// authenticate is the answer to a request made with token: 401 when no
+// key of any account has it (or its key is gone), 403 when its owner is an
+// inactive service user; otherwise the account it acts in.
+func (m *refModel) authenticate(token string) (*refAccount, *refFail) {
+	for _, a := range m.accts {
+		for id, tok := range a.tokens {
+			if tok != token {
+				continue
+			}
+			k, ok := a.keys.get(id)
+			if !ok {
+				return nil, &refFail{status: http.StatusUnauthorized, code: acctapi.CodeInvalidToken}
+			}
+			if k.OwnerID != a.user {
+				if u, ok := a.users.get(k.OwnerID); !ok || !u.Active {
+					return nil, &refFail{status: http.StatusForbidden, code: acctapi.CodeInactivePrincipal}
+				}
+			}
+			return a, nil
+		}
+	}
+	return nil, &refFail{status: http.StatusUnauthorized, code: acctapi.CodeInvalidToken}
+}
+
+// ---- backends ---------------------------------------------------------------------
+
+// isBackend reports whether id is a backend of the account, of any kind.
+func (a *refAccount) isBackend(id string) bool {
+	_, hr := a.hrs.get(id)
+	_, fo := a.fos.get(id)
+	_, tg := a.tgs.get(id)
+	return hr || fo || tg
+}
+
+// referenced reports whether a failover or subscription of the account
+// references id.
+func (a *refAccount) referenced(id string) bool {
+	for _, f := range a.fos.items {
+		if slices.Contains(f.Backends, id) {
+			return true
+		}
+	}
+	for _, s := range a.subs.items {
+		for _, d := range s.Destinations {
+			if d.ID == id {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// deleteRef is the answer to deleting id from table: 404 when absent,
+// 409 while referenced.
+func deleteRef[T any](a *refAccount, t *refTable[T], id string) *refFail {
+	if f := localPathFail(id); f != nil {
+		return f
+	}
+	if _, ok := t.get(id); !ok {
+		return failNotFound
+	}
+	if a.referenced(id) {
+		return failInUse
+	}
+	t.del(id)
+	return nil
+}
+
+func isHeaderToken(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, r := range s {
+		if r <= ' ' || r > '~' || strings.ContainsRune(`"(),/:;<=>?@[\]{}`, r) {
+			return false
+		}
+	}
+	return true
+}
+
+func checkHeaders(h map[string]string) *refFail {
+	for k, v := range h {
+		if !isHeaderToken(k) || strings.ContainsAny(v, "\r\n\x00") {
+			return failBroken
+		}
+	}
+	return nil
+}
+
+func checkStatus(code int) *refFail {
+	if code < 100 || code > 599 {
+		return failBroken
+	}
+	return nil
+}
+
+func cloneMap(m map[string]string) map[string]string {
+	out := make(map[string]string, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}
+
+func (m *refModel) createHR(a *refAccount, in backends.HTTPResponseCreate, now time.Time) (backends.HTTPResponse, *refFail) {
+	if f := first(annotated(in.Description, in.Metadata), checkHeaders(in.Headers), checkStatus(in.StatusCode)); f != nil {
+		return backends.HTTPResponse{}, f
+	}
+	return backends.HTTPResponse{CreatedAt: stamp(now), Description: in.Description, Metadata: in.Metadata,
+		Body: in.Body, Headers: cloneMap(in.Headers), StatusCode: in.StatusCode}, nil
+}
+
+func (m *refModel) insertHR(a *refAccount, v backends.HTTPResponse, id string) backends.HTTPResponse {
+	v.ID, v.URI = id, m.uri("backends", "http_response", id)
+	a.hrs.put(v)
+	return v
+}
+
+func (m *refModel) updateHR(a *refAccount, in backends.HTTPResponseUpdate) (backends.HTTPResponse, *refFail) {
+	if f := localPathFail(in.ID); f != nil {
+		return backends.HTTPResponse{}, f
+	}
+	f := annotatedPtr(in.Description, in.Metadata)
+	if sent(in.Headers) {
+		f = first(f, checkHeaders(*in.Headers))
+	}
+	if in.StatusCode != nil {
+		f = first(f, checkStatus(*in.StatusCode))
+	}
+	if f != nil {
+		return backends.HTTPResponse{}, f
+	}
+	v, ok := a.hrs.get(in.ID)
+	if !ok {
+		return v, failNotFound
+	}
+	if in.Description != nil {
+		v.Description = *in.Description
+	}
+	if in.Metadata != nil {
+		v.Metadata = *in.Metadata
+	}
+	if in.Body != nil {
+		v.Body = *in.Body
+	}
+	if sent(in.Headers) {
+		v.Headers = cloneMap(*in.Headers)
+	}
+	if in.StatusCode != nil {
+		v.StatusCode = *in.StatusCode
+	}
+	a.hrs.put(v)
+	return v, nil
+}
+
+// checkBackendList is a failover's own rules for its backends: no empty
+// id, no repeat, never itself.
+func checkBackendList(ids []string, self string) *refFail {
+	for _, id := range ids {
+		if id == "" || id == self {
+			return failBroken
+		}
+	}
+	if hasDup(ids) {
+		return failBroken
+	}
+	return nil
+}
+
+// backendsExist is the reference check: every id a backend of the account.
+func (a *refAccount) backendsExist(ids []string) *refFail {
+	for _, id := range ids {
+		if !a.isBackend(id) {
+			return failBad(acctapi.CodeUnknownBackend)
+		}
+	}
+	return nil
+}
+
+func (m *refModel) createFO(a *refAccount, in backends.FailoverCreate, now time.Time) (backends.Failover, *refFail) {
+	if f := first(annotated(in.Description, in.Metadata), checkBackendList(in.Backends, "\x00none"), a.backendsExist(in.Backends)); f != nil {
+		return backends.Failover{}, f
+	}
+	return backends.Failover{CreatedAt: stamp(now), Description: in.Description, Metadata: in.Metadata,
+		Backends: append([]string{}, in.Backends...)}, nil
+}
+
+func (m *refModel) insertFO(a *refAccount, v backends.Failover, id string) backends.Failover {
+	v.ID, v.URI = id, m.uri("backends", "failover", id)
+	a.fos.put(v)
+	return v
+}
+
+func (m *refModel) updateFO(a *refAccount, in backends.FailoverUpdate) (backends.Failover, *refFail) {
+	if f := localPathFail(in.ID); f != nil {
+		return backends.Failover{}, f
+	}
+	f := annotatedPtr(in.Description, in.Metadata)
+	if sent(in.Backends) {
+		f = first(f, checkBackendList(*in.Backends, in.ID))
+	}
+	if f != nil {
+		return backends.Failover{}, f
+	}
+	v, ok := a.fos.get(in.ID)
+	if !ok {
+		return v, failNotFound
+	}
+	if sent(in.Backends) {
+		if f := a.backendsExist(*in.Backends); f != nil {
+			return backends.Failover{}, f
+		}
+		v.Backends = append([]string{}, *in.Backends...)
+	}
+	if in.Description != nil {
+		v.Description = *in.Description
+	}
+	if in.Metadata != nil {
+		v.Metadata = *in.Metadata
+	}
+	a.fos.put(v)
+	return v, nil
+}
+
+func checkLabels(l map[string]string) *refFail {
+	if len(l) == 0 {
+		return failBroken
+	}
+	for k, v := range l {
+		if k == "" || v == "" {
+			return failBroken
+		}
+	}
+	return nil
+}
+
+// carriesAll reports whether have has every label of want.
+func carriesAll(have, want map[string]string) bool {
+	for k, v := range want {
+		if got, ok := have[k]; !ok || got != v {
+			return false
+		}
+	}
+	return true
+}
+
+// tunnelRefs are the refs of the account's tunnels that carry labels,
+// oldest first.
+func (m *refModel) tunnelRefs(a *refAccount, labels map[string]string) []acctapi.Ref {
+	refs := []acctapi.Ref{}
+	for _, t := range a.tunnels.items {
+		if carriesAll(t.Labels, labels) {
+			refs = append(refs, acctapi.Ref{ID: t.ID, URI: m.uri("tunnels", t.ID)})
+		}
+	}
+	return refs
+}
+
+func (m *refModel) createTG(a *refAccount, in backends.TunnelGroupCreate, now time.Time) (backends.TunnelGroup, *refFail) {
+	if f := first(annotated(in.Description, in.Metadata), checkLabels(in.Labels)); f != nil {
+		return backends.TunnelGroup{}, f
+	}
+	return backends.TunnelGroup{CreatedAt: stamp(now), Description: in.Description, Metadata: in.Metadata,
+		Labels: cloneMap(in.Labels), Tunnels: m.tunnelRefs(a, in.Labels)}, nil
+}
+
+func (m *refModel) insertTG(a *refAccount, v backends.TunnelGroup, id string) backends.TunnelGroup {
+	v.ID, v.URI = id, m.uri("backends", "tunnel_group", id)
+	a.tgs.put(v)
+	return v
+}
+
+func (m *refModel) updateTG(a *refAccount, in backends.TunnelGroupUpdate) (backends.TunnelGroup, *refFail) {
+	if f := localPathFail(in.ID); f != nil {
+		return backends.TunnelGroup{}, f
+	}
+	f := annotatedPtr(in.Description, in.Metadata)
+	if sent(in.Labels) {
+		f = first(f, checkLabels(*in.Labels))
+	}
+	if f != nil {
+		return backends.TunnelGroup{}, f
+	}
+	v, ok := a.tgs.get(in.ID)
+	if !ok {
+		return v, failNotFound
+	}
+	if in.Description != nil {
+		v.Description = *in.Description
+	}
+	if in.Metadata != nil {
+		v.Metadata = *in.Metadata
+	}
+	if sent(in.Labels) {
+		v.Labels = cloneMap(*in.Labels)
+		v.Tunnels = m.tunnelRefs(a, v.Labels)
+	}
+	a.tgs.put(v)
+	return v, nil
+}
+
+// seedTunnel adds a tunnel; it joins, at the end, every tunnel group of
+// the account whose labels it carries.
+func (m *refModel) seedTunnel(a *refAccount, labels map[string]string, id string, now time.Time) fake.Tunnel {
+	t := fake.Tunnel{ID: id, URI: m.uri("tunnels", id), Labels: cloneMap(labels), CreatedAt: stamp(now)}
+	a.tunnels.put(t)
+	for _, g := range a.tgs.items {
+		if carriesAll(t.Labels, g.Labels) {
+			g.Tunnels = append(slices.Clone(g.Tunnels), acctapi.Ref{ID: id, URI: m.uri("tunnels", id)})
+			a.tgs.put(g)
+		}
+	}
+	return t
+}
+
+// ---- event destinations and subscriptions -----------------------------------------
+
+// contractEventTypes are the event types contract §5 lists.
+var contractEventTypes = func() []string {
+	var out []string
+	for _, name := range []string{"api_key", "certificate_authority", "event_destination", "event_subscription",
+		"domain", "ip_policy", "ip_policy_rule", "ip_restriction", "secret", "ssh_certificate_authority",
+		"ssh_host_certificate", "ssh_public_key", "ssh_user_certificate", "tcp_address", "tls_certificate",
+		"tunnel_credential", "vault"} {
+		for _, op := range []string{"created", "updated", "deleted"} {
+			out = append(out, name+"_"+op+".v0")
+		}
+	}
+	return append(out, "agent_session_start.v0", "agent_session_stop.v0", "http_request_complete.v0", "tcp_connection_closed.v0")
+}()
+
+// checkFormat: JSON in any letter case; "" only on create.
+func checkFormat(f string, emptyOK bool) *refFail {
+	if strings.ToUpper(f) == "JSON" || (f == "" && emptyOK) {
+		return nil
+	}
+	return failBroken
+}
+
+// checkTarget covers the targets the test sends: exactly one member set,
+// with role auth and an ARN.
+func checkTarget(t events.Target) *refFail {
+	n := 0
+	var auth *events.CloudAuth
+	arn := ""
+	if t.Kinesis != nil {
+		n, auth, arn = n+1, &t.Kinesis.Auth, t.Kinesis.StreamARN
+	}
+	if t.CloudWatchLogs != nil {
+		n, auth, arn = n+1, &t.CloudWatchLogs.Auth, t.CloudWatchLogs.LogGroupARN
+	}
+	if t.Firehose != nil {
+		n, auth, arn = n+1, &t.Firehose.Auth, t.Firehose.DeliveryStreamARN
+	}
+	if n != 1 || t.S3 != nil || t.Monitoring != nil || t.CloudLogsIngestion != nil {
+		return failBroken
+	}
+	if arn == "" || auth.Creds != nil || auth.Role == nil || auth.Role.RoleARN == "" {
+		return failBroken
+	}
+	return nil
+}
+
+func (m *refModel) createDst(a *refAccount, in events.DestinationCreate, now time.Time) (events.Destination, *refFail) {
+	if f := first(annotated(in.Description, in.Metadata), checkFormat(in.Format, true), checkTarget(in.Target)); f != nil {
+		return events.Destination{}, f
+	}
+	return events.Destination{CreatedAt: stamp(now), Description: in.Description, Metadata: in.Metadata,
+		Format: "JSON", Target: in.Target}, nil
+}
+
+func (m *refModel) insertDst(a *refAccount, v events.Destination, id string) events.Destination {
+	v.ID, v.URI = id, m.uri("event_destinations", id)
+	a.dsts.put(v)
+	return v
+}
+
+func (m *refModel) updateDst(a *refAccount, in events.DestinationUpdate) (events.Destination, *refFail) {
+	if f := localPathFail(in.ID); f != nil {
+		return events.Destination{}, f
+	}
+	f := annotatedPtr(in.Description, in.Metadata)
+	if in.Format != nil {
+		f = first(f, checkFormat(*in.Format, false))
+	}
+	if in.Target != nil {
+		f = first(f, checkTarget(*in.Target))
+	}
+	if f != nil {
+		return events.Destination{}, f
+	}
+	v, ok := a.dsts.get(in.ID)
+	if !ok {
+		return v, failNotFound
+	}
+	if in.Description != nil {
+		v.Description = *in.Description
+	}
+	if in.Metadata != nil {
+		v.Metadata = *in.Metadata
+	}
+	if in.Format != nil {
+		v.Format = "JSON"
+	}
+	if in.Target != nil {
+		v.Target = *in.Target
+	}
+	a.dsts.put(v)
+	return v, nil
+}
+
+func checkSources(list []events.SubscriptionSource) *refFail {
+	types := make([]string, len(list))
+	for i, s := range list {
+		if !slices.Contains(contractEventTypes, s.Type) {
+			return failBroken
+		}
+		types[i] = s.Type
+	}
+	if hasDup(types) {
+		return failBroken
+	}
+	return nil
+}
+
+func checkDestIDs(ids []string) *refFail {
+	if slices.Contains(ids, "") || hasDup(ids) {
+		return failBroken
+	}
+	return nil
+}
+
+// destRefs checks that every id is a destination of the account and makes
+// the refs.
+func (m *refModel) destRefs(a *refAccount, ids []string) ([]acctapi.Ref, *refFail) {
+	refs := []acctapi.Ref{}
+	for _, id := range ids {
+		if _, ok := a.dsts.get(id); !ok {
+			return nil, failBad(acctapi.CodeUnknownDestination)
+		}
+		refs = append(refs, acctapi.Ref{ID: id, URI: m.uri("event_destinations", id)})
+	}
+	return refs, nil
+}
+
+// sourcesOf renders sources; their uris need the subscription's id, so
+// insertSub and updateSub fill them.
+func (m *refModel) sourcesOf(subID string, list []events.SubscriptionSource) []events.Source {
+	out := []events.Source{}
+	for _, s := range list {
+		out = append(out, events.Source{Type: s.Type, URI: m.uri("event_subscriptions", subID, "sources", s.Type)})
+	}
+	return out
+}
+
+func (m *refModel) createSub(a *refAccount, in events.SubscriptionCreate, now time.Time) (events.Subscription, []events.SubscriptionSource, *refFail) {
+	if f := first(annotated(in.Description, in.Metadata), checkSources(in.Sources), checkDestIDs(in.DestinationIDs)); f != nil {
+		return events.Subscription{}, nil, f
+	}
+	refs, f := m.destRefs(a, in.DestinationIDs)
+	if f != nil {
+		return events.Subscription{}, nil, f
+	}
+	return events.Subscription{CreatedAt: stamp(now), Description: in.Description, Metadata: in.Metadata, Destinations: refs}, in.Sources, nil
+}
+
+func (m *refModel) insertSub(a *refAccount, v events.Subscription, sources []events.SubscriptionSource, id string) events.Subscription {
+	v.ID, v.URI = id, m.uri("event_subscriptions", id)
+	v.Sources = m.sourcesOf(id, sources)
+	a.subs.put(v)
+	return v
+}
+
+func (m *refModel) updateSub(a *refAccount, in events.SubscriptionUpdate) (events.Subscription, *refFail) {
+	if f := localPathFail(in.ID); f != nil {
+		return events.Subscription{}, f
+	}
+	f := annotatedPtr(in.Description, in.Metadata)
+	if sent(in.Sources) {
+		f = first(f, checkSources(*in.Sources))
+	}
+	if sent(in.DestinationIDs) {
+		f = first(f, checkDestIDs(*in.DestinationIDs))
+	}
+	if f != nil {
+		return events.Subscription{}, f
+	}
+	v, ok := a.subs.get(in.ID)
+	if !ok {
+		return v, failNotFound
+	}
+	if sent(in.DestinationIDs) {
+		refs, f := m.destRefs(a, *in.DestinationIDs)
+		if f != nil {
+			return events.Subscription{}, f
+		}
+		v.Destinations = refs
+	}
+	if sent(in.Sources) {
+		v.Sources = m.sourcesOf(v.ID, *in.Sources)
+	}
+	if in.Description != nil {
+		v.Description = *in.Description
+	}
+	if in.Metadata != nil {
+		v.Metadata = *in.Metadata
+	}
+	a.subs.put(v)
+	return v, nil
+}
+
+// ---- lists ------------------------------------------------------------------------
+
+// refFilter is one of the simple filters the model evaluates in Go. The
+// test renders it as CEL with cel().
+type refFilter struct {
+	field string    // description, metadata, owner_id, id, created_at
+	op    string    // "==", "!=", "startsWith", "endsWith", "contains", ">=", "<", "recent"
+	lit   string    // the literal, for string operators
+	at    time.Time // the moment, for ">=" and "<" on created_at
+	not   bool      // negate the whole expression
+}
+
+// cel renders the filter as the CEL expression the server evaluates.
+func (f refFilter) cel() string {
+	var e string
+	switch f.op {
+	case "==", "!=":
+		e = "obj." + f.field + " " + f.op + " " + celString(f.lit)
+	case "startsWith", "endsWith", "contains":
+		e = "obj." + f.field + "." + f.op + "(" + celString(f.lit) + ")"
+	case ">=", "<":
+		e = "obj.created_at " + f.op + ` timestamp("` + f.at.UTC().Format(time.RFC3339) + `")`
+	case "recent":
+		e = `obj.created_at > time.now.subtract("1h")`
+	}
+	if f.not {
+		e = "!(" + e + ")"
+	}
+	return e
+}
+
+// celString quotes s as a CEL string literal (the test's literals hold no
+// quote, backslash or control character).
+func celString(s string) string { return `"` + s + `"` }
+
+// match evaluates the filter on an item's fields, at now.
+func (f refFilter) match(fields map[string]string, created time.Time, now time.Time) bool {
+	v := fields[f.field]
+	var ok bool
+	switch f.op {
+	case "==":
+		ok = v == f.lit
+	case "!=":
+		ok = v != f.lit
+	case "startsWith":
+		ok = strings.HasPrefix(v, f.lit)
+	case "endsWith":
+		ok = strings.HasSuffix(v, f.lit)
+	case "contains":
+		ok = strings.Contains(v, f.lit)
+	case ">=":
+		ok = !created.Before(f.at)
+	case "<":
+		ok = created.Before(f.at)
+	case "recent":
+		ok = created.After(stamp(now).Add(-time.Hour))
+	}
+	return ok != f.not
+}
+
+// refPage is one expected page: its items and whether another follows.
+type refPage[T any] struct {
+	items []T
+	more  bool
+}
+
+// pages splits all (newest first, already filtered) into the pages a walk
+// from before_id with limit sees: items whose id sorts before beforeID
+// ("" for none), limit at a time.
+func pages[T any](all []T, id func(T) string, beforeID string, limit int) []refPage[T] {
+	var rest []T
+	for _, v := range all {
+		if beforeID == "" || id(v) < beforeID {
+			rest = append(rest, v)
+		}
+	}
+	var out []refPage[T]
+	for {
+		n := min(limit, len(rest))
+		out = append(out, refPage[T]{items: append([]T{}, rest[:n]...), more: len(rest) > n})
+		rest = rest[n:]
+		if len(rest) == 0 {
+			return out
+		}
+	}
+}
