@@ -77,7 +77,9 @@ func (r *TunnelGroupUpdate) Validate() error {
 		acctapi.CheckDescriptionPtr("description", r.Description),
 		acctapi.CheckMetadataPtr("metadata", r.Metadata),
 	)
-	if r.Labels != nil {
+	// A pointer to a nil map is sent as null, which the server treats as
+	// absent; only a map that is sent must hold labels.
+	if r.Labels != nil && *r.Labels != nil {
 		err = errors.Join(err, checkLabels(*r.Labels))
 	}
 	return err
