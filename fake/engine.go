@@ -36,8 +36,9 @@ type resource[T, C, U any] struct {
 	// filter names the fields a list filter may use; nil means the list
 	// takes no filter.
 	filter []string
-	// fields returns the filterable fields of a value, for filters.
-	fields func(v *T) map[string]any
+	// fields sets the filterable fields of a value in m, for filters; a
+	// list request reuses one map for every item.
+	fields func(v *T, m map[string]any)
 	// build makes the value to store from a validated create request.
 	build func(c *call, id string, in *C) (T, meta, error)
 	// apply makes the updated value from the current one; nil means the
@@ -362,9 +363,11 @@ func (res *resource[T, C, U]) listHandler(c *call, member string, filterFields [
 			return 0, nil, err
 		}
 		match := f.matcher(c.now)
+		fields := make(map[string]any, len(filterFields))
 		keep = func(o *object) (bool, error) {
 			v := o.Value.(T)
-			return match(res.fields(&v))
+			res.fields(&v, fields)
+			return match(fields)
 		}
 	}
 	objs, more, err := page(c.read(), c.account, res.kind, p.beforeID, p.limit, keep)

@@ -2,6 +2,7 @@ package fake
 
 import (
 	"net/http"
+	"time"
 
 	memdb "github.com/hashicorp/go-memdb"
 
@@ -16,6 +17,11 @@ var (
 	svcUserFields   = []string{"id", "created_at"}
 	caFields        = []string{"id", "description", "metadata", "subject_common_name", "created_at", "not_before", "not_after"}
 )
+
+// annotated sets the filterable fields every annotated resource has.
+func annotated(m map[string]any, id, description, metadata string, createdAt time.Time) {
+	m["id"], m["description"], m["metadata"], m["created_at"] = id, description, metadata, createdAt
+}
 
 // patch sets *dst to *src when src is not nil.
 func patch[V any](dst *V, src *V) {
@@ -33,8 +39,8 @@ func serviceUsers() *resource[account.ServiceUser, account.ServiceUserCreate, ac
 	return &resource[account.ServiceUser, account.ServiceUserCreate, account.ServiceUserUpdate]{
 		kind: kind, prefix: "service", member: "service_users", alias: "bot_users", aliasMember: "bot_users",
 		filter: svcUserFields,
-		fields: func(v *account.ServiceUser) map[string]any {
-			return map[string]any{"id": v.ID, "created_at": v.CreatedAt}
+		fields: func(v *account.ServiceUser, m map[string]any) {
+			m["id"], m["created_at"] = v.ID, v.CreatedAt
 		},
 		build: func(c *call, id string, in *account.ServiceUserCreate) (account.ServiceUser, meta, error) {
 			v := account.ServiceUser{ID: id, Name: in.Name, Active: true, CreatedAt: c.now}
@@ -68,8 +74,9 @@ func apiKeys() *resource[account.APIKey, account.APIKeyCreate, account.APIKeyUpd
 	const kind = kindAPIKey
 	return &resource[account.APIKey, account.APIKeyCreate, account.APIKeyUpdate]{
 		kind: kind, prefix: "ak", member: "keys", filter: apiKeyFields,
-		fields: func(v *account.APIKey) map[string]any {
-			return map[string]any{"id": v.ID, "description": v.Description, "metadata": v.Metadata, "owner_id": v.OwnerID, "created_at": v.CreatedAt}
+		fields: func(v *account.APIKey, m map[string]any) {
+			annotated(m, v.ID, v.Description, v.Metadata, v.CreatedAt)
+			m["owner_id"] = v.OwnerID
 		},
 		build: func(c *call, id string, in *account.APIKeyCreate) (account.APIKey, meta, error) {
 			owner := in.OwnerID
@@ -104,9 +111,9 @@ func certificateAuthorities() *resource[account.CertificateAuthority, account.Ce
 	const kind = "certificate_authorities"
 	return &resource[account.CertificateAuthority, account.CertificateAuthorityCreate, account.CertificateAuthorityUpdate]{
 		kind: kind, prefix: "ca", member: "certificate_authorities", filter: caFields,
-		fields: func(v *account.CertificateAuthority) map[string]any {
-			return map[string]any{"id": v.ID, "description": v.Description, "metadata": v.Metadata, "created_at": v.CreatedAt,
-				"subject_common_name": v.SubjectCommonName, "not_before": v.NotBefore, "not_after": v.NotAfter}
+		fields: func(v *account.CertificateAuthority, m map[string]any) {
+			annotated(m, v.ID, v.Description, v.Metadata, v.CreatedAt)
+			m["subject_common_name"], m["not_before"], m["not_after"] = v.SubjectCommonName, v.NotBefore, v.NotAfter
 		},
 		build: func(c *call, id string, in *account.CertificateAuthorityCreate) (account.CertificateAuthority, meta, error) {
 			info, err := account.ParseCA(in.CAPEM)

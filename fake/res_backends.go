@@ -102,8 +102,8 @@ func (s *Server) registerBackends() {
 	})
 	register(s, &resource[backends.TunnelGroup, backends.TunnelGroupCreate, backends.TunnelGroupUpdate]{
 		kind: kindTunnelGroup, prefix: "bkdtg", member: "backends", filter: annotatedFields,
-		fields: func(v *backends.TunnelGroup) map[string]any {
-			return map[string]any{"id": v.ID, "description": v.Description, "metadata": v.Metadata, "created_at": v.CreatedAt}
+		fields: func(v *backends.TunnelGroup, m map[string]any) {
+			annotated(m, v.ID, v.Description, v.Metadata, v.CreatedAt)
 		},
 		build: func(c *call, id string, in *backends.TunnelGroupCreate) (backends.TunnelGroup, meta, error) {
 			v := backends.TunnelGroup{ID: id, CreatedAt: c.now, Description: in.Description, Metadata: in.Metadata, Labels: maps.Clone(in.Labels)}
