@@ -186,7 +186,8 @@ func Path(segments ...string) string {
 // Do sends one API request and decodes the response.
 //
 // path is either a path made with [Path], which is joined to the base URL, or
-// an absolute URL (such as a next_page_uri), which is used as it is. query,
+// an absolute URL (such as a next_page_uri), which is used as it is if it
+// has the base URL's scheme and host (the API key is never sent elsewhere). query,
 // when not nil, is added to the URL. in, when not nil, is sent as the JSON
 // body; it is marshalled once and never modified. out, when not nil, receives
 // the decoded JSON response; unknown members are ignored.
@@ -229,6 +230,12 @@ func (c *Client) resolve(path string, query url.Values) (*url.URL, error) {
 		var err error
 		if u, err = url.Parse(path); err != nil {
 			return nil, fmt.Errorf("acctapi: URL %q: %w", path, err)
+		}
+		// The API key goes only to the base URL's origin, whatever URL a
+		// response names.
+		if u.Scheme != c.base.Scheme || !strings.EqualFold(u.Host, c.base.Host) {
+			return nil, fmt.Errorf("acctapi: URL %s://%s is another origin than the base URL %s://%s; not sending the API key there",
+				u.Scheme, u.Host, c.base.Scheme, c.base.Host)
 		}
 	} else {
 		if !strings.HasPrefix(path, "/") {

@@ -98,7 +98,8 @@ func GetPage[L any](ctx context.Context, c *Client, path string, opts Querier) (
 
 // All returns every item of the list at path, newest first, fetching pages as
 // the loop asks for them. It starts with opts and then follows each page's
-// next_page_uri exactly as the server gave it, until one is null (or, as a
+// next_page_uri exactly as the server gave it (it must be on the base URL's
+// origin; the API key is never sent elsewhere), until one is null (or, as a
 // guard against a server that loops, a page is empty). An error
 // ends the sequence after it is yielded.
 //

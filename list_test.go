@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"strings"
 	"sync"
 	"testing"
 
@@ -85,23 +86,52 @@ func page(next *string, ids ...string) func() any {
 	}
 }
 
-// threePages sets up a list of five things over three pages: the first on
-// server a, the second on a different server b (an absolute next_page_uri
-// with an odd query that must be used verbatim), the third on a again.
+// threePages sets up a list of five things over three pages: the first
+// answered by pager a, the second by pager b under another path of the same
+// server (an absolute next_page_uri with an odd query that must be used
+// verbatim), the third by a again.
 func threePages(t *testing.T) (c *Client, a, b *pager) {
 	t.Helper()
-	a, srvA := newPager(t)
-	b, srvB := newPager(t)
-	next1 := srvB.URL + "/elsewhere/things?before_id=t4&limit=2&token=a%2Fb"
-	next2 := srvA.URL + "/things?limit=2&before_id=t2"
+	a = &pager{pages: map[string]func() any{}}
+	b = &pager{pages: map[string]func() any{}}
+	mux := http.NewServeMux()
+	mux.Handle("/", a)
+	mux.Handle("/elsewhere/", b)
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	next1 := srv.URL + "/elsewhere/things?before_id=t4&limit=2&token=a%2Fb"
+	next2 := srv.URL + "/things?limit=2&before_id=t2"
 	a.pages["/things?limit=2"] = page(&next1, "t5", "t4")
 	b.pages["/elsewhere/things?before_id=t4&limit=2&token=a%2Fb"] = page(&next2, "t3", "t2")
 	a.pages["/things?limit=2&before_id=t2"] = page(nil, "t1")
-	c, err := NewClient(testKey, WithBaseURL(srvA.URL), WithoutRetry())
+	c, err := NewClient(testKey, WithBaseURL(srv.URL), WithoutRetry())
 	if err != nil {
 		t.Fatalf("NewClient: %v", err)
 	}
 	return c, a, b
+}
+
+// TestAllRefusesAnotherOrigin checks that a next_page_uri on another scheme
+// or host is not followed: the API key is never sent anywhere but the base
+// URL's origin.
+func TestAllRefusesAnotherOrigin(t *testing.T) {
+	t.Parallel()
+	a, srvA := newPager(t)
+	b, srvB := newPager(t)
+	next := srvB.URL + "/things?before_id=t4&limit=2"
+	a.pages["/things?limit=2"] = page(&next, "t5", "t4")
+	b.pages["/things?before_id=t4&limit=2"] = page(nil, "t3")
+	c, err := NewClient(testKey, WithBaseURL(srvA.URL), WithoutRetry())
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := collect(All[thing, thingList](t.Context(), c, Path("things"), &ListOptions{Limit: 2}), 0)
+	if len(got) != 3 || got[0] != "t5" || got[1] != "t4" || !strings.Contains(got[2], "another origin") {
+		t.Errorf("items = %q, want t5, t4, then an error naming another origin", got)
+	}
+	if n := len(b.requests()); n != 0 {
+		t.Errorf("%d requests reached the other origin", n)
+	}
 }
 
 // collect drains seq, recording each item's id or error message, and
@@ -132,7 +162,7 @@ func TestAllFollowsNextPageURIVerbatim(t *testing.T) {
 		t.Errorf("requests to the base server (-want +got):\n%s", diff)
 	}
 	if diff := cmp.Diff([]string{"/elsewhere/things?before_id=t4&limit=2&token=a%2Fb"}, b.requests()); diff != "" {
-		t.Errorf("requests to the other server (-want +got):\n%s", diff)
+		t.Errorf("requests to the other path (-want +got):\n%s", diff)
 	}
 }
 

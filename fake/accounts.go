@@ -28,28 +28,28 @@ func (s *Server) AddAccount(a Account) (Account, error) {
 		a.APIKeys = []string{s.newToken()}
 	}
 	a.APIKeys = append([]string(nil), a.APIKeys...)
-	err := s.write(func(txn *memdb.Txn) error {
-		if lookup(txn, a.ID, kindAccount, a.ID) != nil {
-			return fmt.Errorf("fake: AddAccount: account %q exists", a.ID)
-		}
-		if err := txn.Insert(objectsTable, &object{Account: a.ID, Kind: kindAccount, ID: a.ID, Value: a}); err != nil {
-			return err
-		}
-		for _, tok := range a.APIKeys {
-			key := account.APIKey{ID: s.ids.next("ak", now), CreatedAt: now, OwnerID: a.UserID}
-			o := &object{Account: a.ID, Kind: kindAPIKey, ID: key.ID, Value: key}
-			if err := store(txn, o, meta{token: hashToken(tok)}); err != nil {
-				return fmt.Errorf("fake: AddAccount: API key %q is already in use", tok)
-			}
-		}
-		return nil
-	})
-	if err != nil {
+	// The store and the account list change together, under the lock that
+	// Snapshot and Restore take, so neither sees one without the other.
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	txn := s.db.Txn(true)
+	defer txn.Abort()
+	if lookup(txn, a.ID, kindAccount, a.ID) != nil {
+		return Account{}, fmt.Errorf("fake: AddAccount: account %q exists", a.ID)
+	}
+	if err := txn.Insert(objectsTable, &object{Account: a.ID, Kind: kindAccount, ID: a.ID, Value: Account{ID: a.ID, UserID: a.UserID}}); err != nil {
 		return Account{}, err
 	}
-	s.mu.Lock()
+	for i, tok := range a.APIKeys {
+		key := account.APIKey{ID: s.ids.next("ak", now), CreatedAt: now, OwnerID: a.UserID}
+		o := &object{Account: a.ID, Kind: kindAPIKey, ID: key.ID, Value: key}
+		if err := store(txn, o, meta{token: hashToken(tok)}); err != nil {
+			// Name the key by its place, never by its value.
+			return Account{}, fmt.Errorf("fake: AddAccount: APIKeys[%d] is already in use", i)
+		}
+	}
+	txn.Commit()
 	s.accounts = append(s.accounts, a)
-	s.mu.Unlock()
 	return a, nil
 }
 
@@ -92,6 +92,15 @@ func (s *Server) accountOf(id string) (string, error) {
 		}
 	}
 	return "", fmt.Errorf("fake: no account %q", id)
+}
+
+// accountUser returns an account's user id as the store has it; handlers
+// use it inside a transaction, where taking s.mu could deadlock.
+func accountUser(txn *memdb.Txn, accountID string) string {
+	if o := lookup(txn, accountID, kindAccount, accountID); o != nil {
+		return o.Value.(Account).UserID
+	}
+	return ""
 }
 
 // userOf returns an account's user id.

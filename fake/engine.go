@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"reflect"
 	"strconv"
+	"strings"
 
 	memdb "github.com/hashicorp/go-memdb"
 
@@ -19,6 +20,7 @@ type meta struct {
 	uniqueErr *apiError // the answer when unique is taken
 	refs      []string  // ids the value references
 	token     string    // hashed API key token
+	aux       any       // see object.Aux
 }
 
 // resource describes one kind of resource to the generic engine: its
@@ -201,7 +203,7 @@ func store(txn *memdb.Txn, o *object, m meta) error {
 			return errTokenInUse
 		}
 	}
-	o.Refs, o.Token = m.refs, m.token
+	o.Refs, o.Token, o.Aux = m.refs, m.token, m.aux
 	return txn.Insert(objectsTable, o)
 }
 
@@ -272,14 +274,17 @@ func checkBodyID(body []byte, member, want string) error {
 	if json.Unmarshal(body, &probe) != nil {
 		return nil // decode reports the body's own error
 	}
-	raw, ok := probe[member]
-	if !ok || string(raw) == "null" {
-		return nil
-	}
-	var got string
-	if json.Unmarshal(raw, &got) != nil || got != want {
-		return &apiError{status: http.StatusBadRequest, code: acctapi.CodeInvalidValue, field: member,
-			msg: "The " + member + " in the body must equal the one in the path."}
+	// encoding/json matches member names without regard to case, so every
+	// spelling of the member is checked ("Id" sets ID as "id" does).
+	for name, raw := range probe {
+		if !strings.EqualFold(name, member) || string(raw) == "null" {
+			continue
+		}
+		var got string
+		if json.Unmarshal(raw, &got) != nil || got != want {
+			return &apiError{status: http.StatusBadRequest, code: acctapi.CodeInvalidValue, field: member,
+				msg: "The " + member + " in the body must equal the one in the path."}
+		}
 	}
 	return nil
 }

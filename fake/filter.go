@@ -157,13 +157,30 @@ func checkFilterAST(a *celast.AST, fields []string) error {
 			case operators.Index, operators.OptIndex:
 				bad = badFilter("index access is not supported")
 			case "startsWith", "endsWith", "contains", "matches":
-				if t := call.Target(); t != nil && t.Kind() == celast.SelectKind && t.AsSelect().FieldName() == "id" {
+				// Anywhere in the target: string(obj.id).startsWith(…)
+				// matches on the id as surely as obj.id.startsWith(…).
+				if t := call.Target(); t != nil && mentionsObjID(t) {
 					bad = badFilter("%s is not supported on obj.id; compare it with ==", call.FunctionName())
 				}
 			}
 		}
 	}))
 	return bad
+}
+
+// mentionsObjID reports whether e contains obj.id.
+func mentionsObjID(e celast.Expr) bool {
+	found := false
+	celast.PreOrderVisit(e, celast.NewExprVisitor(func(x celast.Expr) {
+		if x.Kind() != celast.SelectKind {
+			return
+		}
+		sel := x.AsSelect()
+		if op := sel.Operand(); sel.FieldName() == "id" && op.Kind() == celast.IdentKind && op.AsIdent() == filterFieldsVar {
+			found = true
+		}
+	}))
+	return found
 }
 
 // isObjOperand reports whether the ident expression e is the operand of a

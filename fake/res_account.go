@@ -83,7 +83,7 @@ func apiKeys() *resource[account.APIKey, account.APIKeyCreate, account.APIKeyUpd
 			if owner == "" {
 				owner = c.owner
 			}
-			if owner != c.s.userOf(c.account) && lookup(c.txn, c.account, kindSvcUser, owner) == nil {
+			if owner != accountUser(c.txn, c.account) && lookup(c.txn, c.account, kindSvcUser, owner) == nil {
 				return account.APIKey{}, meta{}, &apiError{status: http.StatusBadRequest, code: acctapi.CodeInvalidValue, field: "owner_id",
 					msg: "owner_id must be the account's user or one of its service users."}
 			}

@@ -59,6 +59,32 @@ func checkBackendRefs(c *call, ids []string) error {
 	return nil
 }
 
+// checkNoLoop refuses child backends that lead back to the failover id
+// through other failovers: a failover may not contain itself, directly or
+// not (and a loop could never be deleted, each part referencing the next).
+func checkNoLoop(c *call, id string, children []string) error {
+	seen := map[string]bool{}
+	var reaches func(b string) bool
+	reaches = func(b string) bool {
+		if b == id {
+			return true
+		}
+		if seen[b] {
+			return false
+		}
+		seen[b] = true
+		o := lookup(c.txn, c.account, kindFailover, b)
+		return o != nil && slices.ContainsFunc(o.Value.(backends.Failover).Backends, reaches)
+	}
+	for i, b := range children {
+		if reaches(b) {
+			return &apiError{status: http.StatusBadRequest, code: acctapi.CodeInvalidValue, field: fmt.Sprintf("backends[%d]", i),
+				msg: fmt.Sprintf("Backend %q leads back to failover %q; a failover may not contain itself.", truncate(b, 64), id)}
+		}
+	}
+	return nil
+}
+
 func (s *Server) registerBackends() {
 	register(s, &resource[backends.Failover, backends.FailoverCreate, backends.FailoverUpdate]{
 		kind: kindFailover, prefix: "bkdfo", member: "backends",
@@ -72,7 +98,10 @@ func (s *Server) registerBackends() {
 			if in.Backends != nil {
 				v.Backends = orEmpty(*in.Backends)
 			}
-			return v, meta{refs: v.Backends}, checkBackendRefs(c, v.Backends)
+			if err := checkBackendRefs(c, v.Backends); err != nil {
+				return v, meta{}, err
+			}
+			return v, meta{refs: v.Backends}, checkNoLoop(c, v.ID, v.Backends)
 		},
 		render: func(base string, v backends.Failover) backends.Failover {
 			v.URI = itemURI(base, kindFailover, v.ID)

@@ -44,13 +44,14 @@ func defaultIngress(c *call, v *k8sop.Operator) {
 	}
 }
 
-// principal is a ref to the owner of the caller's key.
-func principal(c *call) acctapi.Ref {
-	r := acctapi.Ref{ID: c.owner}
-	if strings.HasPrefix(c.owner, "service_") {
-		r.URI = itemURI(c.base, kindSvcUser, c.owner)
+// principalURI is the uri of an operator's principal: a service user's,
+// or "" for the account's user, which has no API path (as the real
+// service's samples show).
+func principalURI(base, id string) string {
+	if strings.HasPrefix(id, "service_") {
+		return itemURI(base, kindSvcUser, id)
 	}
-	return r
+	return ""
 }
 
 func (s *Server) registerOperators() {
@@ -58,7 +59,7 @@ func (s *Server) registerOperators() {
 		kind: kindOperator, prefix: "k8sop", member: "operators",
 		build: func(c *call, id string, in *k8sop.OperatorCreate) (k8sop.Operator, meta, error) {
 			v := k8sop.Operator{ID: id, CreatedAt: c.now, UpdatedAt: c.now, Description: in.Description, Metadata: in.Metadata,
-				Principal: principal(c), EnabledFeatures: in.EnabledFeatures, Region: in.Region, Deployment: in.Deployment,
+				Principal: acctapi.Ref{ID: c.owner}, EnabledFeatures: in.EnabledFeatures, Region: in.Region, Deployment: in.Deployment,
 				Binding: &k8sop.Binding{}}
 			if b := in.Binding; b != nil {
 				v.Binding.EndpointSelectors = slices.Clone(b.EndpointSelectors)
@@ -68,7 +69,8 @@ func (s *Server) registerOperators() {
 				}
 			}
 			defaultIngress(c, &v)
-			return v, meta{}, nil
+			m, err := selectorsMeta(v)
+			return v, m, err
 		},
 		apply: func(c *call, v k8sop.Operator, in *k8sop.OperatorUpdate) (k8sop.Operator, meta, error) {
 			if err := in.CheckBinding(v.EnabledFeatures); err != nil {
@@ -95,10 +97,12 @@ func (s *Server) registerOperators() {
 			v.Binding = &b
 			defaultIngress(c, &v)
 			v.UpdatedAt = c.now
-			return v, meta{}, nil
+			m, err := selectorsMeta(v)
+			return v, m, err
 		},
 		render: func(base string, v k8sop.Operator) k8sop.Operator {
 			v.URI = itemURI(base, kindOperator, v.ID)
+			v.Principal.URI = principalURI(base, v.Principal.ID)
 			return v
 		},
 	})
@@ -122,6 +126,19 @@ func (s *Server) registerOperators() {
 	})
 }
 
+// selectorsMeta compiles an operator's endpoint selectors once, when it is
+// stored, for bound-endpoints requests to use.
+func selectorsMeta(v k8sop.Operator) (meta, error) {
+	if v.Binding == nil || len(v.Binding.EndpointSelectors) == 0 {
+		return meta{}, nil
+	}
+	sel, err := k8sop.CompileSelectors(v.Binding.EndpointSelectors)
+	if err != nil {
+		return meta{}, fromValidation(acctapi.Prefix("binding", err))
+	}
+	return meta{aux: sel}, nil
+}
+
 // checkSeededEndpoint applies the rules every resource shares to a seeded
 // endpoint.
 func checkSeededEndpoint(e *k8sop.Endpoint) error {
@@ -136,8 +153,8 @@ func checkSeededEndpoint(e *k8sop.Endpoint) error {
 
 // boundEndpoints serves GET /kubernetes_operators/{id}/bound_endpoints: the
 // account's endpoints with the kubernetes binding that one of the
-// operator's selectors matches, paged like every list. The selectors are
-// compiled once per request.
+// operator's selectors matches, paged like every list. The selectors were
+// compiled when the operator was stored.
 func (s *Server) boundEndpoints(c *call) (int, any, error) {
 	p, err := parseList(c.r.URL.RawQuery)
 	if err != nil {
@@ -148,16 +165,14 @@ func (s *Server) boundEndpoints(c *call) (int, any, error) {
 	if o == nil {
 		return 0, nil, notFound(c.params["id"])
 	}
-	op := o.Value.(k8sop.Operator)
-	var sel *k8sop.Selectors
-	if op.Binding != nil && len(op.Binding.EndpointSelectors) > 0 {
-		if sel, err = k8sop.CompileSelectors(op.Binding.EndpointSelectors); err != nil {
-			return 0, nil, fromValidation(err)
-		}
+	uri := c.base + c.r.URL.EscapedPath()
+	sel, _ := o.Aux.(*k8sop.Selectors)
+	if sel == nil { // no selectors: nothing is bound, and nothing need be read
+		return http.StatusOK, listPage("endpoints", []k8sop.Endpoint{}, uri, nil), nil
 	}
 	objs, more, err := page(txn, c.account, kindEndpoint, p.beforeID, p.limit, func(o *object) (bool, error) {
 		e := o.Value.(k8sop.Endpoint)
-		if sel == nil || !slices.Contains(e.Bindings, "kubernetes") {
+		if !slices.Contains(e.Bindings, "kubernetes") {
 			return false, nil
 		}
 		ok, _ := sel.Match(&e)
@@ -176,5 +191,5 @@ func (s *Server) boundEndpoints(c *call) (int, any, error) {
 	if more {
 		next = nextURI(c.base, c.r.URL.EscapedPath(), p, objs[len(objs)-1].ID)
 	}
-	return http.StatusOK, listPage("endpoints", items, c.base+c.r.URL.EscapedPath(), next), nil
+	return http.StatusOK, listPage("endpoints", items, uri, next), nil
 }

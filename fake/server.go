@@ -10,9 +10,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -64,8 +66,9 @@ type Server struct {
 	initial   *Snapshot // the state New left, for Reset
 
 	httpSrv  *httptest.Server
+	closeMu  sync.Mutex // guards closing, and inflight.Add against Close's Wait
+	closing  bool
 	inflight sync.WaitGroup
-	closed   chan struct{}
 	once     sync.Once
 }
 
@@ -122,9 +125,10 @@ func WithIDSeed(seed uint64) Option {
 // one made-up key ([Server.APIKey]).
 func WithAccount(a Account) Option {
 	return func(cfg *config) error {
-		for _, k := range a.APIKeys {
+		for i, k := range a.APIKeys {
 			if k == "" || strings.ContainsAny(k, " \t\r\n") {
-				return fmt.Errorf("fake: WithAccount: invalid API key %q", k)
+				// Name the key by its place, never by its value.
+				return fmt.Errorf("fake: WithAccount: APIKeys[%d] is empty or holds white space", i)
 			}
 		}
 		cfg.accounts = append(cfg.accounts, a)
@@ -196,7 +200,7 @@ func New(opts ...Option) (*Server, error) {
 		_, _ = rand.Read(b[:])
 		cfg.seed = binary.LittleEndian.Uint64(b[:])
 	}
-	s := &Server{cfg: cfg, db: newDB(), ids: newIDGen(cfg.seed), closed: make(chan struct{})}
+	s := &Server{cfg: cfg, db: newDB(), ids: newIDGen(cfg.seed)}
 	if err := s.limiter.init(cfg.rateN, cfg.rateEvery); err != nil {
 		return nil, err
 	}
@@ -245,12 +249,25 @@ func Start(tb TB, opts ...Option) *Server {
 // Close stops the server and waits for requests in flight to finish.
 func (s *Server) Close() {
 	s.once.Do(func() {
-		close(s.closed)
+		s.closeMu.Lock()
+		s.closing = true
+		s.closeMu.Unlock()
 		if s.httpSrv != nil {
 			s.httpSrv.Close()
 		}
 		s.inflight.Wait()
 	})
+}
+
+// enter counts a request in flight, unless the server is closing.
+func (s *Server) enter() bool {
+	s.closeMu.Lock()
+	defer s.closeMu.Unlock()
+	if s.closing {
+		return false
+	}
+	s.inflight.Add(1)
+	return true
 }
 
 // HTTPClient returns an *http.Client that reaches this server: over TCP for
@@ -283,11 +300,10 @@ type transport struct{ s *Server }
 
 // RoundTrip serves req by calling the server's handler directly.
 func (t transport) RoundTrip(req *http.Request) (*http.Response, error) {
-	select {
-	case <-t.s.closed:
+	if !t.s.enter() {
 		return nil, errors.New("fake: server closed")
-	default:
 	}
+	defer t.s.inflight.Done()
 	w := &memResponse{header: http.Header{}}
 	var dropped bool
 	func() {
@@ -299,7 +315,7 @@ func (t transport) RoundTrip(req *http.Request) (*http.Response, error) {
 				dropped = true
 			}
 		}()
-		t.s.ServeHTTP(w, req)
+		t.s.serveHTTP(w, req)
 	}()
 	if req.Body != nil {
 		req.Body.Close()
@@ -385,10 +401,22 @@ func (s *Server) baseURL(r *http.Request) string {
 }
 
 // ServeHTTP serves one API request: faults first, then authentication,
-// version, routing, body checks, validation and the operation.
+// version, routing, body checks, validation and the operation. After Close
+// it answers 503.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	s.inflight.Add(1)
+	if !s.enter() {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusServiceUnavailable)
+		raw, _ := json.Marshal(errorf(http.StatusServiceUnavailable, acctapi.CodeUnavailable, "The server is closed.").body(s.ids.next("op", s.now())))
+		_, _ = w.Write(raw)
+		return
+	}
 	defer s.inflight.Done()
+	s.serveHTTP(w, r)
+}
+
+// serveHTTP is ServeHTTP for a request already counted in flight.
+func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	c := &call{s: s, r: r, now: s.now(), base: s.baseURL(r), header: w.Header()}
 	c.opID = s.ids.next("op", c.now)
 	var body []byte
@@ -529,16 +557,17 @@ func checkQuery(raw string, allowed []string) error {
 	if err != nil {
 		return errorf(http.StatusBadRequest, acctapi.CodeUnknownQueryParam, "The query string could not be parsed.")
 	}
-	for k, vs := range q {
-		known := false
-		for _, a := range allowed {
-			known = known || a == k
-		}
-		if !known {
+	// Unknown names first, then repeats, each in name order, so that the
+	// answer does not depend on map order.
+	keys := slices.Sorted(maps.Keys(q))
+	for _, k := range keys {
+		if !slices.Contains(allowed, k) {
 			return &apiError{status: http.StatusBadRequest, code: acctapi.CodeUnknownQueryParam, field: truncate(k, 64),
 				msg: fmt.Sprintf("Unknown query parameter %q; supported: %s.", truncate(k, 64), strings.Join(allowed, ", "))}
 		}
-		if len(vs) > 1 {
+	}
+	for _, k := range keys {
+		if vs := q[k]; len(vs) > 1 {
 			return &apiError{status: http.StatusBadRequest, code: acctapi.CodeRepeatedQueryParam, field: k,
 				msg: fmt.Sprintf("The query parameter %q is given more than once.", k)}
 		}
@@ -590,7 +619,9 @@ func (s *Server) read() *memdb.Txn {
 
 // write runs fn in a write transaction, committing when it returns nil. It
 // holds the read side of s.mu throughout, so Restore and Reset, which swap
-// the store, wait for writes in progress. fn never calls user code.
+// the store, wait for writes in progress. fn never calls user code and
+// never takes s.mu again (a second read lock deadlocks once a writer
+// waits): what it needs of the accounts it reads from the store.
 func (s *Server) write(fn func(txn *memdb.Txn) error) error {
 	s.mu.RLock()
 	defer s.mu.RUnlock()

@@ -21,6 +21,10 @@ type object struct {
 	// Refs lists the ids this object references; an object that others
 	// reference cannot be deleted.
 	Refs []string
+	// Aux holds immutable data derived from Value that requests need, so
+	// it is made once when the object is stored (an operator's compiled
+	// endpoint selectors).
+	Aux any
 	// Token is the SHA-256 of an API key's token, as raw bytes.
 	Token string
 	Value any
