@@ -217,7 +217,11 @@ func (c *Client) Do(ctx context.Context, method, path string, query url.Values, 
 		_, _ = io.Copy(io.Discard, resp.Body)
 		return nil
 	}
-	if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
+	raw, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return fmt.Errorf("acctapi: read %s %s response: %w", method, u.Path, err)
+	}
+	if err := json.Unmarshal(raw, out); err != nil {
 		return fmt.Errorf("acctapi: decode %s %s response: %w", method, u.Path, err)
 	}
 	return nil
