@@ -369,7 +369,7 @@ func TestDoPathOnTheWire(t *testing.T) {
 			rec := &recorder{}
 			srv := httptest.NewServer(rec)
 			t.Cleanup(srv.Close)
-			c, err := NewClient(testKey, WithBaseURL(srv.URL+tt.basePath), WithoutRetry())
+			c, err := NewClient(testKey, WithBaseURL(srv.URL+tt.basePath), WithHTTPClient(srv.Client()), WithoutRetry())
 			if err != nil {
 				t.Fatalf("NewClient: %v", err)
 			}

@@ -104,7 +104,7 @@ func threePages(t *testing.T) (c *Client, a, b *pager) {
 	a.pages["/things?limit=2"] = page(&next1, "t5", "t4")
 	b.pages["/elsewhere/things?before_id=t4&limit=2&token=a%2Fb"] = page(&next2, "t3", "t2")
 	a.pages["/things?limit=2&before_id=t2"] = page(nil, "t1")
-	c, err := NewClient(testKey, WithBaseURL(srv.URL), WithoutRetry())
+	c, err := NewClient(testKey, WithBaseURL(srv.URL), WithHTTPClient(srv.Client()), WithoutRetry())
 	if err != nil {
 		t.Fatalf("NewClient: %v", err)
 	}
@@ -121,7 +121,7 @@ func TestAllRefusesAnotherOrigin(t *testing.T) {
 	next := srvB.URL + "/things?before_id=t4&limit=2"
 	a.pages["/things?limit=2"] = page(&next, "t5", "t4")
 	b.pages["/things?before_id=t4&limit=2"] = page(nil, "t3")
-	c, err := NewClient(testKey, WithBaseURL(srvA.URL), WithoutRetry())
+	c, err := NewClient(testKey, WithBaseURL(srvA.URL), WithHTTPClient(srvA.Client()), WithoutRetry())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -214,7 +214,7 @@ func TestAllErrorMidway(t *testing.T) {
 			p.pages["/things"] = page(&next, "t3", "t2")
 			p.pages["/things?before_id=t2"] = func() any { return tt.status }
 			p.pages["/things?before_id=t1"] = page(nil, "t0") // never reached
-			c, err := NewClient(testKey, WithBaseURL(srv.URL), WithoutRetry())
+			c, err := NewClient(testKey, WithBaseURL(srv.URL), WithHTTPClient(srv.Client()), WithoutRetry())
 			if err != nil {
 				t.Fatalf("NewClient: %v", err)
 			}
@@ -233,7 +233,7 @@ func TestAllErrorIsYieldedOnce(t *testing.T) {
 	t.Parallel()
 	p, srv := newPager(t)
 	p.pages["/things"] = func() any { return http.StatusBadGateway }
-	c, err := NewClient(testKey, WithBaseURL(srv.URL), WithoutRetry())
+	c, err := NewClient(testKey, WithBaseURL(srv.URL), WithHTTPClient(srv.Client()), WithoutRetry())
 	if err != nil {
 		t.Fatalf("NewClient: %v", err)
 	}
@@ -287,7 +287,7 @@ func TestAllStops(t *testing.T) {
 			t.Parallel()
 			p, srv := newPager(t)
 			tt.setup(p, srv.URL)
-			c, err := NewClient(testKey, WithBaseURL(srv.URL), WithoutRetry())
+			c, err := NewClient(testKey, WithBaseURL(srv.URL), WithHTTPClient(srv.Client()), WithoutRetry())
 			if err != nil {
 				t.Fatalf("NewClient: %v", err)
 			}
@@ -305,7 +305,7 @@ func TestAllStops(t *testing.T) {
 func TestAllBadOptions(t *testing.T) {
 	t.Parallel()
 	p, srv := newPager(t)
-	c, err := NewClient(testKey, WithBaseURL(srv.URL), WithoutRetry())
+	c, err := NewClient(testKey, WithBaseURL(srv.URL), WithHTTPClient(srv.Client()), WithoutRetry())
 	if err != nil {
 		t.Fatalf("NewClient: %v", err)
 	}
@@ -326,7 +326,7 @@ func TestGetPage(t *testing.T) {
 	p, srv := newPager(t)
 	next := srv.URL + "/things?before_id=t1&filter=x&limit=1"
 	p.pages["/v2/things?before_id=t9&filter=obj.id+%21%3D+%22t5%22&limit=1"] = page(&next, "t8")
-	c, err := NewClient(testKey, WithBaseURL(srv.URL+"/v2"), WithoutRetry())
+	c, err := NewClient(testKey, WithBaseURL(srv.URL+"/v2"), WithHTTPClient(srv.Client()), WithoutRetry())
 	if err != nil {
 		t.Fatalf("NewClient: %v", err)
 	}

@@ -50,7 +50,9 @@ func NewRecorder(t testing.TB, reply string) (*acctapi.Client, *Recorder) {
 		_, _ = io.WriteString(w, reply)
 	}))
 	t.Cleanup(srv.Close)
-	c, err := acctapi.NewClient("test-key", acctapi.WithBaseURL(srv.URL), acctapi.WithoutRetry())
+	// The server's own client: Close of another test's server closes the
+	// idle connections of http.DefaultTransport, which parallel tests share.
+	c, err := acctapi.NewClient("test-key", acctapi.WithBaseURL(srv.URL), acctapi.WithHTTPClient(srv.Client()), acctapi.WithoutRetry())
 	if err != nil {
 		t.Fatal(err)
 	}
