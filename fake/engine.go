@@ -379,9 +379,15 @@ func (res *resource[T, C, U]) listHandler(c *call, member string, filterFields [
 	if err != nil {
 		return 0, nil, err
 	}
+	return pageResponse(c, member, p, objs, more, res.render)
+}
+
+// pageResponse answers a list request with one page of objects, rendered,
+// and the next page's uri when more follow.
+func pageResponse[T any](c *call, member string, p listParams, objs []*object, more bool, render func(base string, v T) T) (int, any, error) {
 	items := make([]T, len(objs))
 	for i, o := range objs {
-		items[i] = res.render(c.base, o.Value.(T))
+		items[i] = render(c.base, o.Value.(T))
 	}
 	var next *string
 	if more {

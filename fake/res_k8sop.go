@@ -119,10 +119,7 @@ func (s *Server) registerOperators() {
 			v.Bindings = slices.Clone(in.Bindings)
 			return v, meta{}, nil
 		},
-		render: func(base string, v k8sop.Endpoint) k8sop.Endpoint {
-			v.URI = itemURI(base, kindEndpoint, v.ID)
-			return v
-		},
+		render: renderEndpoint,
 	})
 }
 
@@ -181,15 +178,11 @@ func (s *Server) boundEndpoints(c *call) (int, any, error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	items := make([]k8sop.Endpoint, len(objs))
-	for i, o := range objs {
-		e := o.Value.(k8sop.Endpoint)
-		e.URI = itemURI(c.base, kindEndpoint, e.ID)
-		items[i] = e
-	}
-	var next *string
-	if more {
-		next = nextURI(c.base, c.r.URL.EscapedPath(), p, objs[len(objs)-1].ID)
-	}
-	return http.StatusOK, listPage("endpoints", items, uri, next), nil
+	return pageResponse(c, "endpoints", p, objs, more, renderEndpoint)
+}
+
+// renderEndpoint fills an endpoint's uri.
+func renderEndpoint(base string, v k8sop.Endpoint) k8sop.Endpoint {
+	v.URI = itemURI(base, kindEndpoint, v.ID)
+	return v
 }
