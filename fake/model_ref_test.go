@@ -565,6 +565,26 @@ func (a *refAccount) backendsExist(ids []string) *refFail {
 	return nil
 }
 
+// loopsBack is the reference rule that a failover may not contain itself
+// through other failovers: a walk of every failover reachable from ids.
+func (a *refAccount) loopsBack(self string, ids []string) *refFail {
+	todo, seen := append([]string{}, ids...), map[string]bool{}
+	for len(todo) > 0 {
+		id := todo[len(todo)-1]
+		todo = todo[:len(todo)-1]
+		if id == self {
+			return failInvalid
+		}
+		if !seen[id] {
+			seen[id] = true
+			if fo, ok := a.fos.get(id); ok {
+				todo = append(todo, fo.Backends...)
+			}
+		}
+	}
+	return nil
+}
+
 func (m *refModel) createFO(a *refAccount, in backends.FailoverCreate, now time.Time) (backends.Failover, *refFail) {
 	if f := first(annotated(in.Description, in.Metadata), checkBackendList(in.Backends, "\x00none"), a.backendsExist(in.Backends)); f != nil {
 		return backends.Failover{}, f
@@ -595,7 +615,7 @@ func (m *refModel) updateFO(a *refAccount, in backends.FailoverUpdate) (backends
 		return v, failNotFound
 	}
 	if sent(in.Backends) {
-		if f := a.backendsExist(*in.Backends); f != nil {
+		if f := first(a.backendsExist(*in.Backends), a.loopsBack(in.ID, *in.Backends)); f != nil {
 			return backends.Failover{}, f
 		}
 		v.Backends = append([]string{}, *in.Backends...)

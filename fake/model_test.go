@@ -38,32 +38,39 @@ import (
 
 // rapidBudget sets how many checks (and steps per check) the rapid tests
 // of this file run, unless the rapid flags or RAPID_* variables say
-// otherwise: a short run by default, a long one when ACCTAPI_LONG=1. rapid
-// v1.3.0 reads its settings from package-level flags each time Check (and
-// Repeat) runs, so they are set here and put back when t ends. A test that
-// calls it must not be parallel.
+// otherwise: a short run by default, a long one when ACCTAPI_LONG=1. The
+// short run starts from a fixed seed, so that the same tree always passes
+// or always fails (CI must not turn on chance); the long run, which is how
+// new counterexamples are hunted, draws a random seed, as does any run
+// given -rapid.seed=0. rapid v1.3.0 reads its settings from package-level
+// flags each time Check (and Repeat) runs, so they are set here and put
+// back when t ends. A test that calls it must not be parallel.
 func rapidBudget(t *testing.T, checks, steps int) {
 	t.Helper()
+	seed := fixedSeed
 	if os.Getenv("ACCTAPI_LONG") == "1" {
-		checks, steps = 10000, 50
+		checks, steps, seed = 10000, 50, 0 // seed 0: random
 	}
 	explicit := commandLineFlags()
 	for _, s := range []struct {
 		name, env string
-		v         int
-	}{{"rapid.checks", "RAPID_CHECKS", checks}, {"rapid.steps", "RAPID_STEPS", steps}} {
+		v         uint64
+	}{{"rapid.checks", "RAPID_CHECKS", uint64(checks)}, {"rapid.steps", "RAPID_STEPS", uint64(steps)}, {"rapid.seed", "", seed}} {
 		f := flag.Lookup(s.name)
-		if f == nil || explicit[s.name] || os.Getenv(s.env) != "" {
+		if f == nil || explicit[s.name] || (s.env != "" && os.Getenv(s.env) != "") {
 			continue
 		}
 		old := f.Value.String()
-		if err := flag.Set(s.name, strconv.Itoa(s.v)); err != nil {
+		if err := flag.Set(s.name, strconv.FormatUint(s.v, 10)); err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { _ = flag.Set(s.name, old) })
 	}
-	t.Logf("rapid: %s checks, %s steps each", flag.Lookup("rapid.checks").Value, flag.Lookup("rapid.steps").Value)
+	t.Logf("rapid: %s checks, %s steps each, seed %s (0: random)", flag.Lookup("rapid.checks").Value, flag.Lookup("rapid.steps").Value, flag.Lookup("rapid.seed").Value)
 }
+
+// fixedSeed is the short run's rapid seed.
+const fixedSeed uint64 = 20261122
 
 // commandLineFlags are the flags set on the command line, noted before
 // rapidBudget first sets any (flag.Visit lists those too).
