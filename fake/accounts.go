@@ -12,6 +12,7 @@ const (
 	kindAccount = "account"
 	kindAPIKey  = "api_keys"
 	kindSvcUser = "service_users"
+	kindCA      = "certificate_authorities"
 )
 
 // AddAccount adds an account to a running server and returns it with its
@@ -37,13 +38,13 @@ func (s *Server) AddAccount(a Account) (Account, error) {
 	if lookup(txn, a.ID, kindAccount, a.ID) != nil {
 		return Account{}, fmt.Errorf("fake: AddAccount: account %q exists", a.ID)
 	}
-	if err := txn.Insert(objectsTable, &object{Account: a.ID, Kind: kindAccount, ID: a.ID, Value: Account{ID: a.ID, UserID: a.UserID}}); err != nil {
+	if err := insert(txn, &object{Account: a.ID, Kind: kindAccount, ID: a.ID, Value: Account{ID: a.ID, UserID: a.UserID}}); err != nil {
 		return Account{}, err
 	}
 	for i, tok := range a.APIKeys {
 		key := account.APIKey{ID: s.ids.next("ak", now), CreatedAt: now, OwnerID: a.UserID}
 		o := &object{Account: a.ID, Kind: kindAPIKey, ID: key.ID, Value: key}
-		if err := store(txn, o, meta{token: hashToken(tok)}); err != nil {
+		if err := s.store(txn, o, meta{token: hashToken(tok)}); err != nil {
 			// Name the key by its place, never by its value.
 			return Account{}, fmt.Errorf("fake: AddAccount: APIKeys[%d] is already in use", i)
 		}

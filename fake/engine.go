@@ -16,11 +16,11 @@ import (
 
 // meta is what a resource's hooks tell the engine about a value to store.
 type meta struct {
-	unique    string    // value unique within account and kind ("" for none)
-	uniqueErr *apiError // the answer when unique is taken
-	refs      []string  // ids the value references
-	token     string    // hashed API key token
-	aux       any       // see object.Aux
+	unique    string       // value unique within account and kind ("" for none)
+	uniqueErr func() error // the answer when unique is taken
+	refs      []string     // ids the value references
+	token     string       // hashed API key token
+	aux       any          // see object.Aux
 }
 
 // resource describes one kind of resource to the generic engine: its
@@ -175,7 +175,7 @@ func (res *resource[T, C, U]) create(c *call, in *C) (T, error) {
 		if res.redact != nil {
 			stored = res.redact(v)
 		}
-		if err := store(txn, &object{Account: c.account, Kind: res.kind, ID: id, Value: stored}, m); err != nil {
+		if err := c.s.store(txn, &object{Account: c.account, Kind: res.kind, ID: id, Value: stored}, m); err != nil {
 			return err
 		}
 		out = v
@@ -189,22 +189,30 @@ func (res *resource[T, C, U]) create(c *call, in *C) (T, error) {
 var errTokenInUse = errors.New("fake: API key token already in use")
 
 // store inserts or replaces o, enforcing its unique value and token.
-func store(txn *memdb.Txn, o *object, m meta) error {
-	if m.unique != "" {
-		o.Unique = uniqueKey(o.Account, o.Kind, m.unique)
-		if other := byUnique(txn, o.Unique); other != nil && other.ID != o.ID {
-			return m.uniqueErr
+func (s *Server) store(txn *memdb.Txn, o *object, m meta) error {
+	if uniqueKinds[o.Kind] {
+		if m.unique != "" {
+			o.Unique = uniqueKey(o.Kind, o.Account, m.unique)
+			if holder := s.names.holder(o.Unique); holder != "" && holder != o.ID {
+				return m.uniqueErr()
+			}
+		}
+		if cur := lookup(txn, o.Account, o.Kind, o.ID); cur != nil && cur.Unique != "" && cur.Unique != o.Unique {
+			s.names.release(cur.Unique)
+		}
+		if o.Unique != "" {
+			s.names.claim(o.Unique, o.ID)
 		}
 	}
 	// go-memdb does not refuse a duplicate in a unique index (it repoints
 	// the entry), so a token already in use is checked here.
 	if m.token != "" {
-		if raw, _ := txn.First(objectsTable, "token", m.token); raw != nil && raw.(*object).ID != o.ID {
+		if other := byToken(txn, m.token); other != nil && other.ID != o.ID {
 			return errTokenInUse
 		}
 	}
 	o.Refs, o.Token, o.Aux = m.refs, m.token, m.aux
-	return txn.Insert(objectsTable, o)
+	return insert(txn, o)
 }
 
 func (res *resource[T, C, U]) getHandler(c *call) (int, any, error) {
@@ -246,7 +254,7 @@ func (res *resource[T, C, U]) updateHandler(c *call) (int, any, error) {
 			m.token = o.Token
 		}
 		out = v
-		return store(txn, &object{Account: o.Account, Kind: o.Kind, ID: o.ID, Value: v}, m)
+		return c.s.store(txn, &object{Account: o.Account, Kind: o.Kind, ID: o.ID, Value: v}, m)
 	})
 	if err != nil {
 		return 0, nil, err
@@ -313,7 +321,7 @@ func (res *resource[T, C, U]) remove(c *call, id string) error {
 				return err
 			}
 		}
-		return txn.Delete(objectsTable, o)
+		return c.s.drop(txn, o)
 	})
 }
 

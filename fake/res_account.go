@@ -30,7 +30,7 @@ func patch[V any](dst *V, src *V) {
 	}
 }
 
-func nameTaken() *apiError {
+func nameTaken() error {
 	return errorf(http.StatusConflict, acctapi.CodeNameTaken, "Service User names must be unique within an account.")
 }
 
@@ -45,18 +45,18 @@ func serviceUsers() *resource[account.ServiceUser, account.ServiceUserCreate, ac
 		build: func(c *call, id string, in *account.ServiceUserCreate) (account.ServiceUser, meta, error) {
 			v := account.ServiceUser{ID: id, Name: in.Name, Active: true, CreatedAt: c.now}
 			patch(&v.Active, in.Active)
-			return v, meta{unique: v.Name, uniqueErr: nameTaken()}, nil
+			return v, meta{unique: v.Name, uniqueErr: nameTaken}, nil
 		},
 		apply: func(c *call, v account.ServiceUser, in *account.ServiceUserUpdate) (account.ServiceUser, meta, error) {
 			patch(&v.Name, in.Name)
 			patch(&v.Active, in.Active)
-			return v, meta{unique: v.Name, uniqueErr: nameTaken()}, nil
+			return v, meta{unique: v.Name, uniqueErr: nameTaken}, nil
 		},
 		// A service user's API keys go with it.
 		deleted: func(c *call, v account.ServiceUser) error {
 			for _, o := range all(c.txn, c.account, kindAPIKey) {
 				if keyOwner(o) == v.ID {
-					if err := c.txn.Delete(objectsTable, o); err != nil {
+					if err := c.s.drop(c.txn, o); err != nil {
 						return err
 					}
 				}
@@ -108,7 +108,7 @@ func apiKeys() *resource[account.APIKey, account.APIKeyCreate, account.APIKeyUpd
 }
 
 func certificateAuthorities() *resource[account.CertificateAuthority, account.CertificateAuthorityCreate, account.CertificateAuthorityUpdate] {
-	const kind = "certificate_authorities"
+	const kind = kindCA
 	return &resource[account.CertificateAuthority, account.CertificateAuthorityCreate, account.CertificateAuthorityUpdate]{
 		kind: kind, prefix: "ca", member: "certificate_authorities", filter: caFields,
 		fields: func(v *account.CertificateAuthority, m map[string]any) {

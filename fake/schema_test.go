@@ -6,65 +6,80 @@ import (
 	memdb "github.com/hashicorp/go-memdb"
 )
 
-// TestSchema validates the go-memdb schema, which newDB trusts.
+// TestSchema validates the go-memdb schema, which newDB trusts, and
+// checks that every kind a server stores has its table with the indexes
+// its objects are looked up by.
 func TestSchema(t *testing.T) {
 	t.Parallel()
 	s := schema()
 	if err := s.Validate(); err != nil {
 		t.Fatalf("schema: %v", err)
 	}
-	tbl := s.Tables[objectsTable]
-	if tbl == nil {
-		t.Fatalf("no %q table", objectsTable)
+	srv, err := New(WithoutListener())
+	if err != nil {
+		t.Fatal(err)
 	}
-	// go-memdb requires a unique "id" index; the others are what the store's
-	// helpers look objects up by.
-	tests := []struct {
-		index        string
-		unique       bool
-		allowMissing bool
-	}{
-		{"id", true, false},
-		{"unique", true, true},
-		{"refs", false, true},
-		{"token", true, true},
+	defer srv.Close()
+	want := map[string]bool{kindAccount: true}
+	for kind := range srv.resByKind {
+		want[kind] = true
 	}
-	for _, tt := range tests {
-		idx := tbl.Indexes[tt.index]
-		if idx == nil {
-			t.Errorf("no index %q", tt.index)
-			continue
-		}
-		if idx.Unique != tt.unique || idx.AllowMissing != tt.allowMissing {
-			t.Errorf("index %q: unique %v, allow missing %v; want %v, %v", tt.index, idx.Unique, idx.AllowMissing, tt.unique, tt.allowMissing)
+	for kind := range want {
+		if s.Tables[kind] == nil {
+			t.Errorf("kind %q has no table", kind)
 		}
 	}
-	if len(tbl.Indexes) != len(tests) {
-		t.Errorf("%d indexes, want %d", len(tbl.Indexes), len(tests))
+	if len(s.Tables) != len(want) {
+		t.Errorf("%d tables, want one per kind (%d)", len(s.Tables), len(want))
 	}
-	// The schema works: insert and find by every index.
 	db, err := memdb.NewMemDB(s)
 	if err != nil {
 		t.Fatal(err)
 	}
-	txn := db.Txn(true)
-	o := &object{Account: "ac_1", Kind: "k", ID: "x_1", Unique: "u", Refs: []string{"y_1"}, Token: "t", Value: 1}
-	if err := txn.Insert(objectsTable, o); err != nil {
-		t.Fatal(err)
-	}
-	txn.Commit()
-	read := db.Txn(false)
-	for _, q := range []struct {
-		index string
-		args  []any
-	}{
-		{"id", []any{objectKey("ac_1", "k", "x_1")}},
-		{"refs", []any{"y_1"}},
-		{"token", []any{"t"}},
-	} {
-		raw, err := read.First(objectsTable, q.index, q.args...)
-		if err != nil || raw == nil {
-			t.Errorf("First by %s %v: %v, %v", q.index, q.args, raw, err)
+	for _, k := range kinds {
+		tbl := s.Tables[k.kind]
+		// go-memdb requires a unique "id" index; the others are what the
+		// store's helpers look objects up by.
+		type index struct{ unique, allowMissing bool }
+		wantIdx := map[string]index{"id": {true, false}}
+		if k.refs {
+			wantIdx["refs"] = index{false, true}
+		}
+		if k.tokens {
+			wantIdx["token"] = index{true, true}
+		}
+		for name, w := range wantIdx {
+			idx := tbl.Indexes[name]
+			if idx == nil {
+				t.Errorf("%s: no index %q", k.kind, name)
+				continue
+			}
+			if got := (index{idx.Unique, idx.AllowMissing}); got != w {
+				t.Errorf("%s: index %q is %+v, want %+v", k.kind, name, got, w)
+			}
+		}
+		if len(tbl.Indexes) != len(wantIdx) {
+			t.Errorf("%s: %d indexes, want %d", k.kind, len(tbl.Indexes), len(wantIdx))
+		}
+		// The table works: insert, then find by every index.
+		txn := db.Txn(true)
+		o := &object{Account: "ac_1", Kind: k.kind, ID: "x_1", Refs: []string{"y_" + k.kind}, Token: "t", Value: 1}
+		if err := insert(txn, o); err != nil {
+			t.Fatalf("%s: %v", k.kind, err)
+		}
+		txn.Commit()
+		read := db.Txn(false)
+		if lookup(read, "ac_1", k.kind, "x_1") != o {
+			t.Errorf("%s: lookup does not find the object", k.kind)
+		}
+		if lookup(read, "ac_2", k.kind, "x_1") != nil {
+			t.Errorf("%s: another account's lookup finds the object", k.kind)
+		}
+		if k.tokens && byToken(read, "t") != o {
+			t.Errorf("%s: byToken does not find the object", k.kind)
+		}
+		if k.refs && referrer(read, "y_"+k.kind) != o {
+			t.Errorf("%s: referrer does not find the object", k.kind)
 		}
 	}
 }

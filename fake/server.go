@@ -53,6 +53,7 @@ type Server struct {
 	cfg       config
 	mu        sync.RWMutex // guards db (swapped by Restore and Reset)
 	db        *memdb.MemDB
+	names     names // with db; see names for its locking
 	ids       *idGen
 	routes    router
 	journal   journal
@@ -201,6 +202,7 @@ func New(opts ...Option) (*Server, error) {
 		cfg.seed = binary.LittleEndian.Uint64(b[:])
 	}
 	s := &Server{cfg: cfg, db: newDB(), ids: newIDGen(cfg.seed)}
+	s.names.rebuild(s.db.Txn(false))
 	if err := s.limiter.init(cfg.rateN, cfg.rateEvery); err != nil {
 		return nil, err
 	}
@@ -518,8 +520,7 @@ func (s *Server) authenticate(c *call) error {
 	}
 	txn := c.read()
 	key := hashToken(token)
-	raw, _ := txn.First(objectsTable, "token", key)
-	o, _ := raw.(*object)
+	o := byToken(txn, key)
 	// Compare the stored hash in constant time as well, so the answer's
 	// timing does not depend on how much of a guess was right.
 	if o == nil || subtle.ConstantTimeCompare([]byte(o.Token), []byte(key)) != 1 {
@@ -626,10 +627,18 @@ func (s *Server) write(fn func(txn *memdb.Txn) error) error {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	txn := s.db.Txn(true)
-	defer txn.Abort()
+	committed := false
+	defer func() {
+		if !committed { // failed, or panicked
+			s.names.discard()
+			txn.Abort()
+		}
+	}()
 	if err := fn(txn); err != nil {
 		return err
 	}
+	s.names.commit()
 	txn.Commit()
+	committed = true
 	return nil
 }

@@ -24,6 +24,7 @@ func (s *Server) Restore(snap *Snapshot) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.db = snap.db.Snapshot()
+	s.names.rebuild(s.db.Txn(false))
 	s.accounts = append([]Account(nil), snap.accounts...)
 }
 

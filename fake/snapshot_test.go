@@ -54,9 +54,12 @@ func TestSnapshotRestore(t *testing.T) {
 		if diff := cmp.Diff(saved, stateOf(srv)); diff != "" {
 			t.Errorf("round %d: state after Restore (-snapshot +restored):\n%s", round, diff)
 		}
-		// The API sees the restored state too: the name "b" is free, the
+		// The API sees the restored state too: the name "a" is taken again
+		// (and "b" free, or the next round could not create it), the
 		// deleted key's token works again, the referenced backend is
 		// referenced again.
+		_, err = users.Create(ctx, &account.ServiceUserCreate{Name: "a"})
+		wantAPIError(t, err, http.StatusConflict, acctapi.CodeNameTaken)
 		if _, err := account.NewServiceUsers(clientFor(t, srv, *key.Token)).Get(ctx, a.ID); err != nil {
 			t.Errorf("round %d: restored key: %v", round, err)
 		}
@@ -98,6 +101,9 @@ func TestReset(t *testing.T) {
 	}
 	if n := len(fake.List[account.ServiceUser](srv, "ac_b")); n != 0 {
 		t.Errorf("%d service users after Reset", n)
+	}
+	if _, err := fake.Seed[account.ServiceUser](srv, "ac_b", &account.ServiceUserCreate{Name: "x"}); err != nil {
+		t.Errorf("the name of a service user Reset removed is still taken: %v", err)
 	}
 	if n := len(srv.Journal()); n != 0 {
 		t.Errorf("%d journal entries after Reset", n)

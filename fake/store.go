@@ -7,16 +7,18 @@ import (
 	memdb "github.com/hashicorp/go-memdb"
 )
 
-// object is one stored record. Every resource of every account lives in one
-// go-memdb table, told apart by Kind; Value holds the domain package's value
-// (account.ServiceUser, backends.Failover, …) and is never modified after it
-// is inserted: an update inserts a new object.
+// object is one stored record. Each kind of resource has its own go-memdb
+// table (see kinds), and every account's objects of that kind share it;
+// Value holds the domain package's value (account.ServiceUser,
+// backends.Failover, …) and is never modified after it is inserted: an
+// update inserts a new object.
 type object struct {
 	Account string
 	Kind    string
 	ID      string
-	// Unique, when set, must be unique across the table; it holds
-	// account, kind and the unique value (a service user's name).
+	// Unique, when set, must be unique within the kind; it holds kind,
+	// account and the unique value (a service user's name), and is the
+	// object's key in the server's names.
 	Unique string
 	// Refs lists the ids this object references; an object that others
 	// reference cannot be deleted.
@@ -30,26 +32,62 @@ type object struct {
 	Value any
 }
 
-const objectsTable = "objects"
+// kindTable is one kind's table and the secondary indexes it needs.
+// go-memdb writes to every index of a table on every insert, even those an
+// object has no value for, so each kind's table has only its own: a
+// service user is written to one tree, not four.
+type kindTable struct {
+	kind string
+	// unique kinds keep a unique value per object in the server's names,
+	// not in an index (see names).
+	unique       bool
+	refs, tokens bool
+}
+
+// kinds are the store's tables, one per kind of resource.
+var kinds = []kindTable{
+	{kind: kindAccount},
+	{kind: kindAPIKey, tokens: true},
+	{kind: kindSvcUser, unique: true},
+	{kind: kindCA},
+	{kind: kindFailover, refs: true},
+	{kind: kindHTTPResponse},
+	{kind: kindTunnelGroup},
+	{kind: kindTunnel},
+	{kind: kindDestination},
+	{kind: kindSubscription, refs: true},
+	{kind: kindOperator},
+	{kind: kindEndpoint},
+}
+
+// refKinds are the kinds whose objects reference others.
+var refKinds = func() []string {
+	var out []string
+	for _, k := range kinds {
+		if k.refs {
+			out = append(out, k.kind)
+		}
+	}
+	return out
+}()
 
 // schema is the fake's go-memdb schema; schema_test.go validates it.
 func schema() *memdb.DBSchema {
-	return &memdb.DBSchema{Tables: map[string]*memdb.TableSchema{
-		objectsTable: {
-			Name: objectsTable,
-			Indexes: map[string]*memdb.IndexSchema{
-				// id, the primary index, orders one account's objects of one
-				// kind by id, so a lookup names account, kind and id (another
-				// account's id is simply absent) and a page is a bounded walk
-				// from before_id downwards. One index serves both, so a write
-				// updates one tree fewer.
-				"id":     {Name: "id", Unique: true, Indexer: keyIndex{}},
-				"unique": {Name: "unique", Unique: true, AllowMissing: true, Indexer: &memdb.StringFieldIndex{Field: "Unique"}},
-				"refs":   {Name: "refs", AllowMissing: true, Indexer: &memdb.StringSliceFieldIndex{Field: "Refs"}},
-				"token":  {Name: "token", Unique: true, AllowMissing: true, Indexer: &memdb.StringFieldIndex{Field: "Token"}},
-			},
-		},
-	}}
+	s := &memdb.DBSchema{Tables: map[string]*memdb.TableSchema{}}
+	for _, k := range kinds {
+		// id, the primary index, orders one account's objects by id, so a
+		// lookup names account and id (another account's id is simply
+		// absent) and a page is a bounded walk from before_id downwards.
+		idx := map[string]*memdb.IndexSchema{"id": {Name: "id", Unique: true, Indexer: keyIndex{}}}
+		if k.refs {
+			idx["refs"] = &memdb.IndexSchema{Name: "refs", AllowMissing: true, Indexer: &memdb.StringSliceFieldIndex{Field: "Refs"}}
+		}
+		if k.tokens {
+			idx["token"] = &memdb.IndexSchema{Name: "token", Unique: true, AllowMissing: true, Indexer: &memdb.StringFieldIndex{Field: "Token"}}
+		}
+		s.Tables[k.kind] = &memdb.TableSchema{Name: k.kind, Indexes: idx}
+	}
+	return s
 }
 
 func newDB() *memdb.MemDB {
@@ -60,16 +98,15 @@ func newDB() *memdb.MemDB {
 	return db
 }
 
-// keyIndex indexes an object by account, kind and id, joined by NUL
-// bytes: one key, built with one allocation, instead of a compound index's
-// three (a lookup is on every request's path).
+// keyIndex indexes an object by account and id, joined by a NUL byte:
+// one key, built with one allocation, instead of a compound index's two (a
+// lookup is on every request's path).
 type keyIndex struct{}
 
 // objectKey is the "id" index's key of an object.
-func objectKey(account, kind, id string) []byte {
-	b := make([]byte, 0, len(account)+len(kind)+len(id)+2)
-	b = append(append(append(append(append(b, account...), 0), kind...), 0), id...)
-	return b
+func objectKey(account, id string) []byte {
+	b := make([]byte, 0, len(account)+len(id)+1)
+	return append(append(append(b, account...), 0), id...)
 }
 
 // FromObject implements memdb.SingleIndexer.
@@ -78,7 +115,7 @@ func (keyIndex) FromObject(raw any) (bool, []byte, error) {
 	if !ok {
 		return false, nil, fmt.Errorf("fake: keyIndex: %T is not an object", raw)
 	}
-	return true, objectKey(o.Account, o.Kind, o.ID), nil
+	return true, objectKey(o.Account, o.ID), nil
 }
 
 // FromArgs implements memdb.Indexer: the one argument is a key made by
@@ -95,36 +132,121 @@ func (keyIndex) FromArgs(args ...any) ([]byte, error) {
 }
 
 // uniqueKey builds an object's Unique value.
-func uniqueKey(account, kind, value string) string {
-	return account + "\x00" + kind + "\x00" + value
+func uniqueKey(kind, account, value string) string {
+	return kind + "\x00" + account + "\x00" + value
+}
+
+// names holds every stored unique value (a service user's name) with the id
+// of the object holding it. It sits beside go-memdb rather than in an index
+// of it because a go-memdb index entry costs a tree leaf, its node and two
+// channels (about 400 bytes, and a tree path copied on every write) where a
+// map entry costs a tenth of that, and uniqueness is only ever checked by
+// writers.
+//
+// A write transaction stages its changes; they are applied just before
+// go-memdb commits, still under go-memdb's writer lock, which serializes
+// every write, and dropped if the transaction fails. Restore rebuilds names
+// from the restored store, so a snapshot needs no copy of it.
+type names struct {
+	held   map[string]string // Unique → id, as committed
+	staged map[string]string // the write transaction's changes; "" releases
+}
+
+// holder returns the id holding key, or "".
+func (n *names) holder(key string) string {
+	if id, ok := n.staged[key]; ok {
+		return id
+	}
+	return n.held[key]
+}
+
+func (n *names) claim(key, id string) { n.staged[key] = id }
+func (n *names) release(key string)   { n.staged[key] = "" }
+
+// commit applies the staged changes.
+func (n *names) commit() {
+	for key, id := range n.staged {
+		if id == "" {
+			delete(n.held, key)
+		} else {
+			n.held[key] = id
+		}
+	}
+	clear(n.staged)
+}
+
+// discard drops the staged changes.
+func (n *names) discard() { clear(n.staged) }
+
+// rebuild makes names hold the unique values stored in the store txn reads.
+func (n *names) rebuild(txn *memdb.Txn) {
+	n.held, n.staged = map[string]string{}, map[string]string{}
+	for _, k := range kinds {
+		if !k.unique {
+			continue
+		}
+		it, err := txn.LowerBound(k.kind, "id", []byte{})
+		if err != nil {
+			continue // the schema has every kind's table (schema_test.go)
+		}
+		for raw := it.Next(); raw != nil; raw = it.Next() {
+			if o := raw.(*object); o.Unique != "" {
+				n.held[o.Unique] = o.ID
+			}
+		}
+	}
+}
+
+// uniqueKinds are the kinds with a unique value.
+var uniqueKinds = func() map[string]bool {
+	out := map[string]bool{}
+	for _, k := range kinds {
+		if k.unique {
+			out[k.kind] = true
+		}
+	}
+	return out
+}()
+
+// insert stores o in its kind's table, replacing the object with its id.
+func insert(txn *memdb.Txn, o *object) error { return txn.Insert(o.Kind, o) }
+
+// drop deletes o from its kind's table, releasing its unique value.
+func (s *Server) drop(txn *memdb.Txn, o *object) error {
+	if o.Unique != "" {
+		s.names.release(o.Unique)
+	}
+	return txn.Delete(o.Kind, o)
+}
+
+// findOne returns the first object of kind that index finds for arg, or nil.
+func findOne(txn *memdb.Txn, kind, index string, arg any) *object {
+	raw, err := txn.First(kind, index, arg)
+	if err != nil || raw == nil {
+		return nil
+	}
+	return raw.(*object)
 }
 
 // lookup returns the object with id if it is of kind and belongs to
 // account; anything else, including another account's object, is absent.
 func lookup(txn *memdb.Txn, account, kind, id string) *object {
-	raw, err := txn.First(objectsTable, "id", objectKey(account, kind, id))
-	if err != nil || raw == nil {
-		return nil
-	}
-	return raw.(*object)
+	return findOne(txn, kind, "id", objectKey(account, id))
 }
 
-// byUnique returns the object holding a unique value, or nil.
-func byUnique(txn *memdb.Txn, key string) *object {
-	raw, err := txn.First(objectsTable, "unique", key)
-	if err != nil || raw == nil {
-		return nil
-	}
-	return raw.(*object)
+// byToken returns the API key whose hashed token is key, or nil.
+func byToken(txn *memdb.Txn, key string) *object {
+	return findOne(txn, kindAPIKey, "token", key)
 }
 
 // referrer returns an object that references id, or nil.
 func referrer(txn *memdb.Txn, id string) *object {
-	raw, err := txn.First(objectsTable, "refs", id)
-	if err != nil || raw == nil {
-		return nil
+	for _, kind := range refKinds {
+		if o := findOne(txn, kind, "refs", id); o != nil {
+			return o
+		}
 	}
-	return raw.(*object)
+	return nil
 }
 
 // maxID sorts after every id (ids are ASCII).
@@ -140,14 +262,14 @@ func page(txn *memdb.Txn, account, kind, beforeID string, limit int, keep func(*
 	if from == "" || strings.ContainsRune(from, 0) {
 		from = maxID
 	}
-	it, err := txn.ReverseLowerBound(objectsTable, "id", objectKey(account, kind, from))
+	it, err := txn.ReverseLowerBound(kind, "id", objectKey(account, from))
 	if err != nil {
 		return nil, false, err
 	}
 	var out []*object
 	for raw := it.Next(); raw != nil; raw = it.Next() {
 		o := raw.(*object)
-		if o.Account != account || o.Kind != kind {
+		if o.Account != account {
 			break
 		}
 		if o.ID >= from {
@@ -172,14 +294,14 @@ func page(txn *memdb.Txn, account, kind, beforeID string, limit int, keep func(*
 
 // all returns every object of kind in account, oldest first.
 func all(txn *memdb.Txn, account, kind string) []*object {
-	it, err := txn.LowerBound(objectsTable, "id", objectKey(account, kind, ""))
+	it, err := txn.LowerBound(kind, "id", objectKey(account, ""))
 	if err != nil {
 		return nil
 	}
 	var out []*object
 	for raw := it.Next(); raw != nil; raw = it.Next() {
 		o := raw.(*object)
-		if o.Account != account || o.Kind != kind {
+		if o.Account != account {
 			break
 		}
 		out = append(out, o)

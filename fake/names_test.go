@@ -1,0 +1,82 @@
+package fake
+
+import (
+	"errors"
+	"testing"
+
+	memdb "github.com/hashicorp/go-memdb"
+
+	"github.com/acctapi/acctapi/account"
+)
+
+// TestNamesFollowTransactions checks that a write's unique values take
+// effect only when it commits: a failed write leaves no name claimed or
+// released.
+func TestNamesFollowTransactions(t *testing.T) {
+	t.Parallel()
+	srv, err := New(WithoutListener())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	acct := srv.Accounts()[0].ID
+	put := func(txn *memdb.Txn, id, name string) error {
+		o := &object{Account: acct, Kind: kindSvcUser, ID: id, Value: account.ServiceUser{ID: id, Name: name}}
+		return srv.store(txn, o, meta{unique: name, uniqueErr: nameTaken})
+	}
+	holder := func(name string) string { return srv.names.holder(uniqueKey(kindSvcUser, acct, name)) }
+	boom := errors.New("boom")
+
+	if err := srv.write(func(txn *memdb.Txn) error { return put(txn, "service_1", "a") }); err != nil {
+		t.Fatal(err)
+	}
+	// A failed write claims nothing.
+	if err := srv.write(func(txn *memdb.Txn) error {
+		if err := put(txn, "service_2", "b"); err != nil {
+			return err
+		}
+		return boom
+	}); !errors.Is(err, boom) {
+		t.Fatalf("write: %v", err)
+	}
+	if id := holder("b"); id != "" {
+		t.Errorf(`after a failed write, "b" is held by %q`, id)
+	}
+	// A failed rename releases nothing.
+	if err := srv.write(func(txn *memdb.Txn) error {
+		if err := put(txn, "service_1", "c"); err != nil {
+			return err
+		}
+		return boom
+	}); !errors.Is(err, boom) {
+		t.Fatalf("write: %v", err)
+	}
+	if id := holder("a"); id != "service_1" {
+		t.Errorf(`after a failed rename, "a" is held by %q, want service_1`, id)
+	}
+	// A failed write that panics claims nothing either.
+	func() {
+		defer func() { _ = recover() }()
+		_ = srv.write(func(txn *memdb.Txn) error {
+			if err := put(txn, "service_3", "d"); err != nil {
+				return err
+			}
+			panic("boom")
+		})
+	}()
+	if id := holder("d"); id != "" {
+		t.Errorf(`after a panicking write, "d" is held by %q`, id)
+	}
+	// A committed rename releases the old name, and another object cannot
+	// take the new one.
+	if err := srv.write(func(txn *memdb.Txn) error { return put(txn, "service_1", "e") }); err != nil {
+		t.Fatal(err)
+	}
+	if a, e := holder("a"), holder("e"); a != "" || e != "service_1" {
+		t.Errorf(`after a rename, "a" is held by %q and "e" by %q; want "" and service_1`, a, e)
+	}
+	err = srv.write(func(txn *memdb.Txn) error { return put(txn, "service_4", "e") })
+	if err == nil || err.Error() != nameTaken().Error() {
+		t.Errorf("taking a held name: %v", err)
+	}
+}
