@@ -44,7 +44,7 @@ func (s *Server) AddAccount(a Account) (Account, error) {
 	for i, tok := range a.APIKeys {
 		key := account.APIKey{ID: s.ids.next("ak", now), CreatedAt: now, OwnerID: a.UserID}
 		o := &object{Account: a.ID, Kind: kindAPIKey, ID: key.ID, Value: key}
-		if err := s.store(txn, o, meta{token: hashToken(tok)}); err != nil {
+		if err := s.store(txn, o, meta{token: hashToken(tok)}, nil); err != nil {
 			// Name the key by its place, never by its value.
 			return Account{}, fmt.Errorf("fake: AddAccount: APIKeys[%d] is already in use", i)
 		}

@@ -175,7 +175,7 @@ func (res *resource[T, C, U]) create(c *call, in *C) (T, error) {
 		if res.redact != nil {
 			stored = res.redact(v)
 		}
-		if err := c.s.store(txn, &object{Account: c.account, Kind: res.kind, ID: id, Value: stored}, m); err != nil {
+		if err := c.s.store(txn, &object{Account: c.account, Kind: res.kind, ID: id, Value: stored}, m, nil); err != nil {
 			return err
 		}
 		out = v
@@ -188,8 +188,9 @@ func (res *resource[T, C, U]) create(c *call, in *C) (T, error) {
 // already has.
 var errTokenInUse = errors.New("fake: API key token already in use")
 
-// store inserts or replaces o, enforcing its unique value and token.
-func (s *Server) store(txn *memdb.Txn, o *object, m meta) error {
+// store inserts o, enforcing its unique value and token; cur is the
+// object o replaces (nil for a new one).
+func (s *Server) store(txn *memdb.Txn, o *object, m meta, cur *object) error {
 	if uniqueKinds[o.Kind] {
 		if m.unique != "" {
 			o.Unique = uniqueKey(o.Kind, o.Account, m.unique)
@@ -197,7 +198,7 @@ func (s *Server) store(txn *memdb.Txn, o *object, m meta) error {
 				return m.uniqueErr()
 			}
 		}
-		if cur := lookup(txn, o.Account, o.Kind, o.ID); cur != nil && cur.Unique != "" && cur.Unique != o.Unique {
+		if cur != nil && cur.Unique != "" && cur.Unique != o.Unique {
 			s.names.release(cur.Unique)
 		}
 		if o.Unique != "" {
@@ -254,7 +255,7 @@ func (res *resource[T, C, U]) updateHandler(c *call) (int, any, error) {
 			m.token = o.Token
 		}
 		out = v
-		return c.s.store(txn, &object{Account: o.Account, Kind: o.Kind, ID: o.ID, Value: v}, m)
+		return c.s.store(txn, &object{Account: o.Account, Kind: o.Kind, ID: o.ID, Value: v}, m, o)
 	})
 	if err != nil {
 		return 0, nil, err

@@ -32,10 +32,18 @@ type Entry struct {
 
 // journal records requests. Bodies are kept as they came and redacted when
 // [Server.Journal] reads them, so that a request pays nothing for it.
+// Entries are kept in chunks of a fixed size, so that recording one never
+// copies those before it, and the oldest chunk is dropped whole once the
+// journal is full.
 type journal struct {
-	mu      sync.Mutex
-	entries []journalEntry
+	mu     sync.Mutex
+	chunks [][]journalEntry // oldest first; only the last may have room
+	n      int              // entries in chunks
+	max    int              // the most entries kept; 0 means maxJournal (tests set it)
 }
+
+// journalChunk is the number of entries in a chunk.
+const journalChunk = 512
 
 type journalEntry struct {
 	Entry
@@ -54,17 +62,36 @@ func clip(b []byte) []byte {
 func (j *journal) add(e journalEntry) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	if len(j.entries) >= maxJournal {
-		j.entries = append(j.entries[:0], j.entries[len(j.entries)-maxJournal/2:]...)
+	if j.n >= j.limit() {
+		j.n -= len(j.chunks[0])
+		j.chunks[0] = nil
+		j.chunks = j.chunks[1:]
 	}
-	j.entries = append(j.entries, e)
+	last := len(j.chunks) - 1
+	if last < 0 || len(j.chunks[last]) == journalChunk {
+		j.chunks = append(j.chunks, make([]journalEntry, 0, journalChunk))
+		last++
+	}
+	j.chunks[last] = append(j.chunks[last], e)
+	j.n++
+}
+
+// limit is the most entries the journal keeps.
+func (j *journal) limit() int {
+	if j.max > 0 {
+		return j.max
+	}
+	return maxJournal
 }
 
 // Journal returns a copy of the requests the server has answered, oldest
 // first (at most the last 100,000).
 func (s *Server) Journal() []Entry {
 	s.journal.mu.Lock()
-	entries := append([]journalEntry(nil), s.journal.entries...)
+	entries := make([]journalEntry, 0, s.journal.n)
+	for _, c := range s.journal.chunks {
+		entries = append(entries, c...)
+	}
 	s.journal.mu.Unlock()
 	out := make([]Entry, len(entries))
 	for i, e := range entries {
@@ -78,7 +105,7 @@ func (s *Server) Journal() []Entry {
 func (s *Server) ClearJournal() {
 	s.journal.mu.Lock()
 	defer s.journal.mu.Unlock()
-	s.journal.entries = nil
+	s.journal.chunks, s.journal.n = nil, 0
 }
 
 // secretMembers are the JSON members whose values the journal redacts.

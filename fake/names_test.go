@@ -22,7 +22,7 @@ func TestNamesFollowTransactions(t *testing.T) {
 	acct := srv.Accounts()[0].ID
 	put := func(txn *memdb.Txn, id, name string) error {
 		o := &object{Account: acct, Kind: kindSvcUser, ID: id, Value: account.ServiceUser{ID: id, Name: name}}
-		return srv.store(txn, o, meta{unique: name, uniqueErr: nameTaken})
+		return srv.store(txn, o, meta{unique: name, uniqueErr: nameTaken}, lookup(txn, acct, kindSvcUser, id))
 	}
 	holder := func(name string) string { return srv.names.holder(uniqueKey(kindSvcUser, acct, name)) }
 	boom := errors.New("boom")

@@ -168,7 +168,7 @@ func (s *Server) registerBackends() {
 				g := o.Value.(backends.TunnelGroup)
 				if carries(t.Labels, g.Labels) {
 					g.Tunnels = append(append([]acctapi.Ref(nil), g.Tunnels...), acctapi.Ref{ID: id})
-					if err := c.s.store(c.txn, &object{Account: o.Account, Kind: o.Kind, ID: o.ID, Value: g}, meta{}); err != nil {
+					if err := c.s.store(c.txn, &object{Account: o.Account, Kind: o.Kind, ID: o.ID, Value: g}, meta{}, o); err != nil {
 						return Tunnel{}, meta{}, err
 					}
 				}
@@ -183,7 +183,7 @@ func (s *Server) registerBackends() {
 					continue
 				}
 				g.Tunnels = slices.Delete(slices.Clone(g.Tunnels), i, i+1)
-				if err := c.s.store(c.txn, &object{Account: o.Account, Kind: o.Kind, ID: o.ID, Value: g}, meta{}); err != nil {
+				if err := c.s.store(c.txn, &object{Account: o.Account, Kind: o.Kind, ID: o.ID, Value: g}, meta{}, o); err != nil {
 					return err
 				}
 			}

@@ -135,7 +135,7 @@ func (s *Server) changeSubscription(c *call, fn func(v events.Subscription) (eve
 		if err != nil {
 			return err
 		}
-		return s.store(txn, &object{Account: o.Account, Kind: o.Kind, ID: o.ID, Value: v}, meta{refs: o.Refs})
+		return s.store(txn, &object{Account: o.Account, Kind: o.Kind, ID: o.ID, Value: v}, meta{refs: o.Refs}, o)
 	})
 }
 

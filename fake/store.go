@@ -90,12 +90,17 @@ func schema() *memdb.DBSchema {
 	return s
 }
 
+// newDB makes an empty store. It returns a snapshot of a new go-memdb
+// database rather than the database itself: the two behave alike except
+// that a snapshot's writes do not track and close the watch channel of every
+// tree node they replace, work that serves only go-memdb's WatchSet, which
+// the fake never uses. (Restore installs snapshots in any case.)
 func newDB() *memdb.MemDB {
 	db, err := memdb.NewMemDB(schema())
 	if err != nil {
 		panic(fmt.Sprintf("fake: invalid schema: %v", err)) // schema_test.go proves it valid
 	}
-	return db
+	return db.Snapshot()
 }
 
 // keyIndex indexes an object by account and id, joined by a NUL byte:
