@@ -42,7 +42,8 @@ func (g *idGen) next(prefix string, now time.Time) string {
 	binary.BigEndian.PutUint64(raw[4:12], g.seq)
 	binary.BigEndian.PutUint64(raw[12:20], g.rng.Uint64())
 	g.mu.Unlock()
-	return prefix + "_" + encode62(raw)
+	b := make([]byte, 0, len(prefix)+1+27)
+	return string(appendBase62(append(append(b, prefix...), '_'), raw))
 }
 
 // token returns n random base-62 characters.
@@ -56,22 +57,29 @@ func (g *idGen) token(n int) string {
 	return string(b)
 }
 
-// encode62 writes the 160-bit big-endian number in raw as 27 base-62
-// digits, most significant first, so byte order and text order agree.
-func encode62(raw [20]byte) string {
+// appendBase62 appends the 160-bit big-endian number in raw as 27 base-62
+// digits, most significant first, so byte order and text order agree. It
+// divides by 62⁵ (which fits in 32 bits) at a time: six passes over the
+// number's five words instead of 27.
+func appendBase62(dst []byte, raw [20]byte) []byte {
+	const digits, chunk = 27, 62 * 62 * 62 * 62 * 62
 	var words [5]uint32
 	for i := range words {
 		words[i] = binary.BigEndian.Uint32(raw[i*4:])
 	}
-	var out [27]byte
-	for i := len(out) - 1; i >= 0; i-- {
+	var out [digits]byte
+	for i := digits; i > 0; {
 		var rem uint64
 		for j := range words {
 			cur := rem<<32 | uint64(words[j])
-			words[j] = uint32(cur / 62)
-			rem = cur % 62
+			words[j] = uint32(cur / chunk)
+			rem = cur % chunk
 		}
-		out[i] = base62[rem]
+		for k := 0; k < 5 && i > 0; k++ {
+			i--
+			out[i] = base62[rem%62]
+			rem /= 62
+		}
 	}
-	return string(out[:])
+	return append(dst, out[:]...)
 }
