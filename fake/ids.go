@@ -3,6 +3,7 @@ package fake
 import (
 	"encoding/binary"
 	"math/rand/v2"
+	"strings"
 	"sync"
 	"time"
 )
@@ -42,8 +43,13 @@ func (g *idGen) next(prefix string, now time.Time) string {
 	binary.BigEndian.PutUint64(raw[4:12], g.seq)
 	binary.BigEndian.PutUint64(raw[12:20], g.rng.Uint64())
 	g.mu.Unlock()
-	b := make([]byte, 0, len(prefix)+1+27)
-	return string(appendBase62(append(append(b, prefix...), '_'), raw))
+	var digits [27]byte
+	var b strings.Builder // one allocation: String does not copy
+	b.Grow(len(prefix) + 1 + len(digits))
+	b.WriteString(prefix)
+	b.WriteByte('_')
+	b.Write(appendBase62(digits[:0], raw))
+	return b.String()
 }
 
 // token returns n random base-62 characters.
