@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/google/cel-go/common/types/ref"
 	memdb "github.com/hashicorp/go-memdb"
 
 	"github.com/acctapi/acctapi"
@@ -38,9 +39,10 @@ type resource[T, C, U any] struct {
 	// filter names the fields a list filter may use; nil means the list
 	// takes no filter.
 	filter []string
-	// fields sets the filterable fields of a value in m, for filters; a
-	// list request reuses one map for every item.
-	fields func(v *T, m map[string]any)
+	// field returns the filterable field name of a value, for filters, or
+	// nil if it has none by that name. It is called only for the fields
+	// a filter reads, and only when it reads them.
+	field func(v T, name string) ref.Val
 	// build makes the value to store from a validated create request.
 	build func(c *call, id string, in *C) (T, meta, error)
 	// apply makes the updated value from the current one; nil means the
@@ -376,12 +378,11 @@ func (res *resource[T, C, U]) listHandler(c *call, member string, filterFields [
 		if err != nil {
 			return 0, nil, err
 		}
+		obj := &objVal{names: filterFields, field: func(v any, name string) ref.Val { return res.field(v.(T), name) }}
 		match := f.matcher(c.now)
-		fields := make(map[string]any, len(filterFields))
 		keep = func(o *object) (bool, error) {
-			v := o.Value.(T)
-			res.fields(&v, fields)
-			return match(fields)
+			obj.value = o.Value
+			return match(obj)
 		}
 	}
 	objs, more, err := page(c.read(), c.account, res.kind, p.beforeID, p.limit, keep)

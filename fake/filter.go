@@ -3,6 +3,7 @@ package fake
 import (
 	"fmt"
 	"net/http"
+	"reflect"
 	"strconv"
 	"strings"
 	"sync"
@@ -13,6 +14,7 @@ import (
 	"github.com/google/cel-go/common/operators"
 	"github.com/google/cel-go/common/types"
 	"github.com/google/cel-go/common/types/ref"
+	"github.com/google/cel-go/common/types/traits"
 	"github.com/google/cel-go/interpreter"
 
 	"github.com/acctapi/acctapi"
@@ -203,7 +205,7 @@ func contains(list []string, s string) bool {
 // activation binds obj and time.now for one evaluation; a list request
 // reuses one for every item.
 type activation struct {
-	obj map[string]any
+	obj *objVal
 	now ref.Val
 }
 
@@ -221,15 +223,100 @@ func (a *activation) ResolveName(name string) (any, bool) {
 // Parent implements interpreter.Activation.
 func (a *activation) Parent() interpreter.Activation { return nil }
 
+// objVal is obj, one item as CEL sees it: a map from the list's filterable
+// field names to the item's values. A field's value is made only when the
+// filter reads it, so an item costs nothing for the fields a filter does
+// not name; a list request reuses one objVal for every item, setting value.
+type objVal struct {
+	names []string                         // the filterable fields
+	field func(v any, name string) ref.Val // a field of value, or nil
+	value any                              // the stored item
+}
+
+var (
+	_ traits.Mapper = (*objVal)(nil)
+	_ ref.Val       = (*objVal)(nil)
+)
+
+// find returns the field key names, when it is one of the filterable ones.
+func (o *objVal) find(key ref.Val) (ref.Val, bool) {
+	name, ok := key.(types.String)
+	if !ok || !contains(o.names, string(name)) {
+		return nil, false
+	}
+	v := o.field(o.value, string(name))
+	return v, v != nil
+}
+
+// Find implements traits.Mapper.
+func (o *objVal) Find(key ref.Val) (ref.Val, bool) { return o.find(key) }
+
+// Get implements traits.Indexer.
+func (o *objVal) Get(key ref.Val) ref.Val {
+	if v, ok := o.find(key); ok {
+		return v
+	}
+	return types.NewErr("no such key: %v", key)
+}
+
+// Contains implements traits.Container.
+func (o *objVal) Contains(key ref.Val) ref.Val {
+	_, ok := o.find(key)
+	return types.Bool(ok)
+}
+
+// Size implements traits.Sizer.
+func (o *objVal) Size() ref.Val { return types.Int(len(o.names)) }
+
+// Iterator implements traits.Iterable: the field names.
+func (o *objVal) Iterator() traits.Iterator {
+	return types.NewStringList(types.DefaultTypeAdapter, o.names).Iterator()
+}
+
+// native returns the item's fields as a Go map.
+func (o *objVal) native() map[string]any {
+	m := make(map[string]any, len(o.names))
+	for _, n := range o.names {
+		if v := o.field(o.value, n); v != nil {
+			m[n] = v.Value()
+		}
+	}
+	return m
+}
+
+// ConvertToNative implements ref.Val.
+func (o *objVal) ConvertToNative(t reflect.Type) (any, error) {
+	return types.DefaultTypeAdapter.NativeToValue(o.native()).ConvertToNative(t)
+}
+
+// ConvertToType implements ref.Val.
+func (o *objVal) ConvertToType(t ref.Type) ref.Val {
+	if t == types.TypeType {
+		return types.MapType
+	}
+	return types.DefaultTypeAdapter.NativeToValue(o.native()).ConvertToType(t)
+}
+
+// Equal implements ref.Val.
+func (o *objVal) Equal(other ref.Val) ref.Val {
+	return types.DefaultTypeAdapter.NativeToValue(o.native()).Equal(other)
+}
+
+// Type implements ref.Val.
+func (o *objVal) Type() ref.Type { return types.MapType }
+
+// Value implements ref.Val.
+func (o *objVal) Value() any { return o.native() }
+
 // matcher returns a function that evaluates the filter on one item's
 // fields, with time.now bound to now. It is for one goroutine and one
 // request: it adds up the CEL cost of its evaluations and refuses to go on
 // once they exceed maxFilterRequestCost.
-func (f *filter) matcher(now time.Time) func(fields map[string]any) (bool, error) {
+func (f *filter) matcher(now time.Time) func(obj *objVal) (bool, error) {
 	act := &activation{now: types.Timestamp{Time: now}}
 	var spent uint64
-	return func(fields map[string]any) (bool, error) {
-		act.obj = fields
+	return func(obj *objVal) (bool, error) {
+		act.obj = obj
 		ok, cost, err := f.eval(act)
 		if spent += cost; err == nil && spent > maxFilterRequestCost {
 			return false, badFilter("the expression is too costly over this list's items (more than %d cost units in all); make it cheaper", maxFilterRequestCost)

@@ -4,6 +4,8 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/google/cel-go/common/types"
+	"github.com/google/cel-go/common/types/ref"
 	memdb "github.com/hashicorp/go-memdb"
 
 	"github.com/acctapi/acctapi"
@@ -18,9 +20,20 @@ var (
 	caFields        = []string{"id", "description", "metadata", "subject_common_name", "created_at", "not_before", "not_after"}
 )
 
-// annotated sets the filterable fields every annotated resource has.
-func annotated(m map[string]any, id, description, metadata string, createdAt time.Time) {
-	m["id"], m["description"], m["metadata"], m["created_at"] = id, description, metadata, createdAt
+// annotated returns the filterable field name that every annotated
+// resource has, or nil.
+func annotated(name, id, description, metadata string, createdAt time.Time) ref.Val {
+	switch name {
+	case "id":
+		return types.String(id)
+	case "description":
+		return types.String(description)
+	case "metadata":
+		return types.String(metadata)
+	case "created_at":
+		return types.Timestamp{Time: createdAt}
+	}
+	return nil
 }
 
 // patch sets *dst to *src when src is not nil.
@@ -39,8 +52,8 @@ func serviceUsers() *resource[account.ServiceUser, account.ServiceUserCreate, ac
 	return &resource[account.ServiceUser, account.ServiceUserCreate, account.ServiceUserUpdate]{
 		kind: kind, prefix: "service", member: "service_users", alias: "bot_users", aliasMember: "bot_users",
 		filter: svcUserFields,
-		fields: func(v *account.ServiceUser, m map[string]any) {
-			m["id"], m["created_at"] = v.ID, v.CreatedAt
+		field: func(v account.ServiceUser, name string) ref.Val {
+			return annotated(name, v.ID, "", "", v.CreatedAt) // svcUserFields has id and created_at only
 		},
 		build: func(c *call, id string, in *account.ServiceUserCreate) (account.ServiceUser, meta, error) {
 			v := account.ServiceUser{ID: id, Name: in.Name, Active: true, CreatedAt: c.now}
@@ -74,9 +87,11 @@ func apiKeys() *resource[account.APIKey, account.APIKeyCreate, account.APIKeyUpd
 	const kind = kindAPIKey
 	return &resource[account.APIKey, account.APIKeyCreate, account.APIKeyUpdate]{
 		kind: kind, prefix: "ak", member: "keys", filter: apiKeyFields,
-		fields: func(v *account.APIKey, m map[string]any) {
-			annotated(m, v.ID, v.Description, v.Metadata, v.CreatedAt)
-			m["owner_id"] = v.OwnerID
+		field: func(v account.APIKey, name string) ref.Val {
+			if name == "owner_id" {
+				return types.String(v.OwnerID)
+			}
+			return annotated(name, v.ID, v.Description, v.Metadata, v.CreatedAt)
 		},
 		build: func(c *call, id string, in *account.APIKeyCreate) (account.APIKey, meta, error) {
 			owner := in.OwnerID
@@ -111,9 +126,16 @@ func certificateAuthorities() *resource[account.CertificateAuthority, account.Ce
 	const kind = kindCA
 	return &resource[account.CertificateAuthority, account.CertificateAuthorityCreate, account.CertificateAuthorityUpdate]{
 		kind: kind, prefix: "ca", member: "certificate_authorities", filter: caFields,
-		fields: func(v *account.CertificateAuthority, m map[string]any) {
-			annotated(m, v.ID, v.Description, v.Metadata, v.CreatedAt)
-			m["subject_common_name"], m["not_before"], m["not_after"] = v.SubjectCommonName, v.NotBefore, v.NotAfter
+		field: func(v account.CertificateAuthority, name string) ref.Val {
+			switch name {
+			case "subject_common_name":
+				return types.String(v.SubjectCommonName)
+			case "not_before":
+				return types.Timestamp{Time: v.NotBefore}
+			case "not_after":
+				return types.Timestamp{Time: v.NotAfter}
+			}
+			return annotated(name, v.ID, v.Description, v.Metadata, v.CreatedAt)
 		},
 		build: func(c *call, id string, in *account.CertificateAuthorityCreate) (account.CertificateAuthority, meta, error) {
 			info, err := account.ParseCA(in.CAPEM)

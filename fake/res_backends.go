@@ -2,6 +2,7 @@ package fake
 
 import (
 	"fmt"
+	"github.com/google/cel-go/common/types/ref"
 	"maps"
 	"net/http"
 	"slices"
@@ -131,8 +132,8 @@ func (s *Server) registerBackends() {
 	})
 	register(s, &resource[backends.TunnelGroup, backends.TunnelGroupCreate, backends.TunnelGroupUpdate]{
 		kind: kindTunnelGroup, prefix: "bkdtg", member: "backends", filter: annotatedFields,
-		fields: func(v *backends.TunnelGroup, m map[string]any) {
-			annotated(m, v.ID, v.Description, v.Metadata, v.CreatedAt)
+		field: func(v backends.TunnelGroup, name string) ref.Val {
+			return annotated(name, v.ID, v.Description, v.Metadata, v.CreatedAt)
 		},
 		build: func(c *call, id string, in *backends.TunnelGroupCreate) (backends.TunnelGroup, meta, error) {
 			v := backends.TunnelGroup{ID: id, CreatedAt: c.now, Description: in.Description, Metadata: in.Metadata, Labels: maps.Clone(in.Labels)}

@@ -2,6 +2,7 @@ package fake
 
 import (
 	"fmt"
+	"github.com/google/cel-go/common/types/ref"
 	"net/http"
 	"slices"
 
@@ -69,8 +70,8 @@ func sourceURI(base, subID, typ string) string {
 func (s *Server) registerEvents() {
 	register(s, &resource[events.Destination, events.DestinationCreate, events.DestinationUpdate]{
 		kind: kindDestination, prefix: "ed", member: "event_destinations", filter: annotatedFields,
-		fields: func(v *events.Destination, m map[string]any) {
-			annotated(m, v.ID, v.Description, v.Metadata, v.CreatedAt)
+		field: func(v events.Destination, name string) ref.Val {
+			return annotated(name, v.ID, v.Description, v.Metadata, v.CreatedAt)
 		},
 		build: func(c *call, id string, in *events.DestinationCreate) (events.Destination, meta, error) {
 			return events.Destination{ID: id, CreatedAt: c.now, Description: in.Description, Metadata: in.Metadata, Format: in.Format, Target: in.Target}, meta{}, nil
@@ -89,8 +90,8 @@ func (s *Server) registerEvents() {
 	})
 	register(s, &resource[events.Subscription, events.SubscriptionCreate, events.SubscriptionUpdate]{
 		kind: kindSubscription, prefix: "esb", member: "event_subscriptions", filter: annotatedFields,
-		fields: func(v *events.Subscription, m map[string]any) {
-			annotated(m, v.ID, v.Description, v.Metadata, v.CreatedAt)
+		field: func(v events.Subscription, name string) ref.Val {
+			return annotated(name, v.ID, v.Description, v.Metadata, v.CreatedAt)
 		},
 		build: func(c *call, id string, in *events.SubscriptionCreate) (events.Subscription, meta, error) {
 			dst, err := destinationRefs(c, in.DestinationIDs)
