@@ -64,6 +64,7 @@ type resource[T, C, U any] struct {
 // resourceInfo is what Seed, Get and List know of a resource.
 type resourceInfo struct {
 	kind   string
+	prefix string
 	newIn  func() any // a new create request, for fixtures
 	remove func(c *call, id string) error
 	seed   func(c *call, in any) (any, error)
@@ -124,6 +125,7 @@ func (s *Server) registerSeedOnly(res any) {
 func (res *resource[T, C, U]) info() (*resourceInfo, reflect.Type, reflect.Type) {
 	return &resourceInfo{
 		kind:   res.kind,
+		prefix: res.prefix,
 		newIn:  func() any { return new(C) },
 		remove: res.remove,
 		seed: func(c *call, in any) (any, error) {

@@ -63,6 +63,11 @@ func (g *idGen) token(n int) string {
 	return string(b)
 }
 
+// maxIDLen bounds the length of the ids of stored objects, which the
+// fake alone makes: a prefix (at most "service") and 28 characters. A test
+// checks every resource's prefix against it.
+const maxIDLen = 64
+
 // appendBase62 appends the 160-bit big-endian number in raw as 27 base-62
 // digits, most significant first, so byte order and text order agree. It
 // divides by 62⁵ (which fits in 32 bits) at a time: six passes over the

@@ -21,8 +21,12 @@ func TestSchema(t *testing.T) {
 	}
 	defer srv.Close()
 	want := map[string]bool{kindAccount: true}
-	for kind := range srv.resByKind {
+	for kind, info := range srv.resByKind {
 		want[kind] = true
+		// Filter cost bounds rely on maxIDLen (see fieldSizes).
+		if n := len(info.prefix) + 1 + 27; n > maxIDLen {
+			t.Errorf("kind %q: ids of %d characters, more than maxIDLen", kind, n)
+		}
 	}
 	for kind := range want {
 		if s.Tables[kind] == nil {
