@@ -13,6 +13,8 @@ import (
 	"time"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/acctapi/acctapi/internal/iox"
 )
 
 // DefaultBaseURL is the base URL a [Client] uses unless [WithBaseURL] says
@@ -217,7 +219,7 @@ func (c *Client) Do(ctx context.Context, method, path string, query url.Values, 
 		_, _ = io.Copy(io.Discard, resp.Body)
 		return nil
 	}
-	raw, err := io.ReadAll(resp.Body)
+	raw, err := iox.ReadAll(resp.Body, resp.ContentLength)
 	if err != nil {
 		return fmt.Errorf("acctapi: read %s %s response: %w", method, u.Path, err)
 	}

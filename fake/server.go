@@ -23,6 +23,7 @@ import (
 	memdb "github.com/hashicorp/go-memdb"
 
 	"github.com/acctapi/acctapi"
+	"github.com/acctapi/acctapi/internal/iox"
 )
 
 // MaxBodyBytes is the largest request body the fake reads (1 MiB); a larger
@@ -463,33 +464,11 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	s.journal.add(journalEntry{Entry: entry, req: clip(body), resp: clip(raw)})
 }
 
-// readBody reads a request body, up to one byte more than MaxBodyBytes.
-// It is io.ReadAll with a first buffer the size the request declares (size
-// ≤ 0: unknown), so that the body the journal keeps holds little unused
-// capacity (io.ReadAll's first buffer is 512 bytes, and it never trims).
+// readBody reads a request body, up to one byte more than MaxBodyBytes,
+// into a buffer the size the request declares (size ≤ 0: unknown), so that
+// the body the journal keeps holds little unused capacity.
 func readBody(body io.Reader, size int64) ([]byte, error) {
-	r := io.LimitReader(body, MaxBodyBytes+1)
-	first := int64(512)
-	if size > 0 {
-		first = 1 + min(size, MaxBodyBytes) // +1: room for the read that meets EOF
-	}
-	b := make([]byte, 0, first)
-	for {
-		n, err := r.Read(b[len(b):cap(b)])
-		b = b[:len(b)+n]
-		if err == io.EOF {
-			if cap(b) > 2*len(b)+16 { // an unknown or wrong size: keep only the body
-				b = append([]byte(nil), b...)
-			}
-			return b, nil
-		}
-		if err != nil {
-			return b, err
-		}
-		if len(b) == cap(b) {
-			b = append(b, 0)[:len(b)] // grow as append does
-		}
-	}
+	return iox.ReadAll(io.LimitReader(body, MaxBodyBytes+1), min(size, MaxBodyBytes))
 }
 
 // serve runs the pipeline after fault injection.

@@ -1,0 +1,49 @@
+package iox
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"testing/iotest"
+)
+
+func TestReadAll(t *testing.T) {
+	long := strings.Repeat("x", 5000)
+	for _, tt := range []struct {
+		name string
+		body string
+		size int64
+	}{
+		{"the declared size", long, 5000},
+		{"more than declared", long, 10},
+		{"less than declared", "abc", 5000},
+		{"unknown size", long, -1},
+		{"zero: unknown", "abc", 0},
+		{"empty", "", 0},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			// Reads of one byte at a time, as from a slow connection.
+			got, err := ReadAll(iotest.OneByteReader(strings.NewReader(tt.body)), tt.size)
+			if err != nil || string(got) != tt.body {
+				t.Fatalf("got %d bytes, %v; want the body's %d", len(got), err, len(tt.body))
+			}
+			if cap(got) > 2*len(got)+16 {
+				t.Errorf("capacity %d for %d bytes", cap(got), len(got))
+			}
+		})
+	}
+	// The declared size is one allocation.
+	r := strings.NewReader(long)
+	if n := testing.AllocsPerRun(20, func() {
+		r.Reset(long)
+		if _, err := ReadAll(r, int64(len(long))); err != nil {
+			t.Fatal(err)
+		}
+	}); n != 1 {
+		t.Errorf("%v allocations to read a body of its declared size, want 1", n)
+	}
+	boom := errors.New("boom")
+	if _, err := ReadAll(iotest.ErrReader(boom), 10); !errors.Is(err, boom) {
+		t.Errorf("a failing reader: got %v, want its error", err)
+	}
+}
