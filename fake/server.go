@@ -329,24 +329,52 @@ func (t transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if w.status == 0 {
 		w.status = http.StatusOK
 	}
+	w.rd.Reset(w.body)
 	return &http.Response{
-		Status:        strconv.Itoa(w.status) + " " + http.StatusText(w.status),
+		Status:        statusLine(w.status),
 		StatusCode:    w.status,
 		Proto:         "HTTP/1.1",
 		ProtoMajor:    1,
 		ProtoMinor:    1,
 		Header:        w.header,
-		Body:          io.NopCloser(bytes.NewReader(w.body)),
+		Body:          w,
 		ContentLength: int64(len(w.body)),
 		Request:       req,
 	}, nil
 }
 
-// memResponse is the http.ResponseWriter of an in-memory request.
+// memResponse is the http.ResponseWriter of an in-memory request, and
+// then the body of its response.
 type memResponse struct {
 	header http.Header
 	status int
 	body   []byte
+	rd     bytes.Reader
+}
+
+// Read implements io.Reader for the response body.
+func (m *memResponse) Read(p []byte) (int, error) { return m.rd.Read(p) }
+
+// Close implements io.Closer for the response body.
+func (m *memResponse) Close() error { return nil }
+
+// statusLines are the status lines of the answers the fake gives most.
+var statusLines = func() map[int]string {
+	m := map[int]string{}
+	for code := 100; code < 600; code++ {
+		if text := http.StatusText(code); text != "" {
+			m[code] = strconv.Itoa(code) + " " + text
+		}
+	}
+	return m
+}()
+
+// statusLine is the Status of a response with code.
+func statusLine(code int) string {
+	if line, ok := statusLines[code]; ok {
+		return line
+	}
+	return strconv.Itoa(code) + " " + http.StatusText(code)
 }
 
 func (m *memResponse) Header() http.Header { return m.header }
@@ -452,9 +480,10 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 			raw, _ = json.Marshal(errorf(status, acctapi.CodeInternal, "internal error: encoding response").body(c.opID))
 		}
 	}
-	w.Header().Set("Operation-Id", c.opID)
+	h := w.Header()
+	h["Operation-Id"] = []string{c.opID}
 	if raw != nil {
-		w.Header().Set("Content-Type", "application/json")
+		h["Content-Type"] = []string{"application/json"}
 	}
 	w.WriteHeader(status)
 	if raw != nil {
