@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"runtime/debug"
@@ -607,5 +608,21 @@ func TestDoContextDone(t *testing.T) {
 	err := c.Do(ctx, http.MethodGet, Path("things"), nil, nil, nil)
 	if !errors.Is(err, context.Canceled) {
 		t.Errorf("Do with a cancelled context = %v, want context.Canceled in the chain", err)
+	}
+}
+
+// TestResponseContentLengthIsAClaim checks that a response whose
+// Content-Length is wrong, however large, is read as the bytes that came.
+func TestResponseContentLengthIsAClaim(t *testing.T) {
+	t.Parallel()
+	for _, size := range []int64{math.MaxInt64, 50 << 30, 1, -1} {
+		rt := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			return &http.Response{StatusCode: 200, Header: http.Header{"Content-Type": {"application/json"}},
+				Body: io.NopCloser(strings.NewReader(`{"id":"x"}`)), ContentLength: size, Request: r}, nil
+		})
+		var out struct{ ID string }
+		if err := newFakeClient(t, rt).Do(t.Context(), http.MethodGet, Path("things"), nil, nil, &out); err != nil || out.ID != "x" {
+			t.Errorf("Content-Length %d: got %+v, %v", size, out, err)
+		}
 	}
 }

@@ -3,6 +3,7 @@ package fake
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/url"
 	"reflect"
@@ -195,7 +196,13 @@ var errTokenInUse = errors.New("fake: API key token already in use")
 // store inserts o, enforcing its unique value and token; cur is the
 // object o replaces (nil for a new one).
 func (s *Server) store(txn *memdb.Txn, o *object, m meta, cur *object) error {
-	if uniqueKinds[o.Kind] {
+	k := kindTables[o.Kind]
+	if m.unique != "" && !k.unique || len(m.refs) > 0 && !k.refs || m.token != "" && !k.tokens {
+		// A resource's hooks ask for what its kind's table does not keep:
+		// storing it anyway would lose the rule. kinds needs the flag.
+		return fmt.Errorf("fake: kind %q keeps no unique values, references or tokens as asked; see kinds", o.Kind)
+	}
+	if k.unique {
 		if m.unique != "" {
 			o.Unique = uniqueKey(o.Kind, o.Account, m.unique)
 			if holder := s.names.holder(o.Unique); holder != "" && holder != o.ID {
@@ -376,7 +383,7 @@ func (res *resource[T, C, U]) listHandler(c *call, member string, filterFields [
 	}
 	var keep func(*object) (bool, error)
 	if p.filter != "" {
-		f, err := compileFilter(p.filter, filterFields)
+		f, err := c.s.filters.compile(res.kind, p.filter, filterFields)
 		if err != nil {
 			return 0, nil, err
 		}

@@ -26,7 +26,9 @@ import (
 // item, and the CEL cost of one request over all the items it looks at
 // (without that last bound, an expression just under the per-item limit
 // that matches nothing costs the per-item limit times every stored item:
-// seconds of CPU for a thousand items).
+// seconds of CPU for a thousand items). maxFilterRequestCost is what a
+// request's tracked evaluations may cost; see filter for the untracked
+// ones.
 const (
 	maxFilterLen         = 4096
 	maxFilterDepth       = 32
@@ -94,16 +96,18 @@ func parseFilterDuration(s string) (time.Duration, error) {
 // filter is a compiled list filter. It is immutable and safe for
 // concurrent use.
 //
-// CEL's runtime cost tracking takes about a fifth of an evaluation's time,
-// so a filter whose cost CEL can bound before running it (see fieldSizes)
-// has a second program, fast, that does not track: while the sum of the
-// bounds of a request's untracked evaluations stays within
-// maxFilterRequestCost they cannot break either limit, and the request
-// goes on with the tracking program after that. A request counts an
-// untracked evaluation as costing nothing (CEL's lower bound ignores
-// short-circuits, so it is not one), so it is never refused sooner than if
-// every evaluation were tracked, and never spends more than twice
-// maxFilterRequestCost.
+// CEL's runtime cost tracking takes about a third of an evaluation's time
+// and most of its allocations, so a filter whose cost CEL can bound before
+// running it (see fieldSizes) has a second program, fast, that does not
+// track: while the sum of the bounds of a request's untracked evaluations
+// stays within maxFilterRequestCost they cannot break either limit, and
+// the request goes on with the tracking program after that. A request
+// counts an untracked evaluation as costing nothing (CEL's estimated
+// minimum is not a lower bound of every run: a comprehension that exits
+// early or an evaluation that fails costs less), so it is never refused
+// sooner than if every evaluation were tracked; what it spends in all is
+// at most twice maxFilterRequestCost, plus the one tracked evaluation that
+// crosses the limit.
 type filter struct {
 	prg     cel.Program // tracks each evaluation's cost, limited to maxFilterCost
 	fast    cel.Program // no tracking; nil when the cost has no bound under maxFilterCost
@@ -183,6 +187,43 @@ func (fieldSizes) EstimateSize(n checker.AstNode) *checker.SizeEstimate {
 // EstimateCallCost implements checker.CostEstimator: CEL's own estimates.
 func (fieldSizes) EstimateCallCost(function, overloadID string, target *checker.AstNode, args []checker.AstNode) *checker.CallEstimate {
 	return nil
+}
+
+// filterCache holds a server's compiled filters, so that a list request
+// that repeats a filter (every page after the first carries it in
+// next_page_uri) does not compile it again. A compiled filter is immutable
+// and its programs are safe for concurrent use.
+type filterCache struct {
+	mu sync.Mutex
+	m  map[filterKey]*filter
+}
+
+type filterKey struct{ kind, expr string }
+
+// maxCachedFilters bounds a filter cache; a full cache starts over.
+const maxCachedFilters = 256
+
+// compile returns the compiled filter expr for the list of kind, whose
+// filterable fields are fields, from the cache or compiled now.
+func (fc *filterCache) compile(kind, expr string, fields []string) (*filter, error) {
+	key := filterKey{kind, expr}
+	fc.mu.Lock()
+	f, ok := fc.m[key]
+	fc.mu.Unlock()
+	if ok {
+		return f, nil
+	}
+	f, err := compileFilter(expr, fields)
+	if err != nil {
+		return nil, err // refused again each time: a 400 costs little
+	}
+	fc.mu.Lock()
+	defer fc.mu.Unlock()
+	if fc.m == nil || len(fc.m) >= maxCachedFilters {
+		fc.m = make(map[filterKey]*filter)
+	}
+	fc.m[key] = f
+	return f, nil
 }
 
 // checkFilterAST allows obj only as obj.<filterable field>, forbids

@@ -1,6 +1,7 @@
 package fake
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -142,5 +143,47 @@ func TestFilterRequestCost(t *testing.T) {
 	}
 	if lo, hi := maxFilterRequestCost/each, 2*maxFilterRequestCost/each+1; uint64(evals) <= lo || uint64(evals) > hi {
 		t.Errorf("refused at evaluation %d, want in (%d, %d] (cost %d per evaluation, bound %d)", evals, lo, hi, each, f.maxCost)
+	}
+}
+
+// BenchmarkCompileFilter measures what a list request with a filter pays
+// before looking at any item.
+func BenchmarkCompileFilter(b *testing.B) {
+	expr := `obj.description == "key-4242" && obj.created_at >= timestamp("2020-01-01T00:00:00Z")`
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := compileFilter(expr, apiKeyFields); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// TestFilterCache checks that a server compiles a filter once per list,
+// never caches a refusal, and holds at most maxCachedFilters.
+func TestFilterCache(t *testing.T) {
+	t.Parallel()
+	var fc filterCache
+	expr := `obj.description == "x"`
+	a, err := fc.compile(kindAPIKey, expr, apiKeyFields)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again, _ := fc.compile(kindAPIKey, expr, apiKeyFields); again != a {
+		t.Error("the same filter on the same list was compiled again")
+	}
+	// Service users have no description: the same text is refused there.
+	if _, err := fc.compile(kindSvcUser, expr, svcUserFields); err == nil {
+		t.Error("a filter compiled for one list was used for another")
+	}
+	if _, err := fc.compile(kindSvcUser, expr, svcUserFields); err == nil {
+		t.Error("a refused filter was accepted the second time")
+	}
+	for i := range 2 * maxCachedFilters {
+		if _, err := fc.compile(kindAPIKey, fmt.Sprintf("obj.metadata == %q", fmt.Sprint(i)), apiKeyFields); err != nil {
+			t.Fatal(err)
+		}
+		if len(fc.m) > maxCachedFilters {
+			t.Fatalf("%d cached filters", len(fc.m))
+		}
 	}
 }

@@ -32,9 +32,9 @@ type Entry struct {
 
 // journal records requests. Bodies are kept as they came and redacted when
 // [Server.Journal] reads them, so that a request pays nothing for it.
-// Entries are kept in chunks of a fixed size, so that recording one never
-// copies those before it, and the oldest chunk is dropped whole once the
-// journal is full.
+// Entries are kept in chunks (see journalChunk), so that recording one
+// never copies those before it, and the oldest chunk is dropped whole once
+// the journal is full.
 type journal struct {
 	mu     sync.Mutex
 	chunks [][]journalEntry // oldest first; only the last may have room
@@ -42,7 +42,9 @@ type journal struct {
 	max    int              // the most entries kept; 0 means maxJournal (tests set it)
 }
 
-// journalChunk is the number of entries in a chunk.
+// journalChunk is the most entries in a chunk. Chunks start at 16
+// entries and double, so that a server that answers a few requests holds
+// a small journal.
 const journalChunk = 512
 
 type journalEntry struct {
@@ -68,8 +70,12 @@ func (j *journal) add(e journalEntry) {
 		j.chunks = j.chunks[1:]
 	}
 	last := len(j.chunks) - 1
-	if last < 0 || len(j.chunks[last]) == journalChunk {
-		j.chunks = append(j.chunks, make([]journalEntry, 0, journalChunk))
+	if last < 0 || len(j.chunks[last]) == cap(j.chunks[last]) {
+		size := 16
+		if last >= 0 {
+			size = min(2*cap(j.chunks[last]), journalChunk)
+		}
+		j.chunks = append(j.chunks, make([]journalEntry, 0, size))
 		last++
 	}
 	j.chunks[last] = append(j.chunks[last], e)

@@ -6,7 +6,7 @@ import "testing"
 // in order, and never more than its limit.
 func TestJournalBound(t *testing.T) {
 	t.Parallel()
-	for _, limit := range []int{journalChunk, journalChunk + 1, 3*journalChunk - 7} {
+	for _, limit := range []int{1, 5, 17, journalChunk, journalChunk + 1, 3*journalChunk - 7} {
 		j := &journal{max: limit}
 		for i := range 5 * journalChunk {
 			j.add(journalEntry{Entry: Entry{Status: i}})

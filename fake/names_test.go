@@ -80,3 +80,46 @@ func TestNamesFollowTransactions(t *testing.T) {
 		t.Errorf("taking a held name: %v", err)
 	}
 }
+
+// TestStoreRefusesWhatItsKindDoesNotKeep checks that a resource asking to
+// store a unique value, references or a token on a kind whose table does
+// not keep them is an error, not a rule silently lost.
+func TestStoreRefusesWhatItsKindDoesNotKeep(t *testing.T) {
+	t.Parallel()
+	srv, err := New(WithoutListener())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	acct := srv.Accounts()[0].ID
+	for _, tt := range []struct {
+		kind string
+		m    meta
+	}{
+		{kindHTTPResponse, meta{unique: "x", uniqueErr: nameTaken}},
+		{kindSvcUser, meta{refs: []string{"bkdhr_1"}}},
+		{kindFailover, meta{token: "t"}},
+	} {
+		err := srv.write(func(txn *memdb.Txn) error {
+			return srv.store(txn, &object{Account: acct, Kind: tt.kind, ID: "x_1", Value: 1}, tt.m, nil)
+		})
+		if err == nil {
+			t.Errorf("%s with %+v: stored", tt.kind, tt.m)
+		}
+	}
+	// What the kinds do keep is stored.
+	for _, tt := range []struct {
+		kind string
+		m    meta
+	}{
+		{kindSvcUser, meta{unique: "x", uniqueErr: nameTaken}},
+		{kindFailover, meta{refs: []string{"bkdhr_1"}}},
+		{kindAPIKey, meta{token: "t"}},
+	} {
+		if err := srv.write(func(txn *memdb.Txn) error {
+			return srv.store(txn, &object{Account: acct, Kind: tt.kind, ID: "x_2", Value: 1}, tt.m, nil)
+		}); err != nil {
+			t.Errorf("%s with %+v: %v", tt.kind, tt.m, err)
+		}
+	}
+}

@@ -64,6 +64,7 @@ type Server struct {
 	resByOut  map[any]*resourceInfo // by resource type
 	resByKind map[string]*resourceInfo
 	signer    *signer
+	filters   filterCache
 	accounts  []Account // guarded by mu
 	initial   *Snapshot // the state New left, for Reset
 

@@ -202,13 +202,11 @@ func (n *names) rebuild(txn *memdb.Txn) {
 	}
 }
 
-// uniqueKinds are the kinds with a unique value.
-var uniqueKinds = func() map[string]bool {
-	out := map[string]bool{}
+// kindTables are kinds by name.
+var kindTables = func() map[string]kindTable {
+	out := map[string]kindTable{}
 	for _, k := range kinds {
-		if k.unique {
-			out[k.kind] = true
-		}
+		out[k.kind] = k
 	}
 	return out
 }()

@@ -2,6 +2,8 @@ package iox
 
 import (
 	"errors"
+	"math"
+	"runtime"
 	"strings"
 	"testing"
 	"testing/iotest"
@@ -20,6 +22,10 @@ func TestReadAll(t *testing.T) {
 		{"unknown size", long, -1},
 		{"zero: unknown", "abc", 0},
 		{"empty", "", 0},
+		// A size is a claim from the other end: a huge one costs no more
+		// than the bounded first buffer.
+		{"huge declared size", "{}", 50 << 30},
+		{"largest declared size", "{}", math.MaxInt64},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			// Reads of one byte at a time, as from a slow connection.
@@ -29,6 +35,15 @@ func TestReadAll(t *testing.T) {
 			}
 			if cap(got) > 2*len(got)+16 {
 				t.Errorf("capacity %d for %d bytes", cap(got), len(got))
+			}
+			if tt.size > maxFirst {
+				var before, after runtime.MemStats
+				runtime.ReadMemStats(&before)
+				_, _ = ReadAll(strings.NewReader(tt.body), tt.size)
+				runtime.ReadMemStats(&after)
+				if n := after.TotalAlloc - before.TotalAlloc; n > 2*maxFirst {
+					t.Errorf("allocated %d bytes for a %d-byte body", n, len(tt.body))
+				}
 			}
 		})
 	}
