@@ -2,7 +2,12 @@ package fake
 
 import (
 	"errors"
+	"fmt"
+	"maps"
+	"sync"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 
 	memdb "github.com/hashicorp/go-memdb"
 
@@ -121,5 +126,63 @@ func TestStoreRefusesWhatItsKindDoesNotKeep(t *testing.T) {
 		}); err != nil {
 			t.Errorf("%s with %+v: %v", tt.kind, tt.m, err)
 		}
+	}
+}
+
+// TestNamesUnderConcurrency runs creates, renames and deletes of a few
+// names from several goroutines, with snapshots restored in between, and
+// checks that the names the server holds are exactly those its store
+// holds. Run it with -race.
+func TestNamesUnderConcurrency(t *testing.T) {
+	t.Parallel()
+	srv, err := New(WithoutListener())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	users := account.NewServiceUsers(srv.Client())
+	ctx := t.Context()
+	snap := srv.Snapshot()
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Go(func() {
+			for i := range 60 {
+				name := fmt.Sprintf("n%d", (g+i)%5)
+				switch i % 4 {
+				case 0, 1:
+					if u, err := users.Create(ctx, &account.ServiceUserCreate{Name: name}); err == nil && i%8 == 1 {
+						other := fmt.Sprintf("n%d", (g+i+1)%5)
+						_, _ = users.Update(ctx, &account.ServiceUserUpdate{ID: u.ID, Name: &other})
+					}
+				case 2:
+					for u, err := range users.List(ctx, nil) {
+						if err != nil {
+							break
+						}
+						if u.Name == name {
+							_ = users.Delete(ctx, u.ID)
+						}
+					}
+				case 3:
+					if g == 0 {
+						srv.Restore(snap)
+						snap = srv.Snapshot()
+					}
+				}
+			}
+		})
+	}
+	wg.Wait()
+	got := maps.Clone(srv.names.held)
+	srv.names.rebuild(srv.db.Txn(false))
+	if diff := cmp.Diff(srv.names.held, got); diff != "" {
+		t.Errorf("names held (-rebuilt from the store +kept):\n%s", diff)
+	}
+	seen := map[string]bool{}
+	for _, u := range List[account.ServiceUser](srv, "") {
+		if seen[u.Name] {
+			t.Errorf("two service users named %q", u.Name)
+		}
+		seen[u.Name] = true
 	}
 }
