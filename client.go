@@ -250,14 +250,21 @@ func (c *Client) resolve(path string, query url.Values) (*url.URL, error) {
 		if err := checkSegments(path); err != nil {
 			return nil, err
 		}
-		rel, err := url.Parse(path)
-		if err != nil {
-			return nil, fmt.Errorf("acctapi: path %q: %w", path, err)
-		}
 		cp := *c.base
-		cp.Path = c.base.Path + rel.Path
-		cp.RawPath = c.base.EscapedPath() + rel.EscapedPath()
-		cp.RawQuery = rel.RawQuery
+		if c.base.RawPath == "" && !strings.ContainsAny(path, "%?#") {
+			// The common case, plain segments on a base path with no
+			// escapes of its own: the path reads the same escaped or not,
+			// so there is nothing to parse.
+			cp.Path, cp.RawPath, cp.RawQuery = c.base.Path+path, "", ""
+		} else {
+			rel, err := url.Parse(path)
+			if err != nil {
+				return nil, fmt.Errorf("acctapi: path %q: %w", path, err)
+			}
+			cp.Path = c.base.Path + rel.Path
+			cp.RawPath = c.base.EscapedPath() + rel.EscapedPath()
+			cp.RawQuery = rel.RawQuery
+		}
 		u = &cp
 	}
 	if len(query) > 0 {

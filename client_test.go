@@ -357,6 +357,18 @@ func TestDoPathOnTheWire(t *testing.T) {
 			wantPath: "/tenant/1/things/a/b", wantRaw: "/tenant%2F1/things/a%2Fb",
 		},
 		{
+			name:     "base URL with an escaped slash in its prefix, plain segments",
+			basePath: "/tenant%2F1/",
+			segments: []string{"things", "thing_1"},
+			wantPath: "/tenant/1/things/thing_1", wantRaw: "/tenant%2F1/things/thing_1",
+		},
+		{
+			name:     "base URL with a path prefix, segments with reserved characters",
+			basePath: "/api",
+			segments: []string{"things", "a:b@c$&+="},
+			wantPath: "/api/things/a:b@c$&+=", wantRaw: "/api/things/a:b@c$&+=",
+		},
+		{
 			name:     "query added",
 			segments: []string{"things"},
 			query:    map[string][]string{"limit": {"5"}, "filter": {`obj.id == "a&b"`}},
