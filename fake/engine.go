@@ -228,15 +228,15 @@ func (s *Server) store(txn *memdb.Txn, o *object, m meta, cur *object) error {
 }
 
 func (res *resource[T, C, U]) getHandler(c *call) (int, any, error) {
-	o := lookup(c.read(), c.account, res.kind, c.params["id"])
+	o := lookup(c.read(), c.account, res.kind, c.params.get("id"))
 	if o == nil {
-		return 0, nil, notFound(c.params["id"])
+		return 0, nil, notFound(c.params.get("id"))
 	}
 	return http.StatusOK, res.render(c.base, o.Value.(T)), nil
 }
 
 func (res *resource[T, C, U]) updateHandler(c *call) (int, any, error) {
-	id := c.params["id"]
+	id := c.params.get("id")
 	if err := checkBodyID(c.body, "id", id); err != nil {
 		return 0, nil, err
 	}
@@ -310,7 +310,7 @@ func checkBodyID(body []byte, member, want string) error {
 }
 
 func (res *resource[T, C, U]) deleteHandler(c *call) (int, any, error) {
-	if err := res.remove(c, c.params["id"]); err != nil {
+	if err := res.remove(c, c.params.get("id")); err != nil {
 		return 0, nil, err
 	}
 	return http.StatusNoContent, nil, nil

@@ -128,9 +128,9 @@ func (s *Server) registerEvents() {
 // write transaction, and stores what fn returns.
 func (s *Server) changeSubscription(c *call, fn func(v events.Subscription) (events.Subscription, error)) error {
 	return s.write(func(txn *memdb.Txn) error {
-		o := lookup(txn, c.account, kindSubscription, c.params["id"])
+		o := lookup(txn, c.account, kindSubscription, c.params.get("id"))
 		if o == nil {
-			return notFound(c.params["id"])
+			return notFound(c.params.get("id"))
 		}
 		v, err := fn(o.Value.(events.Subscription))
 		if err != nil {
@@ -149,7 +149,7 @@ func sourceNotFound(subID, typ string) *apiError {
 }
 
 func (s *Server) createSource(c *call) (int, any, error) {
-	subID := c.params["id"]
+	subID := c.params.get("id")
 	if err := checkBodyID(c.body, "subscription_id", subID); err != nil {
 		return 0, nil, err
 	}
@@ -174,7 +174,7 @@ func (s *Server) createSource(c *call) (int, any, error) {
 }
 
 func (s *Server) listSources(c *call) (int, any, error) {
-	subID := c.params["id"]
+	subID := c.params.get("id")
 	o := lookup(c.read(), c.account, kindSubscription, subID)
 	if o == nil {
 		return 0, nil, notFound(subID)
@@ -184,7 +184,7 @@ func (s *Server) listSources(c *call) (int, any, error) {
 }
 
 func (s *Server) getSource(c *call) (int, any, error) {
-	subID, typ := c.params["id"], c.params["type"]
+	subID, typ := c.params.get("id"), c.params.get("type")
 	o := lookup(c.read(), c.account, kindSubscription, subID)
 	if o == nil {
 		return 0, nil, notFound(subID)
@@ -199,7 +199,7 @@ func (s *Server) getSource(c *call) (int, any, error) {
 // member beyond the two that name it, so the update checks them and
 // returns the source.
 func (s *Server) updateSource(c *call) (int, any, error) {
-	subID, typ := c.params["id"], c.params["type"]
+	subID, typ := c.params.get("id"), c.params.get("type")
 	for member, want := range map[string]string{"subscription_id": subID, "type": typ} {
 		if err := checkBodyID(c.body, member, want); err != nil {
 			return 0, nil, err
@@ -216,7 +216,7 @@ func (s *Server) updateSource(c *call) (int, any, error) {
 }
 
 func (s *Server) deleteSource(c *call) (int, any, error) {
-	subID, typ := c.params["id"], c.params["type"]
+	subID, typ := c.params.get("id"), c.params.get("type")
 	err := s.changeSubscription(c, func(v events.Subscription) (events.Subscription, error) {
 		i := sourceIndex(v, typ)
 		if i < 0 {

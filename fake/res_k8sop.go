@@ -158,9 +158,9 @@ func (s *Server) boundEndpoints(c *call) (int, any, error) {
 		return 0, nil, err
 	}
 	txn := c.read()
-	o := lookup(txn, c.account, kindOperator, c.params["id"])
+	o := lookup(txn, c.account, kindOperator, c.params.get("id"))
 	if o == nil {
-		return 0, nil, notFound(c.params["id"])
+		return 0, nil, notFound(c.params.get("id"))
 	}
 	uri := c.base + c.r.URL.EscapedPath()
 	sel, _ := o.Aux.(*k8sop.Selectors)

@@ -31,6 +31,9 @@ type router struct {
 // method accepts.
 func (rt *router) handle(method, pattern string, query []string, h handler) *route {
 	segs, params := parsePattern(pattern)
+	if len(params) > maxParams || len(segs) > maxSegments {
+		panic("fake: route " + pattern + " has more parameters or segments than match handles") // a programming error, caught by every test
+	}
 	for _, r := range rt.routes {
 		if equalSegs(r.segs, segs) {
 			r.methods[method] = h
@@ -67,17 +70,48 @@ func equalSegs(a, b []string) bool {
 	return true
 }
 
-// match finds the route for an escaped path and returns its parameters,
-// unescaped. Literal segments win over parameters.
-func (rt *router) match(escaped string) (*route, map[string]string) {
-	raw := strings.Split(strings.Trim(escaped, "/"), "/")
-	segs := make([]string, len(raw))
-	for i, s := range raw {
-		u, err := url.PathUnescape(s)
-		if err != nil || u == "" {
-			return nil, nil
+// maxParams and maxSegments bound a route's parameters and segments.
+const (
+	maxParams   = 2
+	maxSegments = 8
+)
+
+// pathParams are a matched route's parameters, unescaped.
+type pathParams struct {
+	names  []string
+	values [maxParams]string
+}
+
+// get returns the parameter name, or "".
+func (p pathParams) get(name string) string {
+	for i, n := range p.names {
+		if n == name {
+			return p.values[i]
 		}
-		segs[i] = u
+	}
+	return ""
+}
+
+// match finds the route for an escaped path and returns its parameters,
+// unescaped. Literal segments win over parameters. It allocates only to
+// unescape a segment that holds an escape.
+func (rt *router) match(escaped string) (*route, pathParams) {
+	var buf [maxSegments]string
+	segs := buf[:0]
+	for rest := strings.Trim(escaped, "/"); ; {
+		seg, tail, more := strings.Cut(rest, "/")
+		if len(segs) == maxSegments {
+			return nil, pathParams{} // longer than any route
+		}
+		u, err := url.PathUnescape(seg)
+		if err != nil || u == "" {
+			return nil, pathParams{}
+		}
+		segs = append(segs, u)
+		if !more {
+			break
+		}
+		rest = tail
 	}
 	var best *route
 	bestLiterals := -1
@@ -101,17 +135,17 @@ func (rt *router) match(escaped string) (*route, map[string]string) {
 		}
 	}
 	if best == nil {
-		return nil, nil
+		return nil, pathParams{}
 	}
-	params := make(map[string]string, len(best.params))
+	p := pathParams{names: best.params}
 	j := 0
 	for i, s := range best.segs {
 		if s == "" {
-			params[best.params[j]] = segs[i]
+			p.values[j] = segs[i]
 			j++
 		}
 	}
-	return best, params
+	return best, p
 }
 
 // allow returns the route's methods for an Allow header.

@@ -410,7 +410,7 @@ type call struct {
 	base    string
 	account string
 	owner   string // the key's owner_id: a usr_ or service_ id
-	params  map[string]string
+	params  pathParams
 	body    []byte
 	txn     *memdb.Txn // set by handlers that write
 	rtxn    *memdb.Txn // the request's read transaction; see read
