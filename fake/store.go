@@ -154,38 +154,47 @@ func uniqueKey(kind, account, value string) string {
 // from the restored store, so a snapshot needs no copy of it.
 type names struct {
 	held   map[string]string // Unique → id, as committed
-	staged map[string]string // the write transaction's changes; "" releases
+	staged []nameChange      // the write transaction's changes, in order
 }
+
+// nameChange is a staged change to names: key now held by id, or free if
+// id is "". A transaction makes one or two, so a slice beats a map.
+type nameChange struct{ key, id string }
 
 // holder returns the id holding key, or "".
 func (n *names) holder(key string) string {
-	if id, ok := n.staged[key]; ok {
-		return id
+	for i := len(n.staged) - 1; i >= 0; i-- {
+		if n.staged[i].key == key {
+			return n.staged[i].id
+		}
 	}
 	return n.held[key]
 }
 
-func (n *names) claim(key, id string) { n.staged[key] = id }
-func (n *names) release(key string)   { n.staged[key] = "" }
+func (n *names) claim(key, id string) { n.staged = append(n.staged, nameChange{key, id}) }
+func (n *names) release(key string)   { n.staged = append(n.staged, nameChange{key, ""}) }
 
 // commit applies the staged changes.
 func (n *names) commit() {
-	for key, id := range n.staged {
-		if id == "" {
-			delete(n.held, key)
+	for _, c := range n.staged {
+		if c.id == "" {
+			delete(n.held, c.key)
 		} else {
-			n.held[key] = id
+			n.held[c.key] = c.id
 		}
 	}
-	clear(n.staged)
+	n.discard()
 }
 
 // discard drops the staged changes.
-func (n *names) discard() { clear(n.staged) }
+func (n *names) discard() {
+	clear(n.staged) // let go of the strings
+	n.staged = n.staged[:0]
+}
 
 // rebuild makes names hold the unique values stored in the store txn reads.
 func (n *names) rebuild(txn *memdb.Txn) {
-	n.held, n.staged = map[string]string{}, map[string]string{}
+	n.held, n.staged = map[string]string{}, nil
 	for _, k := range kinds {
 		if !k.unique {
 			continue
