@@ -1,7 +1,7 @@
 package fake
 
 import (
-	"fmt"
+	"strconv"
 	"testing"
 	"time"
 
@@ -22,10 +22,10 @@ func BenchmarkMemdbFloor(b *testing.B) {
 	i := 0
 	for b.Loop() {
 		i++
-		id := ids.next("service", now)
+		id, name := ids.next("service", now), strconv.Itoa(i)
 		txn := db.Txn(true)
-		o := &object{Account: "ac_1", Kind: kindSvcUser, ID: id, Unique: uniqueKey(kindSvcUser, "ac_1", fmt.Sprint(i)),
-			Value: account.ServiceUser{ID: id, Name: fmt.Sprint(i), Active: true, CreatedAt: now}}
+		o := &object{Account: "ac_1", Kind: kindSvcUser, ID: id, Unique: uniqueKey(kindSvcUser, "ac_1", name),
+			Value: account.ServiceUser{ID: id, Name: name, Active: true, CreatedAt: now}}
 		if err := insert(txn, o); err != nil {
 			b.Fatal(err)
 		}

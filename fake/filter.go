@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -244,7 +245,7 @@ func checkFilterAST(a *celast.AST, fields []string) error {
 		case celast.SelectKind:
 			sel := e.AsSelect()
 			if op := sel.Operand(); op.Kind() == celast.IdentKind && op.AsIdent() == filterFieldsVar {
-				if !contains(fields, sel.FieldName()) {
+				if !slices.Contains(fields, sel.FieldName()) {
 					bad = badFilter("unsupported field: obj.%s (must be one of obj.%s)", truncate(sel.FieldName(), 64), strings.Join(fields, ", obj."))
 				}
 			}
@@ -288,15 +289,6 @@ func isObjOperand(a *celast.AST, e celast.Expr) bool {
 	return ok && parent.Kind() == celast.SelectKind && parent.AsSelect().Operand().ID() == e.ID()
 }
 
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
-}
-
 // activation binds obj and time.now for one evaluation; a list request
 // reuses one for every item.
 type activation struct {
@@ -336,7 +328,7 @@ var (
 // find returns the field key names, when it is one of the filterable ones.
 func (o *objVal) find(key ref.Val) (ref.Val, bool) {
 	name, ok := key.(types.String)
-	if !ok || !contains(o.names, string(name)) {
+	if !ok || !slices.Contains(o.names, string(name)) {
 		return nil, false
 	}
 	v := o.field(o.value, string(name))

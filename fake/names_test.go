@@ -19,11 +19,7 @@ import (
 // released.
 func TestNamesFollowTransactions(t *testing.T) {
 	t.Parallel()
-	srv, err := New(WithoutListener())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
+	srv := Start(t, WithoutListener())
 	acct := srv.Accounts()[0].ID
 	put := func(txn *memdb.Txn, id, name string) error {
 		o := &object{Account: acct, Kind: kindSvcUser, ID: id, Value: account.ServiceUser{ID: id, Name: name}}
@@ -35,27 +31,25 @@ func TestNamesFollowTransactions(t *testing.T) {
 	if err := srv.write(func(txn *memdb.Txn) error { return put(txn, "service_1", "a") }); err != nil {
 		t.Fatal(err)
 	}
-	// A failed write claims nothing.
-	if err := srv.write(func(txn *memdb.Txn) error {
-		if err := put(txn, "service_2", "b"); err != nil {
-			return err
+	// putThenFail stores id with name, then fails the write.
+	putThenFail := func(id, name string) {
+		t.Helper()
+		if err := srv.write(func(txn *memdb.Txn) error {
+			if err := put(txn, id, name); err != nil {
+				return err
+			}
+			return boom
+		}); !errors.Is(err, boom) {
+			t.Fatalf("write: %v", err)
 		}
-		return boom
-	}); !errors.Is(err, boom) {
-		t.Fatalf("write: %v", err)
 	}
+	// A failed write claims nothing.
+	putThenFail("service_2", "b")
 	if id := holder("b"); id != "" {
 		t.Errorf(`after a failed write, "b" is held by %q`, id)
 	}
 	// A failed rename releases nothing.
-	if err := srv.write(func(txn *memdb.Txn) error {
-		if err := put(txn, "service_1", "c"); err != nil {
-			return err
-		}
-		return boom
-	}); !errors.Is(err, boom) {
-		t.Fatalf("write: %v", err)
-	}
+	putThenFail("service_1", "c")
 	if id := holder("a"); id != "service_1" {
 		t.Errorf(`after a failed rename, "a" is held by %q, want service_1`, id)
 	}
@@ -80,7 +74,7 @@ func TestNamesFollowTransactions(t *testing.T) {
 	if a, e := holder("a"), holder("e"); a != "" || e != "service_1" {
 		t.Errorf(`after a rename, "a" is held by %q and "e" by %q; want "" and service_1`, a, e)
 	}
-	err = srv.write(func(txn *memdb.Txn) error { return put(txn, "service_4", "e") })
+	err := srv.write(func(txn *memdb.Txn) error { return put(txn, "service_4", "e") })
 	if err == nil || err.Error() != nameTaken().Error() {
 		t.Errorf("taking a held name: %v", err)
 	}
@@ -91,11 +85,7 @@ func TestNamesFollowTransactions(t *testing.T) {
 // not keep them is an error, not a rule silently lost.
 func TestStoreRefusesWhatItsKindDoesNotKeep(t *testing.T) {
 	t.Parallel()
-	srv, err := New(WithoutListener())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
+	srv := Start(t, WithoutListener())
 	acct := srv.Accounts()[0].ID
 	for _, tt := range []struct {
 		kind string
@@ -135,11 +125,7 @@ func TestStoreRefusesWhatItsKindDoesNotKeep(t *testing.T) {
 // holds. Run it with -race.
 func TestNamesUnderConcurrency(t *testing.T) {
 	t.Parallel()
-	srv, err := New(WithoutListener())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
+	srv := Start(t, WithoutListener())
 	users := account.NewServiceUsers(srv.Client())
 	ctx := t.Context()
 	snap := srv.Snapshot()

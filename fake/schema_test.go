@@ -15,11 +15,7 @@ func TestSchema(t *testing.T) {
 	if err := s.Validate(); err != nil {
 		t.Fatalf("schema: %v", err)
 	}
-	srv, err := New(WithoutListener())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
+	srv := Start(t, WithoutListener())
 	want := map[string]bool{kindAccount: true}
 	for kind, info := range srv.resByKind {
 		want[kind] = true
