@@ -286,6 +286,11 @@ func mostly[T any](valid, invalid []T) *rapid.Generator[T] {
 	})
 }
 
+// The generators below are shared by the steps of TestModel only. A rapid
+// generator must not be drawn from by two tests running in parallel:
+// rapid v1.3.0 reads a generator's description outside the sync.Once that
+// fills it, which the race detector reports. A test that runs in parallel
+// builds its own (see examples/property).
 var (
 	genDesc = mostly([]string{"", "alpha", "alpine", "beta", "prod-1", "prod-2", "ünï",
 		strings.Repeat("d", 255), strings.Repeat("é", 127) + "x", // 255 bytes: the longest allowed
