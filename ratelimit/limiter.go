@@ -59,8 +59,10 @@ type Decision struct {
 // could only make limiting stricter. A bucket with no admitted request left
 // inside the window holds no information and is reclaimed: a few buckets
 // are examined whenever a new bucket is created, and [Limiter.Sweep]
-// reclaims all of them at once. A request for a reclaimed key is then
-// treated as arriving no earlier than the sweep that reclaimed it.
+// reclaims all of them at once. A request for a reclaimed key (or any key
+// new to its shard) is then treated as arriving no earlier than the latest
+// reclamation in that shard, so never earlier than the sweep that reclaimed
+// it: clamping a late-arriving time can only make limiting stricter.
 //
 // The number of live buckets is capped ([WithMaxBuckets]; the cap is divided
 // evenly among the limiter's shards). When a shard is full, even after

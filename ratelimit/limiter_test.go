@@ -373,38 +373,73 @@ func TestRejectedNotCounted(t *testing.T) {
 
 func TestSweepAndReclaim(t *testing.T) {
 	t.Parallel()
-	l := mustLimiter(t, 1, time.Minute)
-	l.AllowAt("a", at(10*time.Second+500*time.Millisecond))
-	l.AllowAt("b", at(30*time.Second))
-	l.AllowAt("b", at(40*time.Second)) // rejected: does not extend b's life
-	if got := l.Len(); got != 2 {
-		t.Fatalf("Len = %d, want 2", got)
-	}
-	steps := []struct {
-		at   time.Duration
-		want int // reclaimed
-		live int
+	// A new bucket starts no earlier than the latest reclamation in its
+	// shard. Whether "a" shares a shard with the other key depends on the
+	// limiter's random hash seed, so each case picks its other key: one in
+	// a different shard (then "a" restarts at the sweep that reclaimed it,
+	// 71s) and one in the same shard (then at the later sweep that
+	// reclaimed the other key, 91s). With one shard, every key shares it.
+	cases := []struct {
+		name      string
+		opts      []Option
+		sameShard bool
+		want      time.Duration // retry-after of "a"'s second request at 91s
 	}{
-		{70*time.Second + 999*time.Millisecond, 0, 2}, // a's slot [10s,11s) still counts
-		{71 * time.Second, 1, 1},
-		{89 * time.Second, 0, 1},
-		{91 * time.Second, 1, 0},
+		{"other shard", nil, false, 41 * time.Second}, // counted in the slot [71s,72s)
+		{"same shard", nil, true, 61 * time.Second},   // counted in the slot [91s,92s)
+		{"one shard", []Option{WithMaxBuckets(1000)}, true, 61 * time.Second},
 	}
-	for _, s := range steps {
-		if got := l.Sweep(at(s.at)); got != s.want {
-			t.Errorf("Sweep(%v) = %d, want %d", s.at, got, s.want)
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			l := mustLimiter(t, 1, time.Minute, c.opts...)
+			other := keyInShard(t, l, "a", c.sameShard)
+			l.AllowAt("a", at(10*time.Second+500*time.Millisecond))
+			l.AllowAt(other, at(30*time.Second))
+			l.AllowAt(other, at(40*time.Second)) // rejected: does not extend its life
+			if got := l.Len(); got != 2 {
+				t.Fatalf("Len = %d, want 2", got)
+			}
+			steps := []struct {
+				at   time.Duration
+				want int // reclaimed
+				live int
+			}{
+				{70*time.Second + 999*time.Millisecond, 0, 2}, // a's slot [10s,11s) still counts
+				{71 * time.Second, 1, 1},
+				{89 * time.Second, 0, 1},
+				{91 * time.Second, 1, 0},
+			}
+			for _, s := range steps {
+				if got := l.Sweep(at(s.at)); got != s.want {
+					t.Errorf("Sweep(%v) = %d, want %d", s.at, got, s.want)
+				}
+				if got := l.Len(); got != s.live {
+					t.Errorf("after Sweep(%v): Len = %d, want %d", s.at, got, s.live)
+				}
+			}
+			if d := l.AllowAt("a", at(0)); !d.Allowed {
+				t.Fatalf("reclaimed key: %+v", d)
+			}
+			if d := l.AllowAt("a", at(91*time.Second)); d.Allowed || d.RetryAfter != c.want {
+				t.Fatalf("reclaimed key, second request: %+v; want retry after %v", d, c.want)
+			}
+		})
+	}
+}
+
+// keyInShard returns a key that lies in key's shard of l, or in another
+// shard when same is false.
+func keyInShard(t *testing.T, l *Limiter, key string, same bool) string {
+	t.Helper()
+	shard := func(k string) uint64 { return l.hash(k).a & l.shardMask }
+	for i := range 10_000 {
+		k := fmt.Sprint("other-", i)
+		if (shard(k) == shard(key)) == same {
+			return k
 		}
-		if got := l.Len(); got != s.live {
-			t.Errorf("after Sweep(%v): Len = %d, want %d", s.at, got, s.live)
-		}
 	}
-	// A reclaimed key starts afresh, no earlier than the sweep.
-	if d := l.AllowAt("a", at(0)); !d.Allowed {
-		t.Fatalf("reclaimed key: %+v", d)
-	}
-	if d := l.AllowAt("a", at(91*time.Second)); d.Allowed || d.RetryAfter != 41*time.Second {
-		t.Fatalf("reclaimed key, second request: %+v; want 41s: counted in the slot [71s,72s) of the sweep that reclaimed it", d)
-	}
+	t.Fatalf("no key found in the %s shard as %q", map[bool]string{true: "same", false: "other"}[same], key)
+	return ""
 }
 
 func TestSweepAll(t *testing.T) {
