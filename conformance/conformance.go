@@ -91,6 +91,7 @@ func Run(t *testing.T, target Target) {
 		{"ServiceUsers", s.testServiceUsers},
 		{"BotUserAlias", s.testBotUsers},
 		{"APIKeys", s.testAPIKeys},
+		{"CertificateAuthorities", s.testCertificateAuthorities},
 		{"Pagination", s.testPagination},
 		{"Filters", s.testFilters},
 		{"Backends", s.testBackends},

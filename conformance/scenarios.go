@@ -10,11 +10,13 @@ import (
 	"encoding/json"
 	"encoding/pem"
 	"fmt"
+	"math/big"
 	"net/http"
 	"net/url"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/acctapi/acctapi"
 	"github.com/acctapi/acctapi/account"
@@ -289,6 +291,106 @@ func (s *suite) testAPIKeys(t *testing.T) {
 	wantError(t, "deleted key", r, http.StatusUnauthorized, acctapi.CodeInvalidToken)
 	_, err = keys.Get(ctx, k.ID)
 	wantAPIError(t, "get after delete", err, http.StatusNotFound, "")
+}
+
+func (s *suite) testCertificateAuthorities(t *testing.T) {
+	ctx := context.Background()
+	cas := account.NewCertificateAuthorities(s.client)
+	cn := s.name("ca")
+	notBefore := time.Now().Add(-time.Hour).Truncate(time.Second).UTC()
+	notAfter := notBefore.AddDate(1, 0, 0)
+	caPEM := newCA(t, cn, true, notBefore, notAfter)
+	ca, err := cas.Create(ctx, &account.CertificateAuthorityCreate{Description: s.name("ca"), Metadata: `{"suite":"conformance"}`, CAPEM: caPEM})
+	must(t, "create", err)
+	cleanup(t, ca.ID, func(ctx context.Context) error { return cas.Delete(ctx, ca.ID) })
+	if !strings.HasPrefix(ca.ID, "ca_") || ca.CAPEM != caPEM || ca.Description != s.name("ca") || ca.CreatedAt.IsZero() {
+		t.Errorf("created %+v: want a ca_ id and the PEM and description sent", ca)
+	}
+	if want := s.target.BaseURL + "/certificate_authorities/" + ca.ID; ca.URI != want {
+		t.Errorf("uri %q, want %q", ca.URI, want)
+	}
+	// The server reads the certificate.
+	if ca.SubjectCommonName != cn || !ca.NotBefore.Equal(notBefore) || !ca.NotAfter.Equal(notAfter) {
+		t.Errorf("created: subject_common_name %q, validity %v–%v; want %q, %v–%v", ca.SubjectCommonName, ca.NotBefore, ca.NotAfter, cn, notBefore, notAfter)
+	}
+	if want := []string{"digital_signature", "cert_sign", "crl_sign"}; !slices.Equal(ca.KeyUsages, want) {
+		t.Errorf("key_usages %v, want %v", ca.KeyUsages, want)
+	}
+	if want := []string{"client_auth"}; !slices.Equal(ca.ExtendedKeyUsages, want) {
+		t.Errorf("extended_key_usages %v, want %v", ca.ExtendedKeyUsages, want)
+	}
+	got, err := cas.Get(ctx, ca.ID)
+	must(t, "get", err)
+	if got.ID != ca.ID || got.CAPEM != ca.CAPEM || got.SubjectCommonName != cn || !got.NotBefore.Equal(ca.NotBefore) || !got.NotAfter.Equal(ca.NotAfter) ||
+		!slices.Equal(got.KeyUsages, ca.KeyUsages) || !slices.Equal(got.ExtendedKeyUsages, ca.ExtendedKeyUsages) || got.Metadata != ca.Metadata {
+		t.Errorf("get = %+v, want %+v", got, ca)
+	}
+
+	other, err := cas.Create(ctx, &account.CertificateAuthorityCreate{Description: s.name("ca", "other"),
+		CAPEM: newCA(t, s.name("ca", "other"), true, notBefore, notAfter)})
+	must(t, "create second", err)
+	cleanup(t, other.ID, func(ctx context.Context) error { return cas.Delete(ctx, other.ID) })
+	page, err := cas.Page(ctx, &acctapi.FilterOptions{Filter: fmt.Sprintf("obj.subject_common_name == %q", cn)})
+	must(t, "list filtered on subject_common_name", err)
+	if len(page.CertificateAuthorities) != 1 || page.CertificateAuthorities[0].ID != ca.ID {
+		t.Errorf("filter on subject_common_name %q: %+v, want only %s", cn, page.CertificateAuthorities, ca.ID)
+	}
+	var seen []string
+	for v, err := range cas.List(ctx, &acctapi.FilterOptions{Limit: 1, Filter: fmt.Sprintf("obj.subject_common_name.startsWith(%q) && obj.not_after > obj.not_before", cn)}) {
+		must(t, "list", err)
+		seen = append(seen, v.ID)
+	}
+	if !slices.Equal(seen, []string{other.ID, ca.ID}) {
+		t.Errorf("listed %v, want newest first %v", seen, []string{other.ID, ca.ID})
+	}
+
+	upd, err := cas.Update(ctx, &account.CertificateAuthorityUpdate{ID: ca.ID, Description: ptr(s.name("ca", "renamed")), Metadata: ptr("updated")})
+	must(t, "update", err)
+	if upd.Description != s.name("ca", "renamed") || upd.Metadata != "updated" || upd.CAPEM != ca.CAPEM || upd.SubjectCommonName != cn ||
+		!upd.NotAfter.Equal(ca.NotAfter) || !slices.Equal(upd.KeyUsages, ca.KeyUsages) {
+		t.Errorf("updated %+v: want the new description and metadata, the certificate unchanged", upd)
+	}
+	upd, err = cas.Update(ctx, &account.CertificateAuthorityUpdate{ID: ca.ID, Metadata: ptr("")})
+	must(t, "update metadata only", err)
+	if upd.Description != s.name("ca", "renamed") || upd.Metadata != "" {
+		t.Errorf("updated metadata only: %+v", upd)
+	}
+
+	// The server checks ca_pem itself: the raw client sends what the typed
+	// client's validation would refuse.
+	leaf := newCA(t, s.name("ca", "leaf"), false, notBefore, notAfter)
+	csr, _ := newCSR(t, s.name("ca", "csr"))
+	lax := account.NewCertificateAuthorities(s.rawClient(t))
+	for _, tt := range []struct{ name, pem string }{
+		{"no ca_pem", ""},
+		{"garbage", "not a certificate"},
+		{"not a CA", leaf},
+		{"a CSR", csr},
+		{"two certificates", caPEM + caPEM},
+		{"text before the PEM block", "x\n" + caPEM},
+		{"corrupt DER", strings.Replace(caPEM, "\n", "\nAAAA", 1)},
+	} {
+		_, err := lax.Create(ctx, &account.CertificateAuthorityCreate{Description: s.name("ca", "invalid"), CAPEM: tt.pem})
+		wantAPIError(t, tt.name, err, http.StatusBadRequest, acctapi.CodeInvalidValue)
+		if r := (&account.CertificateAuthorityCreate{CAPEM: tt.pem}).Validate(); r == nil {
+			t.Errorf("%s: the typed client's validation accepts it", tt.name)
+		}
+	}
+	page, err = cas.Page(ctx, &acctapi.FilterOptions{Filter: fmt.Sprintf("obj.description == %q", s.name("ca", "invalid"))})
+	must(t, "list rejected", err)
+	if len(page.CertificateAuthorities) != 0 {
+		t.Errorf("rejected creates made %+v", page.CertificateAuthorities)
+	}
+
+	must(t, "delete", cas.Delete(ctx, ca.ID))
+	_, err = cas.Get(ctx, ca.ID)
+	wantAPIError(t, "get after delete", err, http.StatusNotFound, "")
+	wantAPIError(t, "delete twice", cas.Delete(ctx, ca.ID), http.StatusNotFound, "")
+	r := s.do(t, request{method: http.MethodDelete, path: "/certificate_authorities/" + other.ID})
+	if r.status != http.StatusNoContent || len(r.body) != 0 {
+		t.Errorf("DELETE %s: %v, want 204 and no body", other.ID, r)
+	}
+	wantError(t, "GET after DELETE", s.do(t, request{method: http.MethodGet, path: "/certificate_authorities/" + other.ID}), http.StatusNotFound, "")
 }
 
 func (s *suite) rawClientKeys(t *testing.T) *account.APIKeys {
@@ -770,4 +872,25 @@ func newCSR(t *testing.T, cn string) (string, *ecdsa.PrivateKey) {
 	der, err := x509.CreateCertificateRequest(rand.Reader, &x509.CertificateRequest{Subject: pkix.Name{CommonName: cn}}, key)
 	must(t, "CSR", err)
 	return string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE REQUEST", Bytes: der})), key
+}
+
+// newCA returns a self-signed certificate for cn, PEM-encoded, valid from
+// notBefore to notAfter: a CA (basic constraints CA true, key usages
+// digital_signature, cert_sign and crl_sign, extended key usage
+// client_auth) when isCA, else a leaf.
+func newCA(t *testing.T, cn string, isCA bool, notBefore, notAfter time.Time) string {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	must(t, "key", err)
+	serial, err := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 64))
+	must(t, "serial", err)
+	tmpl := &x509.Certificate{SerialNumber: serial, Subject: pkix.Name{CommonName: cn}, NotBefore: notBefore, NotAfter: notAfter,
+		BasicConstraintsValid: true, IsCA: isCA, KeyUsage: x509.KeyUsageDigitalSignature,
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}}
+	if isCA {
+		tmpl.KeyUsage |= x509.KeyUsageCertSign | x509.KeyUsageCRLSign
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	must(t, "certificate", err)
+	return string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}))
 }
