@@ -47,9 +47,14 @@ type Decision struct {
 // ceil(window/60) instead, to keep buckets within 256 bytes.)
 //
 // Time is passed in, and used with nanosecond precision, from 68 years
-// before the limiter was created to 68 years after. Within a bucket, a time earlier than one already seen
-// is treated as that later time: the state is never reset and the window
-// never moves backwards.
+// before the limiter was created to 68 years after; earlier times (the zero
+// time among them) count as the earliest, later ones as the latest. Within a
+// bucket, a time earlier than one already seen is treated as that later
+// time: the state is never reset and the window never moves backwards, and
+// [Decision.RetryAfter] is still measured from the time passed in. Times are
+// meant to come from one clock: a time far ahead of the others lets the
+// limiter reclaim buckets that are idle at that time, and keys new to the
+// shard afterwards start no earlier than it.
 //
 // Memory: a bucket costs 12 bytes plus one counter per slot (1, 2 or 4
 // bytes depending on capacity), rounded up to 8 bytes and never more than
@@ -68,8 +73,12 @@ type Decision struct {
 // evenly among the limiter's shards). When a shard is full, even after
 // reclaiming what it can, requests for keys without a bucket share that
 // shard's one overflow bucket: the limit still holds for every key, but
-// those keys also limit each other until room is freed. Existing buckets are
-// never evicted early, so a flood of new keys cannot reset anyone's limit.
+// those keys also limit each other until room is freed. A key that later
+// gets a bucket of its own inherits what the overflow bucket still counts,
+// so nothing it was admitted through the overflow bucket is forgotten.
+// Existing buckets are never evicted early, so a flood of new keys cannot
+// reset anyone's limit, and at the cap the shard is scanned for idle buckets
+// at most once per second.
 //
 // A Limiter is safe for concurrent use by multiple goroutines; keys are
 // spread over independently locked shards. The zero value is not usable;
@@ -87,6 +96,7 @@ type Limiter struct {
 	seed      maphash.Seed
 	seed2     maphash.Seed
 	shardMask uint64
+	tmin      uint64 // the earliest time since the epoch AllowAt uses
 	t         table
 }
 
@@ -120,9 +130,26 @@ func NewLimiter(capacity int64, window time.Duration, opts ...Option) (*Limiter,
 const maxWindow = 366 * 24 * time.Hour
 
 func newLimiter(capacity int64, window time.Duration, maxBuckets int) *Limiter {
+	return newLimiterWidth(capacity, window, maxBuckets, 0)
+}
+
+// newLimiterWidth is newLimiter with the counter width in bytes forced to
+// width (1, 2 or 4) unless width is 0, so tests can drive the wider
+// counters, and the slot rule that comes with them, at small capacities.
+func newLimiterWidth(capacity int64, window time.Duration, maxBuckets, width int) *Limiter {
+	if width == 0 {
+		switch {
+		case capacity <= 1<<8-1:
+			width = 1
+		case capacity <= 1<<16-1:
+			width = 2
+		default:
+			width = 4
+		}
+	}
 	wsec := uint32(window / time.Second)
 	ssec := max(1, wsec/60)
-	if capacity > 1<<16-1 && wsec%60 != 0 {
+	if width == 4 && wsec%60 != 0 {
 		// Four-byte counters: keep the ring at 61 slots or fewer.
 		ssec = max(1, (wsec+59)/60)
 	}
@@ -156,10 +183,13 @@ func newLimiter(capacity int64, window time.Duration, maxBuckets int) *Limiter {
 		seed2:     maphash.MakeSeed(),
 		shardMask: uint64(shards - 1),
 	}
-	switch {
-	case capacity <= 1<<8-1:
+	// The earliest time the slot arithmetic below handles without
+	// wrapping: a whole window and a whole ring after the epoch.
+	l.tmin = uint64(wsec+ring*ssec) * uint64(time.Second)
+	switch width {
+	case 1:
 		l.t = newShards[uint8](shards, perShard, ring)
-	case capacity <= 1<<16-1:
+	case 2:
 		l.t = newShards[uint16](shards, perShard, ring)
 	default:
 		l.t = newShards[uint32](shards, perShard, ring)
@@ -199,11 +229,13 @@ func (l *Limiter) Len() int { return l.t.len() }
 // maxT is the latest representable time: 32-bit seconds since the epoch.
 const maxT = (1<<32 - 1) * uint64(time.Second)
 
-// since converts now to nanoseconds since the epoch.
+// since converts now to nanoseconds since the epoch, clamped to the range
+// the limiter represents (times about 68 years before its creation, the
+// zero time among them, all map to its earliest time).
 func (l *Limiter) since(now time.Time) uint64 {
 	d := now.Sub(l.epoch)
-	if d < 0 {
-		return 0
+	if d < 0 || uint64(d) < l.tmin {
+		return l.tmin
 	}
 	return min(uint64(d), maxT)
 }
@@ -263,20 +295,22 @@ type chunk struct {
 }
 
 type shard[T counter] struct {
-	mu       sync.Mutex
-	ids      index
-	cursor   int // next index slot sweepN examines
-	chunks   []chunk
-	stride   int // words per record
-	perChunk int32
-	free     []int32
-	next     int32 // records of the last chunk below next are in use
-	live     int
-	max      int
-	ring     int
-	horizon  uint64 // new buckets start no earlier than this
-	overflow int32  // -1 until needed
-	_        [64]byte
+	mu         sync.Mutex
+	ids        index
+	cursor     int // next index slot sweepN examines
+	chunks     []chunk
+	stride     int // words per record
+	perChunk   int32
+	free       []int32
+	next       int32 // records of the last chunk below next are in use
+	live       int
+	max        int
+	ring       int
+	horizon    uint64 // new buckets start no earlier than this
+	full       uint32 // when non-zero, skip full sweeps at the cap before this second
+	fullSweeps int    // full sweeps at the cap, for tests
+	overflow   int32  // -1 until needed
+	_          [64]byte
 }
 
 type shards[T counter] []shard[T]
@@ -352,10 +386,27 @@ func (s *shards[T]) allow(l *Limiter, k hkey, t uint64) Decision {
 
 // insert creates a bucket for k, or returns the overflow bucket when the
 // shard is full.
+//
+// At the cap, a full sweep runs at most once per second of t per shard:
+// a bucket can only become idle when t reaches a later second, so a flood
+// of new keys costs a few bucket examinations each, not a scan of the shard.
+//
+// A new bucket created while the overflow bucket still counts requests
+// inside the window starts as a copy of it: the key may have been admitted
+// through the overflow bucket, and those admissions must keep counting.
+// Copying can only make limiting stricter.
 func (sh *shard[T]) insert(l *Limiter, k hkey, t uint64) int32 {
 	sh.sweepN(l, t, 4)
 	if sh.live >= sh.max {
-		sh.sweepN(l, t, math.MaxInt)
+		sec := uint32(t / uint64(time.Second))
+		if sh.full == 0 || sec >= sh.full {
+			sh.sweepN(l, t, math.MaxInt)
+			sh.fullSweeps++
+			sh.full = 0
+			if sh.live >= sh.max {
+				sh.full = sec + 1
+			}
+		}
 		if sh.live >= sh.max {
 			if sh.overflow < 0 {
 				sh.overflow = sh.alloc()
@@ -365,7 +416,15 @@ func (sh *shard[T]) insert(l *Limiter, k hkey, t uint64) int32 {
 		}
 	}
 	id := sh.alloc()
-	*sh.at(id).last = max(t, sh.horizon)
+	b := sh.at(id)
+	if sh.overflow >= 0 {
+		o := sh.at(sh.overflow)
+		if !sh.idle(l, o, max(t, *o.last)) {
+			*b.last, *b.total = *o.last, *o.total
+			copy(b.slots, o.slots)
+		}
+	}
+	*b.last = max(*b.last, t, sh.horizon)
 	sh.ids.put(k, id)
 	sh.live++
 	return id
@@ -454,8 +513,13 @@ func (l *Limiter) slotOf(t uint64) uint32 {
 }
 
 // update applies one request at time t to bucket b.
+//
+// A time earlier than the bucket's latest is treated as that latest time;
+// the retry delay is still measured from the caller's time, so that
+// waiting it out lands the retry where the bucket admits it.
 func (sh *shard[T]) update(l *Limiter, b bucket[T], t uint64) Decision {
 	last := *b.last
+	caller := t
 	t = max(t, last)
 	*b.last = t
 	cur := l.slotOf(t)
@@ -499,7 +563,7 @@ func (sh *shard[T]) update(l *Limiter, b bucket[T], t uint64) Decision {
 		}
 	}
 	free := (uint64(j+1)*uint64(l.ssec) + uint64(l.wsec)) * uint64(time.Second)
-	return Decision{RetryAfter: ceilSeconds(time.Duration(free - t))}
+	return Decision{RetryAfter: ceilSeconds(time.Duration(free - caller))}
 }
 
 // ceilSeconds rounds d up to whole seconds, with a minimum of one second.

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -173,8 +174,10 @@ func compileAction(ad actionDoc, opts []Option) (policyAction, error) {
 		if err := strictUnmarshal(ad.Config, &cd); err != nil {
 			return policyAction{}, acctapi.Invalid("config", "%v", err)
 		}
-		if cd.StatusCode < 100 || cd.StatusCode > 599 {
-			return policyAction{}, acctapi.Invalid("config.status_code", "%d is not an HTTP status code from 100 to 599", cd.StatusCode)
+		// 1xx codes are informational: net/http would send a 200 after
+		// them, not the response the policy describes.
+		if cd.StatusCode < 200 || cd.StatusCode > 599 {
+			return policyAction{}, acctapi.Invalid("config.status_code", "%d is not an HTTP status code from 200 to 599", cd.StatusCode)
 		}
 		h := make(http.Header, len(cd.Headers))
 		for k, v := range cd.Headers {
@@ -224,7 +227,7 @@ func (p *Policy) serve(w http.ResponseWriter, r *http.Request) bool {
 			if resp := act.response; resp != nil {
 				h := w.Header()
 				for k, v := range resp.headers {
-					h[k] = v
+					h[k] = slices.Clone(v) // the handler's writer may append to them
 				}
 				w.WriteHeader(resp.status)
 				_, _ = w.Write([]byte(resp.body))

@@ -212,6 +212,10 @@ func TestNewPolicyErrors(t *testing.T) {
 			[]string{"on_http_request[0].expressions[0]"}},
 		{"bad status", `{"on_http_request": [{"actions": [{"type": "custom-response", "config": {"status_code": 42}}]}]}`,
 			[]string{"on_http_request[0].actions[0].config.status_code"}},
+		{"informational status", `{"on_http_request": [{"actions": [{"type": "custom-response", "config": {"status_code": 199}}]}]}`,
+			[]string{"on_http_request[0].actions[0].config.status_code"}},
+		{"status past 599", `{"on_http_request": [{"actions": [{"type": "custom-response", "config": {"status_code": 600}}]}]}`,
+			[]string{"on_http_request[0].actions[0].config.status_code"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
