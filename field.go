@@ -20,16 +20,21 @@ var ErrInvalid = errors.New("invalid request")
 // FieldError reports one invalid member of a request. Validate methods return
 // one FieldError per broken rule, joined with [errors.Join]; use [errors.As]
 // to find the first, or [FieldErrors] to list them all.
-//
-// Field is the member's JSON path, with dots between object members and
-// [i] for list elements ("target.kinesis.auth.role.role_arn",
-// "enabled_features[2]"). Code is the contract's error code, which the fake
-// answers with. Err, when set, is the underlying cause.
 type FieldError struct {
-	Field  string
+	// Field is the member's JSON path, with dots between object members and
+	// [i] for list elements ("target.kinesis.auth.role.role_arn",
+	// "enabled_features[2]"); "" when the error is about the object validated
+	// itself.
+	Field string
+	// Reason says what is wrong with the member, lower-case and without its
+	// name, such as "is required".
 	Reason string
-	Code   string
-	Err    error
+	// Code is the contract's error code for the broken rule, which the fake
+	// answers with, such as [CodeInvalidValue].
+	Code string
+	// Err, when not nil, is the underlying cause; [FieldError.Unwrap] returns
+	// it.
+	Err error
 }
 
 // Invalid returns a FieldError for field with the generic invalid-value code

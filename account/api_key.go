@@ -13,11 +13,19 @@ import (
 // APIKey is a credential for this API. Its secret, Token, is shown only once:
 // in the response to [APIKeys.Create].
 type APIKey struct {
-	ID          string    `json:"id"`
-	URI         string    `json:"uri"`
-	Description string    `json:"description"`
-	Metadata    string    `json:"metadata"`
-	CreatedAt   time.Time `json:"created_at"`
+	// ID is set by the server: "ak_" and a suffix that sorts by creation time.
+	ID string `json:"id"`
+	// URI is the API key's absolute URL, set by the server.
+	URI string `json:"uri"`
+	// Description is a human-readable note, at most
+	// [acctapi.MaxDescriptionBytes] bytes.
+	Description string `json:"description"`
+	// Metadata is free-form machine-readable data, at most
+	// [acctapi.MaxMetadataBytes] bytes.
+	Metadata string `json:"metadata"`
+	// CreatedAt is when the server created the API key; RFC 3339 in JSON, UTC,
+	// whole seconds.
+	CreatedAt time.Time `json:"created_at"`
 	// Token is the bearer token. It is nil (JSON null) except in the
 	// response to a create request.
 	Token *string `json:"token"`
@@ -28,9 +36,13 @@ type APIKey struct {
 
 // APIKeyList is one page of API keys.
 type APIKeyList struct {
-	Keys        []APIKey `json:"keys"`
-	URI         string   `json:"uri"`
-	NextPageURI *string  `json:"next_page_uri"`
+	// Keys are the page's API keys, newest first.
+	Keys []APIKey `json:"keys"`
+	// URI is the list's absolute URL, without the query.
+	URI string `json:"uri"`
+	// NextPageURI is the absolute URL of the next page, or nil (JSON null) on
+	// the last page.
+	NextPageURI *string `json:"next_page_uri"`
 }
 
 // PageItems returns the page's API keys.
@@ -62,9 +74,13 @@ func (r *APIKeyCreate) Validate() error {
 // unchanged.
 type APIKeyUpdate struct {
 	// ID is the API key to update; it is sent in the path.
-	ID          string  `json:"id"`
+	ID string `json:"id"`
+	// Description, when not nil, replaces the description; at most
+	// [acctapi.MaxDescriptionBytes] bytes.
 	Description *string `json:"description,omitempty"`
-	Metadata    *string `json:"metadata,omitempty"`
+	// Metadata, when not nil, replaces the metadata; at most
+	// [acctapi.MaxMetadataBytes] bytes.
+	Metadata *string `json:"metadata,omitempty"`
 }
 
 // Validate checks the request against the API's rules.

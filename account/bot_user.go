@@ -31,9 +31,13 @@ type BotUserUpdate = ServiceUserUpdate
 //
 // Deprecated: Use [ServiceUserList].
 type BotUserList struct {
-	BotUsers    []BotUser `json:"bot_users"`
-	URI         string    `json:"uri"`
-	NextPageURI *string   `json:"next_page_uri"`
+	// BotUsers are the page's bot users, newest first.
+	BotUsers []BotUser `json:"bot_users"`
+	// URI is the list's absolute URL, without the query.
+	URI string `json:"uri"`
+	// NextPageURI is the absolute URL of the next page, or nil (JSON null) on
+	// the last page.
+	NextPageURI *string `json:"next_page_uri"`
 }
 
 // PageItems returns the page's bot users.

@@ -18,11 +18,19 @@ import (
 // verify client certificates (mutual TLS). The members of the embedded
 // [CAInfo] are read from CAPEM by the server.
 type CertificateAuthority struct {
-	ID          string    `json:"id"`
-	URI         string    `json:"uri"`
-	CreatedAt   time.Time `json:"created_at"`
-	Description string    `json:"description"`
-	Metadata    string    `json:"metadata"`
+	// ID is set by the server: "ca_" and a suffix that sorts by creation time.
+	ID string `json:"id"`
+	// URI is the certificate authority's absolute URL, set by the server.
+	URI string `json:"uri"`
+	// CreatedAt is when the server created the certificate authority; RFC 3339
+	// in JSON, UTC, whole seconds.
+	CreatedAt time.Time `json:"created_at"`
+	// Description is a human-readable note, at most
+	// [acctapi.MaxDescriptionBytes] bytes.
+	Description string `json:"description"`
+	// Metadata is free-form machine-readable data, at most
+	// [acctapi.MaxMetadataBytes] bytes.
+	Metadata string `json:"metadata"`
 	// CAPEM is the CA certificate, PEM-encoded, as uploaded.
 	CAPEM string `json:"ca_pem"`
 	CAInfo
@@ -34,9 +42,10 @@ type CertificateAuthority struct {
 type CAInfo struct {
 	// SubjectCommonName is the certificate's subject CN.
 	SubjectCommonName string `json:"subject_common_name"`
-	// NotBefore and NotAfter bound the certificate's validity, in UTC.
+	// NotBefore is when the certificate becomes valid, in UTC.
 	NotBefore time.Time `json:"not_before"`
-	NotAfter  time.Time `json:"not_after"`
+	// NotAfter is when the certificate expires, in UTC.
+	NotAfter time.Time `json:"not_after"`
 	// KeyUsages names the key usage bits set, in bit order, in lower-case
 	// snake case: digital_signature, content_commitment, key_encipherment,
 	// data_encipherment, key_agreement, cert_sign, crl_sign, encipher_only,
@@ -126,9 +135,14 @@ var extKeyUsageNames = map[x509.ExtKeyUsage]string{
 
 // CertificateAuthorityList is one page of certificate authorities.
 type CertificateAuthorityList struct {
+	// CertificateAuthorities are the page's certificate authorities, newest
+	// first.
 	CertificateAuthorities []CertificateAuthority `json:"certificate_authorities"`
-	URI                    string                 `json:"uri"`
-	NextPageURI            *string                `json:"next_page_uri"`
+	// URI is the list's absolute URL, without the query.
+	URI string `json:"uri"`
+	// NextPageURI is the absolute URL of the next page, or nil (JSON null) on
+	// the last page.
+	NextPageURI *string `json:"next_page_uri"`
 }
 
 // PageItems returns the page's certificate authorities.
@@ -174,9 +188,13 @@ func checkCAPEM(s string) error {
 // are left unchanged; the certificate itself cannot be changed.
 type CertificateAuthorityUpdate struct {
 	// ID is the certificate authority to update; it is sent in the path.
-	ID          string  `json:"id"`
+	ID string `json:"id"`
+	// Description, when not nil, replaces the description; at most
+	// [acctapi.MaxDescriptionBytes] bytes.
 	Description *string `json:"description,omitempty"`
-	Metadata    *string `json:"metadata,omitempty"`
+	// Metadata, when not nil, replaces the metadata; at most
+	// [acctapi.MaxMetadataBytes] bytes.
+	Metadata *string `json:"metadata,omitempty"`
 }
 
 // Validate checks the request against the API's rules.

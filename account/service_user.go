@@ -15,18 +15,30 @@ const MaxNameBytes = 255
 // ServiceUser is a non-human principal of the account that API keys can
 // belong to.
 type ServiceUser struct {
-	ID        string    `json:"id"`
-	URI       string    `json:"uri"`
-	Name      string    `json:"name"`
-	Active    bool      `json:"active"`
+	// ID is set by the server: "service_" and a suffix that sorts by creation
+	// time.
+	ID string `json:"id"`
+	// URI is the service user's absolute URL, set by the server.
+	URI string `json:"uri"`
+	// Name is 1 to [MaxNameBytes] bytes, unique within the account.
+	Name string `json:"name"`
+	// Active is false for a deactivated service user, whose API keys are then
+	// refused with 403 Forbidden.
+	Active bool `json:"active"`
+	// CreatedAt is when the server created the service user; RFC 3339 in JSON,
+	// UTC, whole seconds.
 	CreatedAt time.Time `json:"created_at"`
 }
 
 // ServiceUserList is one page of service users.
 type ServiceUserList struct {
+	// ServiceUsers are the page's service users, newest first.
 	ServiceUsers []ServiceUser `json:"service_users"`
-	URI          string        `json:"uri"`
-	NextPageURI  *string       `json:"next_page_uri"`
+	// URI is the list's absolute URL, without the query.
+	URI string `json:"uri"`
+	// NextPageURI is the absolute URL of the next page, or nil (JSON null) on
+	// the last page.
+	NextPageURI *string `json:"next_page_uri"`
 }
 
 // PageItems returns the page's service users.
@@ -52,9 +64,13 @@ func (r *ServiceUserCreate) Validate() error {
 // unchanged.
 type ServiceUserUpdate struct {
 	// ID is the service user to update; it is sent in the path.
-	ID     string  `json:"id"`
-	Name   *string `json:"name,omitempty"`
-	Active *bool   `json:"active,omitempty"`
+	ID string `json:"id"`
+	// Name, when not nil, renames the service user, with the rules of
+	// [ServiceUserCreate.Name].
+	Name *string `json:"name,omitempty"`
+	// Active, when not nil, activates (true) or deactivates (false) the
+	// service user.
+	Active *bool `json:"active,omitempty"`
 }
 
 // Validate checks the request against the API's rules.

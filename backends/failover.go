@@ -14,20 +14,33 @@ import (
 // Failover is a backend that sends traffic to the first of its child
 // backends, in order, that accepts a connection.
 type Failover struct {
-	ID          string    `json:"id"`
-	URI         string    `json:"uri"`
-	CreatedAt   time.Time `json:"created_at"`
-	Description string    `json:"description"`
-	Metadata    string    `json:"metadata"`
+	// ID is set by the server: "bkdfo_" and a suffix that sorts by creation
+	// time.
+	ID string `json:"id"`
+	// URI is the failover backend's absolute URL, set by the server.
+	URI string `json:"uri"`
+	// CreatedAt is when the server created the failover backend; RFC 3339 in
+	// JSON, UTC, whole seconds.
+	CreatedAt time.Time `json:"created_at"`
+	// Description is a human-readable note, at most
+	// [acctapi.MaxDescriptionBytes] bytes.
+	Description string `json:"description"`
+	// Metadata is free-form machine-readable data, at most
+	// [acctapi.MaxMetadataBytes] bytes.
+	Metadata string `json:"metadata"`
 	// Backends are the ids of the child backends, of any kind, in order.
 	Backends []string `json:"backends"`
 }
 
 // FailoverList is one page of failover backends.
 type FailoverList struct {
-	Backends    []Failover `json:"backends"`
-	URI         string     `json:"uri"`
-	NextPageURI *string    `json:"next_page_uri"`
+	// Backends are the page's failover backends, newest first.
+	Backends []Failover `json:"backends"`
+	// URI is the list's absolute URL, without the query.
+	URI string `json:"uri"`
+	// NextPageURI is the absolute URL of the next page, or nil (JSON null) on
+	// the last page.
+	NextPageURI *string `json:"next_page_uri"`
 }
 
 // PageItems returns the page's failover backends.
@@ -61,9 +74,13 @@ func (r *FailoverCreate) Validate() error {
 // unchanged.
 type FailoverUpdate struct {
 	// ID is the failover backend to update; it is sent in the path.
-	ID          string  `json:"id"`
+	ID string `json:"id"`
+	// Description, when not nil, replaces the description; at most
+	// [acctapi.MaxDescriptionBytes] bytes.
 	Description *string `json:"description,omitempty"`
-	Metadata    *string `json:"metadata,omitempty"`
+	// Metadata, when not nil, replaces the metadata; at most
+	// [acctapi.MaxMetadataBytes] bytes.
+	Metadata *string `json:"metadata,omitempty"`
 	// Backends, when not nil, replaces the child backends, with the rules
 	// of [FailoverCreate.Backends]; it must not hold ID itself. A pointer
 	// to an empty slice removes every child.

@@ -16,11 +16,20 @@ import (
 // HTTPResponse is a backend that answers every request itself with a fixed
 // status, headers and body.
 type HTTPResponse struct {
-	ID          string    `json:"id"`
-	URI         string    `json:"uri"`
-	CreatedAt   time.Time `json:"created_at"`
-	Description string    `json:"description"`
-	Metadata    string    `json:"metadata"`
+	// ID is set by the server: "bkdhr_" and a suffix that sorts by creation
+	// time.
+	ID string `json:"id"`
+	// URI is the HTTP response backend's absolute URL, set by the server.
+	URI string `json:"uri"`
+	// CreatedAt is when the server created the HTTP response backend; RFC 3339
+	// in JSON, UTC, whole seconds.
+	CreatedAt time.Time `json:"created_at"`
+	// Description is a human-readable note, at most
+	// [acctapi.MaxDescriptionBytes] bytes.
+	Description string `json:"description"`
+	// Metadata is free-form machine-readable data, at most
+	// [acctapi.MaxMetadataBytes] bytes.
+	Metadata string `json:"metadata"`
 	// Body is the response body.
 	Body string `json:"body"`
 	// Headers are the response headers, by name.
@@ -31,9 +40,13 @@ type HTTPResponse struct {
 
 // HTTPResponseList is one page of HTTP response backends.
 type HTTPResponseList struct {
-	Backends    []HTTPResponse `json:"backends"`
-	URI         string         `json:"uri"`
-	NextPageURI *string        `json:"next_page_uri"`
+	// Backends are the page's HTTP response backends, newest first.
+	Backends []HTTPResponse `json:"backends"`
+	// URI is the list's absolute URL, without the query.
+	URI string `json:"uri"`
+	// NextPageURI is the absolute URL of the next page, or nil (JSON null) on
+	// the last page.
+	NextPageURI *string `json:"next_page_uri"`
 }
 
 // PageItems returns the page's HTTP response backends.
@@ -48,7 +61,8 @@ type HTTPResponseCreate struct {
 	Description string `json:"description,omitempty"`
 	// Metadata is at most [acctapi.MaxMetadataBytes] bytes.
 	Metadata string `json:"metadata,omitempty"`
-	Body     string `json:"body,omitempty"`
+	// Body is the fixed response body; empty for none.
+	Body string `json:"body,omitempty"`
 	// Headers maps header names (HTTP tokens) to values without CR, LF or
 	// NUL.
 	Headers map[string]string `json:"headers,omitempty"`
@@ -76,14 +90,20 @@ func (r *HTTPResponseCreate) Validate() error {
 // unchanged; the rules are those of [HTTPResponseCreate].
 type HTTPResponseUpdate struct {
 	// ID is the HTTP response backend to update; it is sent in the path.
-	ID          string  `json:"id"`
+	ID string `json:"id"`
+	// Description, when not nil, replaces the description; at most
+	// [acctapi.MaxDescriptionBytes] bytes.
 	Description *string `json:"description,omitempty"`
-	Metadata    *string `json:"metadata,omitempty"`
-	Body        *string `json:"body,omitempty"`
+	// Metadata, when not nil, replaces the metadata; at most
+	// [acctapi.MaxMetadataBytes] bytes.
+	Metadata *string `json:"metadata,omitempty"`
+	// Body, when not nil, replaces the response body.
+	Body *string `json:"body,omitempty"`
 	// Headers, when not nil, replaces every header; a pointer to an empty
 	// map removes them all.
-	Headers    *map[string]string `json:"headers,omitempty"`
-	StatusCode *int               `json:"status_code,omitempty"`
+	Headers *map[string]string `json:"headers,omitempty"`
+	// StatusCode, when not nil, replaces the response status, 100 to 599.
+	StatusCode *int `json:"status_code,omitempty"`
 }
 
 // Validate checks the request against the API's rules.

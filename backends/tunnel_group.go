@@ -15,11 +15,20 @@ import (
 // TunnelGroup is a backend that balances traffic over the account's tunnels
 // whose labels include all of its labels.
 type TunnelGroup struct {
-	ID          string    `json:"id"`
-	URI         string    `json:"uri"`
-	CreatedAt   time.Time `json:"created_at"`
-	Description string    `json:"description"`
-	Metadata    string    `json:"metadata"`
+	// ID is set by the server: "bkdtg_" and a suffix that sorts by creation
+	// time.
+	ID string `json:"id"`
+	// URI is the tunnel group backend's absolute URL, set by the server.
+	URI string `json:"uri"`
+	// CreatedAt is when the server created the tunnel group backend; RFC 3339
+	// in JSON, UTC, whole seconds.
+	CreatedAt time.Time `json:"created_at"`
+	// Description is a human-readable note, at most
+	// [acctapi.MaxDescriptionBytes] bytes.
+	Description string `json:"description"`
+	// Metadata is free-form machine-readable data, at most
+	// [acctapi.MaxMetadataBytes] bytes.
+	Metadata string `json:"metadata"`
 	// Labels are the labels a tunnel must carry to join, such as app=foo.
 	Labels map[string]string `json:"labels"`
 	// Tunnels are the tunnels that carry every label now.
@@ -28,9 +37,13 @@ type TunnelGroup struct {
 
 // TunnelGroupList is one page of tunnel group backends.
 type TunnelGroupList struct {
-	Backends    []TunnelGroup `json:"backends"`
-	URI         string        `json:"uri"`
-	NextPageURI *string       `json:"next_page_uri"`
+	// Backends are the page's tunnel group backends, newest first.
+	Backends []TunnelGroup `json:"backends"`
+	// URI is the list's absolute URL, without the query.
+	URI string `json:"uri"`
+	// NextPageURI is the absolute URL of the next page, or nil (JSON null) on
+	// the last page.
+	NextPageURI *string `json:"next_page_uri"`
 }
 
 // PageItems returns the page's tunnel group backends.
@@ -63,9 +76,13 @@ func (r *TunnelGroupCreate) Validate() error {
 // unchanged.
 type TunnelGroupUpdate struct {
 	// ID is the tunnel group backend to update; it is sent in the path.
-	ID          string  `json:"id"`
+	ID string `json:"id"`
+	// Description, when not nil, replaces the description; at most
+	// [acctapi.MaxDescriptionBytes] bytes.
 	Description *string `json:"description,omitempty"`
-	Metadata    *string `json:"metadata,omitempty"`
+	// Metadata, when not nil, replaces the metadata; at most
+	// [acctapi.MaxMetadataBytes] bytes.
+	Metadata *string `json:"metadata,omitempty"`
 	// Labels, when not nil, replaces every label, with the rules of
 	// [TunnelGroupCreate.Labels].
 	Labels *map[string]string `json:"labels,omitempty"`

@@ -16,13 +16,23 @@ const FormatJSON = "JSON"
 
 // Destination is where and how the account's events are delivered.
 type Destination struct {
-	ID          string    `json:"id"`
-	URI         string    `json:"uri"`
-	CreatedAt   time.Time `json:"created_at"`
-	Description string    `json:"description"`
-	Metadata    string    `json:"metadata"`
+	// ID is set by the server: "ed_" and a suffix that sorts by creation time.
+	ID string `json:"id"`
+	// URI is the destination's absolute URL, set by the server.
+	URI string `json:"uri"`
+	// CreatedAt is when the server created the destination; RFC 3339 in JSON,
+	// UTC, whole seconds.
+	CreatedAt time.Time `json:"created_at"`
+	// Description is a human-readable note, at most
+	// [acctapi.MaxDescriptionBytes] bytes.
+	Description string `json:"description"`
+	// Metadata is free-form machine-readable data, at most
+	// [acctapi.MaxMetadataBytes] bytes.
+	Metadata string `json:"metadata"`
 	// Format is the serialization of delivered events; always [FormatJSON].
 	Format string `json:"format"`
+	// Target is where and how events are sent; exactly one of its members is
+	// set.
 	Target Target `json:"target"`
 }
 
@@ -30,16 +40,25 @@ type Destination struct {
 // nil, and they are encoded as JSON null rather than left out, as the API
 // does.
 type Target struct {
-	Firehose           *Firehose           `json:"firehose"`
-	Kinesis            *Kinesis            `json:"kinesis"`
-	CloudWatchLogs     *CloudWatchLogs     `json:"cloudwatch_logs"`
-	S3                 *S3                 `json:"s3"`
-	Monitoring         *Monitoring         `json:"monitoring"`
+	// Firehose sends events to a delivery stream.
+	Firehose *Firehose `json:"firehose"`
+	// Kinesis sends events to a data stream.
+	Kinesis *Kinesis `json:"kinesis"`
+	// CloudWatchLogs sends events to a log group.
+	CloudWatchLogs *CloudWatchLogs `json:"cloudwatch_logs"`
+	// S3 writes events as objects to a storage bucket, a historic kind the API
+	// still accepts.
+	S3 *S3 `json:"s3"`
+	// Monitoring sends events to a monitoring service.
+	Monitoring *Monitoring `json:"monitoring"`
+	// CloudLogsIngestion sends events to a log ingestion endpoint.
 	CloudLogsIngestion *CloudLogsIngestion `json:"cloud_logs_ingestion"`
 }
 
 // Firehose delivers events to a cloud delivery stream.
 type Firehose struct {
+	// Auth is how the service gets access to the delivery stream: exactly one
+	// of its Role and Creds is set.
 	Auth CloudAuth `json:"auth"`
 	// DeliveryStreamARN is required.
 	DeliveryStreamARN string `json:"delivery_stream_arn"`
@@ -47,6 +66,8 @@ type Firehose struct {
 
 // Kinesis delivers events to a cloud data stream.
 type Kinesis struct {
+	// Auth is how the service gets access to the stream: exactly one of its
+	// Role and Creds is set.
 	Auth CloudAuth `json:"auth"`
 	// StreamARN is required.
 	StreamARN string `json:"stream_arn"`
@@ -54,6 +75,8 @@ type Kinesis struct {
 
 // CloudWatchLogs delivers events to a cloud log group.
 type CloudWatchLogs struct {
+	// Auth is how the service gets access to the log group: exactly one of its
+	// Role and Creds is set.
 	Auth CloudAuth `json:"auth"`
 	// LogGroupARN is required.
 	LogGroupARN string `json:"log_group_arn"`
@@ -61,9 +84,12 @@ type CloudWatchLogs struct {
 
 // S3 delivers events as objects in a cloud storage bucket.
 type S3 struct {
+	// Auth is how the service gets access to the bucket: exactly one of its
+	// Role and Creds is set.
 	Auth CloudAuth `json:"auth"`
 	// BucketARN is required.
-	BucketARN    string `json:"bucket_arn"`
+	BucketARN string `json:"bucket_arn"`
+	// ObjectPrefix begins the name of every object written; optional.
 	ObjectPrefix string `json:"object_prefix"`
 	// Compression gzips each object.
 	Compression bool `json:"compression"`
@@ -76,27 +102,40 @@ type S3 struct {
 // Monitoring delivers events to a monitoring service.
 type Monitoring struct {
 	// APIKey is required.
-	APIKey  string `json:"api_key"`
-	Tags    string `json:"tags"`
+	APIKey string `json:"api_key"`
+	// Tags are sent with every event, as one string; optional.
+	Tags string `json:"tags"`
+	// Service is the service name sent with every event; optional.
 	Service string `json:"service"`
-	Site    string `json:"site"`
+	// Site is the monitoring site events are sent to; optional.
+	Site string `json:"site"`
 }
 
 // CloudLogsIngestion delivers events to a cloud log ingestion endpoint.
 // Every member is required.
 type CloudLogsIngestion struct {
-	TenantID                 string `json:"tenant_id"`
-	ClientID                 string `json:"client_id"`
-	ClientSecret             string `json:"client_secret"`
-	LogsIngestionURI         string `json:"logs_ingestion_uri"`
-	DataCollectionRuleID     string `json:"data_collection_rule_id"`
+	// TenantID is the tenant of the client identity the service signs in as.
+	TenantID string `json:"tenant_id"`
+	// ClientID is the id of the client identity the service signs in as.
+	ClientID string `json:"client_id"`
+	// ClientSecret is the secret of that client identity.
+	ClientSecret string `json:"client_secret"`
+	// LogsIngestionURI is the URL of the endpoint that ingests the logs.
+	LogsIngestionURI string `json:"logs_ingestion_uri"`
+	// DataCollectionRuleID is the id of the data collection rule that receives
+	// the events.
+	DataCollectionRuleID string `json:"data_collection_rule_id"`
+	// DataCollectionStreamName is the rule's stream that the events are sent
+	// to.
 	DataCollectionStreamName string `json:"data_collection_stream_name"`
 }
 
 // CloudAuth is how the service authenticates to a cloud target: exactly one
 // of Role and Creds is set; the other is encoded as null.
 type CloudAuth struct {
-	Role  *Role  `json:"role"`
+	// Role, when set, has the service assume a role to deliver.
+	Role *Role `json:"role"`
+	// Creds, when set, has the service deliver with long-term access keys.
 	Creds *Creds `json:"creds"`
 }
 
@@ -108,15 +147,23 @@ type Role struct {
 
 // Creds are long-term cloud access keys; both members are required.
 type Creds struct {
-	AccessKeyID     string `json:"cloud_access_key_id"`
+	// AccessKeyID is the access key's id (JSON cloud_access_key_id).
+	AccessKeyID string `json:"cloud_access_key_id"`
+	// SecretAccessKey is the access key's secret (JSON
+	// cloud_secret_access_key).
 	SecretAccessKey string `json:"cloud_secret_access_key"`
 }
 
 // DestinationList is one page of event destinations.
 type DestinationList struct {
+	// Destinations are the page's destinations, newest first (JSON
+	// event_destinations).
 	Destinations []Destination `json:"event_destinations"`
-	URI          string        `json:"uri"`
-	NextPageURI  *string       `json:"next_page_uri"`
+	// URI is the list's absolute URL, without the query.
+	URI string `json:"uri"`
+	// NextPageURI is the absolute URL of the next page, or nil (JSON null) on
+	// the last page.
+	NextPageURI *string `json:"next_page_uri"`
 }
 
 // PageItems returns the page's destinations.
@@ -159,9 +206,13 @@ func (r *DestinationCreate) Normalize() {
 // unchanged.
 type DestinationUpdate struct {
 	// ID is the destination to update; it is sent in the path.
-	ID          string  `json:"id"`
+	ID string `json:"id"`
+	// Description, when not nil, replaces the description; at most
+	// [acctapi.MaxDescriptionBytes] bytes.
 	Description *string `json:"description,omitempty"`
-	Metadata    *string `json:"metadata,omitempty"`
+	// Metadata, when not nil, replaces the metadata; at most
+	// [acctapi.MaxMetadataBytes] bytes.
+	Metadata *string `json:"metadata,omitempty"`
 	// Format, when set, is [FormatJSON] in any letter case.
 	Format *string `json:"format,omitempty"`
 	// Target, when set, replaces the whole target and must set exactly one

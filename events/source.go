@@ -13,13 +13,17 @@ import (
 type Source struct {
 	// Type is one of [Types].
 	Type string `json:"type"`
-	URI  string `json:"uri"`
+	// URI is the source's absolute URL, under its subscription's, set by the
+	// server.
+	URI string `json:"uri"`
 }
 
 // SourceList is every source of one subscription; it is not paged.
 type SourceList struct {
+	// Sources are every source of the subscription.
 	Sources []Source `json:"sources"`
-	URI     string   `json:"uri"`
+	// URI is the absolute URL of the subscription's sources.
+	URI string `json:"uri"`
 }
 
 // SourceCreate is the body of a create request.
@@ -38,8 +42,11 @@ func (r *SourceCreate) Validate() error { return checkEventType("type", r.Type) 
 // source and are sent in the path as well as the body; a source has no
 // other writable member.
 type SourceUpdate struct {
+	// SubscriptionID is the id of the subscription the source belongs to;
+	// required.
 	SubscriptionID string `json:"subscription_id"`
-	Type           string `json:"type"`
+	// Type is the source's event type, one of [Types]; required.
+	Type string `json:"type"`
 }
 
 // Validate checks the request against the API's rules.

@@ -12,20 +12,36 @@ import (
 
 // Subscription sends events of its sources' types to its destinations.
 type Subscription struct {
-	ID           string        `json:"id"`
-	URI          string        `json:"uri"`
-	CreatedAt    time.Time     `json:"created_at"`
-	Description  string        `json:"description"`
-	Metadata     string        `json:"metadata"`
-	Sources      []Source      `json:"sources"`
+	// ID is set by the server: "esb_" and a suffix that sorts by creation
+	// time.
+	ID string `json:"id"`
+	// URI is the subscription's absolute URL, set by the server.
+	URI string `json:"uri"`
+	// CreatedAt is when the server created the subscription; RFC 3339 in JSON,
+	// UTC, whole seconds.
+	CreatedAt time.Time `json:"created_at"`
+	// Description is a human-readable note, at most
+	// [acctapi.MaxDescriptionBytes] bytes.
+	Description string `json:"description"`
+	// Metadata is free-form machine-readable data, at most
+	// [acctapi.MaxMetadataBytes] bytes.
+	Metadata string `json:"metadata"`
+	// Sources are the event types the subscription triggers on.
+	Sources []Source `json:"sources"`
+	// Destinations refer to the destinations the events are sent to.
 	Destinations []acctapi.Ref `json:"destinations"`
 }
 
 // SubscriptionList is one page of event subscriptions.
 type SubscriptionList struct {
+	// Subscriptions are the page's subscriptions, newest first (JSON
+	// event_subscriptions).
 	Subscriptions []Subscription `json:"event_subscriptions"`
-	URI           string         `json:"uri"`
-	NextPageURI   *string        `json:"next_page_uri"`
+	// URI is the list's absolute URL, without the query.
+	URI string `json:"uri"`
+	// NextPageURI is the absolute URL of the next page, or nil (JSON null) on
+	// the last page.
+	NextPageURI *string `json:"next_page_uri"`
 }
 
 // PageItems returns the page's subscriptions.
@@ -68,11 +84,19 @@ func (r *SubscriptionCreate) Validate() error {
 // unchanged; a non-nil empty list clears it.
 type SubscriptionUpdate struct {
 	// ID is the subscription to update; it is sent in the path.
-	ID             string                `json:"id"`
-	Description    *string               `json:"description,omitempty"`
-	Metadata       *string               `json:"metadata,omitempty"`
-	Sources        *[]SubscriptionSource `json:"sources,omitempty"`
-	DestinationIDs *[]string             `json:"destination_ids,omitempty"`
+	ID string `json:"id"`
+	// Description, when not nil, replaces the description; at most
+	// [acctapi.MaxDescriptionBytes] bytes.
+	Description *string `json:"description,omitempty"`
+	// Metadata, when not nil, replaces the metadata; at most
+	// [acctapi.MaxMetadataBytes] bytes.
+	Metadata *string `json:"metadata,omitempty"`
+	// Sources, when not nil, replaces every source, with the rules of
+	// [SubscriptionCreate.Sources].
+	Sources *[]SubscriptionSource `json:"sources,omitempty"`
+	// DestinationIDs, when not nil, replaces the destinations, with the rules
+	// of [SubscriptionCreate.DestinationIDs].
+	DestinationIDs *[]string `json:"destination_ids,omitempty"`
 }
 
 // Validate checks the request against the API's rules.

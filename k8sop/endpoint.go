@@ -12,44 +12,79 @@ import (
 // members named as in JSON (endpoint.url, endpoint.bindings, ...); a nil
 // reference reads as a reference with empty members.
 type Endpoint struct {
-	ID        string    `json:"id"`
-	URI       string    `json:"uri"`
-	Region    string    `json:"region"`
+	// ID is set by the server: "ep_" and a suffix that sorts by creation time.
+	ID string `json:"id"`
+	// URI is the endpoint's absolute URL, set by the server.
+	URI string `json:"uri"`
+	// Region is the region the endpoint is served from.
+	Region string `json:"region"`
+	// CreatedAt is when the server created the endpoint; RFC 3339 in JSON,
+	// UTC, whole seconds.
 	CreatedAt time.Time `json:"created_at"`
+	// UpdatedAt is when the endpoint last changed, set by the server.
 	UpdatedAt time.Time `json:"updated_at"`
 	// PublicURL is deprecated by the API in favour of URL.
 	PublicURL string `json:"public_url"`
 	// Proto is http, https, tcp or tls.
-	Proto    string `json:"proto"`
-	Scheme   string `json:"scheme"`
+	Proto string `json:"proto"`
+	// Scheme is the scheme of URL, such as https.
+	Scheme string `json:"scheme"`
+	// HostPort is Host and Port as "host:port" (JSON hostport).
 	HostPort string `json:"hostport"`
-	Host     string `json:"host"`
-	Port     int64  `json:"port"`
+	// Host is the host name of URL.
+	Host string `json:"host"`
+	// Port is the port of URL.
+	Port int64 `json:"port"`
 	// Type is such as ephemeral, edge, cloud or agent.
-	Type          string       `json:"type"`
-	Metadata      string       `json:"metadata"`
-	Description   string       `json:"description"`
-	Domain        *acctapi.Ref `json:"domain"`
-	TCPAddr       *acctapi.Ref `json:"tcp_addr"`
-	Tunnel        *acctapi.Ref `json:"tunnel"`
-	Edge          *acctapi.Ref `json:"edge"`
-	UpstreamURL   string       `json:"upstream_url"`
-	UpstreamProto string       `json:"upstream_protocol"`
-	URL           string       `json:"url"`
-	Principal     acctapi.Ref  `json:"principal"`
-	TrafficPolicy string       `json:"traffic_policy"`
+	Type string `json:"type"`
+	// Metadata is free-form machine-readable data, at most
+	// [acctapi.MaxMetadataBytes] bytes.
+	Metadata string `json:"metadata"`
+	// Description is a human-readable note, at most
+	// [acctapi.MaxDescriptionBytes] bytes.
+	Description string `json:"description"`
+	// Domain refers to the reserved domain the endpoint is served on, or is
+	// nil.
+	Domain *acctapi.Ref `json:"domain"`
+	// TCPAddr refers to the reserved TCP address the endpoint is served on, or
+	// is nil.
+	TCPAddr *acctapi.Ref `json:"tcp_addr"`
+	// Tunnel refers to the tunnel that serves the endpoint, or is nil.
+	Tunnel *acctapi.Ref `json:"tunnel"`
+	// Edge refers to the edge the endpoint belongs to, or is nil.
+	Edge *acctapi.Ref `json:"edge"`
+	// UpstreamURL is where the endpoint's traffic is forwarded to.
+	UpstreamURL string `json:"upstream_url"`
+	// UpstreamProto is the protocol spoken to the upstream (JSON
+	// upstream_protocol).
+	UpstreamProto string `json:"upstream_protocol"`
+	// URL is the endpoint's URL, such as https://app.example.com.
+	URL string `json:"url"`
+	// Principal refers to the user or service user that created the endpoint.
+	Principal acctapi.Ref `json:"principal"`
+	// TrafficPolicy is the endpoint's traffic policy document, as text.
+	TrafficPolicy string `json:"traffic_policy"`
 	// Bindings are such as public, internal or kubernetes.
-	Bindings       []string     `json:"bindings"`
-	TunnelSession  *acctapi.Ref `json:"tunnel_session"`
-	Name           string       `json:"name"`
-	PoolingEnabled bool         `json:"pooling_enabled"`
+	Bindings []string `json:"bindings"`
+	// TunnelSession refers to the agent session that serves the endpoint, or
+	// is nil.
+	TunnelSession *acctapi.Ref `json:"tunnel_session"`
+	// Name is the endpoint's user-given name.
+	Name string `json:"name"`
+	// PoolingEnabled reports whether several agents may serve URL, sharing its
+	// traffic.
+	PoolingEnabled bool `json:"pooling_enabled"`
 }
 
 // EndpointList is one page of the endpoints bound to an operator.
 type EndpointList struct {
-	Endpoints   []Endpoint `json:"endpoints"`
-	URI         string     `json:"uri"`
-	NextPageURI *string    `json:"next_page_uri"`
+	// Endpoints are the page's bound endpoints, newest first.
+	Endpoints []Endpoint `json:"endpoints"`
+	// URI is the list's absolute URL, without the query.
+	URI string `json:"uri"`
+	// NextPageURI is the absolute URL of the next page, or nil (JSON null) on
+	// the last page.
+	NextPageURI *string `json:"next_page_uri"`
 }
 
 // PageItems returns the page's endpoints.

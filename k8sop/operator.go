@@ -25,27 +25,44 @@ const DefaultRegion = "global"
 
 // Operator is a Kubernetes operator registered with the account.
 type Operator struct {
-	ID          string    `json:"id"`
-	URI         string    `json:"uri"`
-	CreatedAt   time.Time `json:"created_at"`
-	UpdatedAt   time.Time `json:"updated_at"`
-	Description string    `json:"description"`
-	Metadata    string    `json:"metadata"`
+	// ID is set by the server: "k8sop_" and a suffix that sorts by creation
+	// time.
+	ID string `json:"id"`
+	// URI is the operator's absolute URL, set by the server.
+	URI string `json:"uri"`
+	// CreatedAt is when the server created the operator; RFC 3339 in JSON,
+	// UTC, whole seconds.
+	CreatedAt time.Time `json:"created_at"`
+	// UpdatedAt is when the operator last changed, set by the server.
+	UpdatedAt time.Time `json:"updated_at"`
+	// Description is a human-readable note, at most
+	// [acctapi.MaxDescriptionBytes] bytes.
+	Description string `json:"description"`
+	// Metadata is free-form machine-readable data, at most
+	// [acctapi.MaxMetadataBytes] bytes.
+	Metadata string `json:"metadata"`
 	// Principal is the owner of the API key that created the operator.
 	Principal acctapi.Ref `json:"principal"`
 	// EnabledFeatures are lower-case, without duplicates.
-	EnabledFeatures []string   `json:"enabled_features"`
-	Region          string     `json:"region"`
-	Deployment      Deployment `json:"deployment"`
+	EnabledFeatures []string `json:"enabled_features"`
+	// Region is where the operator's ingress is served; [DefaultRegion] unless
+	// chosen.
+	Region string `json:"region"`
+	// Deployment describes where the operator runs.
+	Deployment Deployment `json:"deployment"`
 	// Binding is present in every response, bindings enabled or not.
 	Binding *Binding `json:"binding"`
 }
 
 // Deployment describes where the operator runs.
 type Deployment struct {
-	Name        string `json:"name"`
-	Namespace   string `json:"namespace"`
-	Version     string `json:"version"`
+	// Name is the operator's Kubernetes deployment name.
+	Name string `json:"name"`
+	// Namespace is the Kubernetes namespace the operator is deployed to.
+	Namespace string `json:"namespace"`
+	// Version is the version of the operator software that runs.
+	Version string `json:"version"`
+	// ClusterName is the user-given name of the cluster.
 	ClusterName string `json:"cluster_name"`
 }
 
@@ -54,24 +71,35 @@ type Binding struct {
 	// EndpointSelectors are CEL expressions choosing the bound endpoints;
 	// see [CompileSelectors]. It may be nil.
 	EndpointSelectors []string `json:"endpoint_selectors"`
-	Cert              Cert     `json:"cert"`
-	IngressEndpoint   string   `json:"ingress_endpoint,omitempty"`
+	// Cert is the client certificate issued for the binding's CSR.
+	Cert Cert `json:"cert"`
+	// IngressEndpoint is the operator's public ingress endpoint; the server
+	// fills in its default when bindings is enabled and none was given.
+	IngressEndpoint string `json:"ingress_endpoint,omitempty"`
 }
 
 // Cert is the binding's client certificate. Before one exists, Cert is ""
 // and both times are the zero time, encoded "0001-01-01T00:00:00Z".
 type Cert struct {
 	// Cert is the PEM certificate issued for the binding's CSR.
-	Cert      string    `json:"cert"`
+	Cert string `json:"cert"`
+	// NotBefore is when the certificate becomes valid; the zero time before
+	// one exists.
 	NotBefore time.Time `json:"not_before"`
-	NotAfter  time.Time `json:"not_after"`
+	// NotAfter is when the certificate expires; the zero time before one
+	// exists.
+	NotAfter time.Time `json:"not_after"`
 }
 
 // OperatorList is one page of operators.
 type OperatorList struct {
-	Operators   []Operator `json:"operators"`
-	URI         string     `json:"uri"`
-	NextPageURI *string    `json:"next_page_uri"`
+	// Operators are the page's operators, newest first.
+	Operators []Operator `json:"operators"`
+	// URI is the list's absolute URL, without the query.
+	URI string `json:"uri"`
+	// NextPageURI is the absolute URL of the next page, or nil (JSON null) on
+	// the last page.
+	NextPageURI *string `json:"next_page_uri"`
 }
 
 // PageItems returns the page's operators.
@@ -90,7 +118,9 @@ type OperatorCreate struct {
 	// [FeatureGateway], in any letter case, repeats allowed.
 	EnabledFeatures []string `json:"enabled_features"`
 	// Region defaults to [DefaultRegion] when empty.
-	Region     string     `json:"region"`
+	Region string `json:"region"`
+	// Deployment describes where the operator runs; later updates may change
+	// only its Name and Version.
 	Deployment Deployment `json:"deployment"`
 	// Binding may be set only when EnabledFeatures includes bindings.
 	Binding *BindingCreate `json:"binding,omitempty"`
@@ -134,31 +164,43 @@ func (r *OperatorCreate) Normalize() {
 // unchanged.
 type OperatorUpdate struct {
 	// ID is the operator to update; it is sent in the path.
-	ID          string  `json:"id"`
+	ID string `json:"id"`
+	// Description, when not nil, replaces the description; at most
+	// [acctapi.MaxDescriptionBytes] bytes.
 	Description *string `json:"description,omitempty"`
-	Metadata    *string `json:"metadata,omitempty"`
+	// Metadata, when not nil, replaces the metadata; at most
+	// [acctapi.MaxMetadataBytes] bytes.
+	Metadata *string `json:"metadata,omitempty"`
 	// EnabledFeatures, when set, replaces the features; as on create.
 	EnabledFeatures *[]string `json:"enabled_features,omitempty"`
 	// Region, when set and empty, becomes [DefaultRegion].
 	Region *string `json:"region,omitempty"`
 	// Binding may be set only when bindings is enabled; see
 	// [OperatorUpdate.CheckBinding].
-	Binding    *BindingUpdate    `json:"binding,omitempty"`
+	Binding *BindingUpdate `json:"binding,omitempty"`
+	// Deployment, when not nil, changes the deployment's name or version.
 	Deployment *DeploymentUpdate `json:"deployment,omitempty"`
 }
 
 // BindingUpdate changes the Bindings feature. Nil members are left
 // unchanged.
 type BindingUpdate struct {
+	// EndpointSelectors, when not nil, replaces the selectors; each must
+	// compile with [CompileSelectors].
 	EndpointSelectors *[]string `json:"endpoint_selectors,omitempty"`
-	CSR               *string   `json:"csr,omitempty"`
-	IngressEndpoint   *string   `json:"ingress_endpoint,omitempty"`
+	// CSR, when neither nil nor empty, is a PEM certificate request (see
+	// [ParseCSR]) for which the server issues a new certificate.
+	CSR *string `json:"csr,omitempty"`
+	// IngressEndpoint, when not nil, replaces the ingress endpoint.
+	IngressEndpoint *string `json:"ingress_endpoint,omitempty"`
 }
 
 // DeploymentUpdate changes a deployment's name and version, the only
 // members an update may change. Nil members are left unchanged.
 type DeploymentUpdate struct {
-	Name    *string `json:"name,omitempty"`
+	// Name, when not nil, replaces the deployment name.
+	Name *string `json:"name,omitempty"`
+	// Version, when not nil, replaces the operator version.
 	Version *string `json:"version,omitempty"`
 }
 

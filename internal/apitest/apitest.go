@@ -20,7 +20,11 @@ import (
 )
 
 // Validator is a request type: every request type has a Validate method.
-type Validator interface{ Validate() error }
+type Validator interface {
+	// Validate returns the request's field errors, joined; nil when it is
+	// valid.
+	Validate() error
+}
 
 // FieldCodes lists err's field errors as "field code", in order.
 func FieldCodes(err error) []string {

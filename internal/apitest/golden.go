@@ -13,8 +13,11 @@ import (
 // GoldenFile is a golden file in testdata and a new value of the type it
 // holds, for RunGolden.
 type GoldenFile = struct {
+	// File is the file's name under testdata.
 	File string
-	V    any
+	// V is a pointer to a new value of the type the file holds, to decode
+	// into.
+	V any
 }
 
 // RunGolden round-trips each golden file (see RoundTrip) in a parallel

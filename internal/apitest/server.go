@@ -16,7 +16,7 @@ import (
 // Request is an HTTP request that a Recorder saw, or that a Call must
 // send.
 type Request = struct {
-	Method string
+	Method string // GET, POST, PATCH or DELETE
 	Path   string // escaped
 	Query  string // raw, as url.Values encodes it: keys sorted
 	Body   string // JSON text; "" for none
@@ -68,8 +68,11 @@ func (r *Recorder) Requests() []Request {
 
 // Call is one client operation and the request it must send.
 type Call = struct {
+	// Name names the subtest.
 	Name string
-	Do   func(context.Context, *acctapi.Client) error
+	// Do performs the operation with the client given.
+	Do func(context.Context, *acctapi.Client) error
+	// Want is the one request Do must send.
 	Want Request
 }
 
@@ -123,11 +126,17 @@ func Drain[T any](seq iter.Seq2[T, error]) error {
 // L a page of them, C and U the create and update requests, O the list
 // options.
 type Resource[T, L, C, U, O any] interface {
+	// Create creates a resource from the request.
 	Create(context.Context, C) (*T, error)
+	// Get returns the resource with the given id.
 	Get(context.Context, string) (*T, error)
+	// Update changes the members of a resource that the request sets.
 	Update(context.Context, U) (*T, error)
+	// Delete deletes the resource with the given id.
 	Delete(context.Context, string) error
+	// List returns every resource, newest first, following pages.
 	List(context.Context, O) iter.Seq2[T, error]
+	// Page returns one page of resources.
 	Page(context.Context, O) (*L, error)
 }
 

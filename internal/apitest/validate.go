@@ -10,8 +10,11 @@ import (
 // ValidateCase is one row of a validation table: the field errors Req's
 // Validate must yield, as "field code" (see FieldCodes), nil for none.
 type ValidateCase = struct {
+	// Name names the subtest.
 	Name string
-	Req  Validator
+	// Req is the request to validate.
+	Req Validator
+	// Want are the field errors, as "field code", in order; nil for none.
 	Want []string
 }
 
@@ -31,7 +34,10 @@ func RunValidate(t *testing.T, cases []ValidateCase) {
 // Annotated makes a request of one type with the given description and
 // metadata, valid otherwise.
 type Annotated = struct {
-	Name  string
+	// Name is the type's name, which begins each subtest's name.
+	Name string
+	// Build returns a request with the given description and metadata, valid
+	// otherwise.
 	Build func(desc, meta string) Validator
 }
 

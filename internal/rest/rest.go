@@ -11,7 +11,11 @@ import (
 )
 
 // Validator is a request type with a Validate method.
-type Validator interface{ Validate() error }
+type Validator interface {
+	// Validate returns the request's field errors, joined; nil when it is
+	// valid. A client that skips validation never calls it.
+	Validate() error
+}
 
 // Create validates body (unless the client skips validation), POSTs it to
 // path and decodes the created resource.
