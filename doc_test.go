@@ -67,7 +67,8 @@ func parseDir(t *testing.T, fset *token.FileSet, dir string, tests bool) map[str
 
 // TestExportedIdentifiersDocumented fails when an exported identifier of
 // any package of the module has no doc comment, or a package has no
-// package comment.
+// package comment. A comment counts only if it has text: a blank // or a
+// directive such as //go:noinline alone does not document anything.
 func TestExportedIdentifiersDocumented(t *testing.T) {
 	for _, dir := range packageDirs(t) {
 		fset := token.NewFileSet()
@@ -75,9 +76,9 @@ func TestExportedIdentifiersDocumented(t *testing.T) {
 		for name, files := range pkgs {
 			hasPkgDoc := false
 			for _, f := range files {
-				hasPkgDoc = hasPkgDoc || f.Doc != nil
+				hasPkgDoc = hasPkgDoc || hasText(f.Doc)
 				for _, missing := range undocumented(f) {
-					t.Errorf("%s: %s has no doc comment", fset.Position(missing.Pos()), missing.Name)
+					t.Errorf("%s: %s has no doc comment", fset.Position(missing.pos), missing.name)
 				}
 			}
 			if !hasPkgDoc {
@@ -87,32 +88,63 @@ func TestExportedIdentifiersDocumented(t *testing.T) {
 	}
 }
 
+// hasText reports whether any of the comment groups says something.
+// CommentGroup.Text drops directives and is "" for a nil group.
+func hasText(groups ...*ast.CommentGroup) bool {
+	for _, g := range groups {
+		if strings.TrimSpace(g.Text()) != "" {
+			return true
+		}
+	}
+	return false
+}
+
+// missingDoc is an exported identifier without a doc comment; name is
+// qualified by its type for fields and methods ("Type.Field").
+type missingDoc struct {
+	pos  token.Pos
+	name string
+}
+
 // undocumented returns the exported identifiers of f without a doc
-// comment: functions, methods of exported types, types, and constants and
-// variables (a comment on their group counts).
-func undocumented(f *ast.File) []*ast.Ident {
-	var out []*ast.Ident
+// comment: functions, methods of exported types, types, constants and
+// variables (a comment on their group counts, and so does a trailing line
+// comment), the fields of exported struct types and the methods of
+// exported interface types (a doc comment or a trailing line comment;
+// fields declared together, as in "A, B string", share one). Embedded
+// fields are exempt.
+func undocumented(f *ast.File) []missingDoc {
+	var out []missingDoc
 	for _, decl := range f.Decls {
 		switch d := decl.(type) {
 		case *ast.FuncDecl:
-			if !d.Name.IsExported() || d.Doc != nil {
+			if !d.Name.IsExported() || hasText(d.Doc) {
 				continue
 			}
-			if d.Recv != nil && !exportedReceiver(d.Recv) {
-				continue
+			name := d.Name.Name
+			if d.Recv != nil {
+				recv, ok := exportedReceiver(d.Recv)
+				if !ok {
+					continue
+				}
+				name = recv + "." + name
 			}
-			out = append(out, d.Name)
+			out = append(out, missingDoc{d.Name.Pos(), name})
 		case *ast.GenDecl:
 			for _, spec := range d.Specs {
 				switch s := spec.(type) {
 				case *ast.TypeSpec:
-					if s.Name.IsExported() && s.Doc == nil && d.Doc == nil {
-						out = append(out, s.Name)
+					if !s.Name.IsExported() {
+						continue
 					}
+					if !hasText(s.Doc, d.Doc) {
+						out = append(out, missingDoc{s.Name.Pos(), s.Name.Name})
+					}
+					out = append(out, undocumentedMembers(s.Name.Name, s.Type)...)
 				case *ast.ValueSpec:
 					for _, n := range s.Names {
-						if n.IsExported() && s.Doc == nil && d.Doc == nil && s.Comment == nil {
-							out = append(out, n)
+						if n.IsExported() && !hasText(s.Doc, d.Doc, s.Comment) {
+							out = append(out, missingDoc{n.Pos(), n.Name})
 						}
 					}
 				}
@@ -122,9 +154,38 @@ func undocumented(f *ast.File) []*ast.Ident {
 	return out
 }
 
-func exportedReceiver(recv *ast.FieldList) bool {
+// undocumentedMembers returns the exported fields (of a struct type) or
+// methods (of an interface type) of the type named typeName that have
+// neither a doc comment nor a trailing line comment.
+func undocumentedMembers(typeName string, typ ast.Expr) []missingDoc {
+	var members *ast.FieldList
+	switch x := typ.(type) {
+	case *ast.StructType:
+		members = x.Fields
+	case *ast.InterfaceType:
+		members = x.Methods
+	default:
+		return nil
+	}
+	var out []missingDoc
+	for _, field := range members.List {
+		if hasText(field.Doc, field.Comment) {
+			continue
+		}
+		for _, n := range field.Names { // none for an embedded field
+			if n.IsExported() {
+				out = append(out, missingDoc{n.Pos(), typeName + "." + n.Name})
+			}
+		}
+	}
+	return out
+}
+
+// exportedReceiver returns the name of the receiver's base type, and
+// whether that type is exported.
+func exportedReceiver(recv *ast.FieldList) (string, bool) {
 	if len(recv.List) == 0 {
-		return false
+		return "", false
 	}
 	t := recv.List[0].Type
 	for {
@@ -136,9 +197,9 @@ func exportedReceiver(recv *ast.FieldList) bool {
 		case *ast.IndexListExpr:
 			t = x.X
 		case *ast.Ident:
-			return x.IsExported()
+			return x.Name, x.IsExported()
 		default:
-			return false
+			return "", false
 		}
 	}
 }
