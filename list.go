@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 )
 
 // MaxLimit is the largest page size the API serves, and its default.
@@ -98,10 +99,13 @@ func GetPage[L any](ctx context.Context, c *Client, path string, opts Querier) (
 
 // All returns every item of the list at path, newest first, fetching pages as
 // the loop asks for them. It starts with opts and then follows each page's
-// next_page_uri exactly as the server gave it (it must be on the base URL's
-// origin; the API key is never sent elsewhere), until one is null (or, as a
-// guard against a server that loops, a page is empty). An error
-// ends the sequence after it is yielded.
+// next_page_uri exactly as the server gave it, until one is null (or, as a
+// guard against a server that loops, a page is empty). The API key is never
+// sent anywhere but the base URL's origin: when next_page_uri names another
+// origin (a server's configured public URL, say, or a proxy's name for it),
+// All requests path with next_page_uri's query on the base URL instead, the
+// next page being the same path by the API's contract. An error ends the
+// sequence after it is yielded.
 //
 // L is the list response type (such as account.ServiceUserList); *L must
 // implement [Page].
@@ -127,7 +131,24 @@ func All[T any, L any, PL interface {
 			if next == "" || len(items) == 0 {
 				return
 			}
-			page, err = GetPage[L](ctx, c, next, nil)
+			page, err = GetPage[L](ctx, c, c.onBase(path, next), nil)
 		}
 	}
+}
+
+// onBase returns next, a next_page_uri, when it is relative or on the base
+// URL's origin, and otherwise path with next's query, to be requested on the
+// base URL.
+func (c *Client) onBase(path, next string) string {
+	if !strings.HasPrefix(next, "http://") && !strings.HasPrefix(next, "https://") {
+		return next
+	}
+	u, err := url.Parse(next)
+	if err != nil || (u.Scheme == c.base.Scheme && strings.EqualFold(u.Host, c.base.Host) && u.User == nil) {
+		return next // resolve reports a URL that does not parse
+	}
+	if u.RawQuery == "" {
+		return path
+	}
+	return path + "?" + u.RawQuery
 }

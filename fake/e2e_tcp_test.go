@@ -8,6 +8,7 @@ import (
 	"github.com/acctapi/acctapi"
 	"github.com/acctapi/acctapi/account"
 	"github.com/acctapi/acctapi/fake"
+	"github.com/google/go-cmp/cmp"
 )
 
 // TestOverTCP drives a listening server: uris carry the address the
@@ -63,6 +64,18 @@ func TestPublicBaseURL(t *testing.T) {
 	raw(t, srv, "GET", "/service_users?limit=1", nil, "").decode(t, &p)
 	if p.URI != base+"/service_users" || p.NextPageURI == nil || !strings.HasPrefix(*p.NextPageURI, base+"/service_users?") {
 		t.Errorf("page uri %q next %v", p.URI, p.NextPageURI)
+	}
+	// The typed client pages on its own base URL, where the public URL
+	// names another origin.
+	var names []string
+	for u, err := range account.NewServiceUsers(srv.Client()).List(t.Context(), &acctapi.FilterOptions{Limit: 1}) {
+		if err != nil {
+			t.Fatalf("List: %v", err)
+		}
+		names = append(names, u.Name)
+	}
+	if diff := cmp.Diff([]string{"b", "a"}, names); diff != "" {
+		t.Errorf("names through the public base URL (-want +got):\n%s", diff)
 	}
 	r := raw(t, srv, "GET", "/bot_users", nil, "")
 	if got := r.header.Get("Link"); got != "<"+base+`/service_users>; rel="successor-version"` {
