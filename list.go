@@ -70,6 +70,8 @@ func pageQuery(limit int, beforeID, filter string) (url.Values, error) {
 
 // Querier is implemented by [*ListOptions] and [*FilterOptions].
 type Querier interface {
+	// Query returns the page's query parameters, or an error naming the
+	// option that is out of range.
 	Query() (url.Values, error)
 }
 

@@ -8,6 +8,8 @@ import (
 // Clock tells the fake what time it is. Every timestamp the fake writes, and
 // the management API rate limit, read it.
 type Clock interface {
+	// Now returns the current time; the fake truncates what it stores to
+	// whole seconds.
 	Now() time.Time
 }
 

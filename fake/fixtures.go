@@ -12,7 +12,9 @@ import (
 // "/tunnels" and "/endpoints", which have no API path) and the create
 // request's JSON body.
 type Fixture struct {
-	Path string          `json:"path"`
+	// Path is the collection path, such as "/service_users".
+	Path string `json:"path"`
+	// Body is the create request, as it would be sent to Path.
 	Body json.RawMessage `json:"body"`
 }
 

@@ -20,13 +20,21 @@ const maxJournalBody = 64 << 10
 // token, cloud_secret_access_key, client_secret and api_key in either body
 // read "REDACTED".
 type Entry struct {
-	Time         time.Time // the server clock's time when the request arrived
-	Method       string
-	Path         string
-	Query        string // the raw query string
-	Status       int
-	OperationID  string
-	RequestBody  string
+	// Time is the server clock's time when the request arrived.
+	Time time.Time
+	// Method is the request's HTTP method.
+	Method string
+	// Path is the request's path, as escaped on the wire.
+	Path string
+	// Query is the raw query string, without the "?".
+	Query string
+	// Status is the status code answered.
+	Status int
+	// OperationID is the op_ id of the answer (also in every error body).
+	OperationID string
+	// RequestBody is the request's body, secrets redacted.
+	RequestBody string
+	// ResponseBody is the answer's body, secrets redacted.
 	ResponseBody string
 }
 

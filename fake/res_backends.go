@@ -28,10 +28,15 @@ var backendKinds = []string{kindFailover, kindHTTPResponse, kindTunnelGroup}
 // with [Seed] (&Tunnel{...} as the request) so that tunnel group backends
 // find them by their labels.
 type Tunnel struct {
-	ID        string            `json:"id"`
-	URI       string            `json:"uri"`
-	Labels    map[string]string `json:"labels"`
-	CreatedAt time.Time         `json:"created_at"`
+	// ID is the tunnel's tn_ id, set by the fake when seeded.
+	ID string `json:"id"`
+	// URI is the tunnel's absolute URL, set by the fake.
+	URI string `json:"uri"`
+	// Labels are the tunnel's labels, which tunnel group backends match;
+	// keys and values non-empty.
+	Labels map[string]string `json:"labels"`
+	// CreatedAt is set by the fake from its clock.
+	CreatedAt time.Time `json:"created_at"`
 }
 
 // Validate checks a seeded tunnel: label keys and values must not be

@@ -233,8 +233,13 @@ func New(opts ...Option) (*Server, error) {
 // TB is the part of testing.TB that [Start] needs; *testing.T, *testing.B
 // and *rapid.T have it.
 type TB interface {
+	// Helper marks the caller as a test helper.
 	Helper()
+	// Cleanup registers a function to run when the test ends; Start
+	// closes the server with it.
 	Cleanup(func())
+	// Fatalf reports an error and stops the test; Start calls it when the
+	// server cannot start.
 	Fatalf(format string, args ...any)
 }
 

@@ -122,7 +122,9 @@ func (c *Config) compile() ([]keyProgram, error) {
 // Action is the rate-limit action as it appears in a traffic policy:
 // {"type": "rate-limit", "config": {...}}.
 type Action struct {
-	Type   string `json:"type"`
+	// Type is "rate-limit" ([ActionType]).
+	Type string `json:"type"`
+	// Config is the action's configuration.
 	Config Config `json:"config"`
 }
 
