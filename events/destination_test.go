@@ -2,7 +2,6 @@ package events
 
 import (
 	"encoding/json"
-	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -10,13 +9,6 @@ import (
 	"github.com/acctapi/acctapi"
 	"github.com/acctapi/acctapi/internal/apitest"
 )
-
-func TestDestinationJSON(t *testing.T) {
-	d := apitest.ReadGolden[Destination](t, "destination.json")
-	if d.Target.Kinesis == nil || d.Target.Kinesis.Auth.Role == nil {
-		t.Errorf("target = %+v; want kinesis with a role", d.Target)
-	}
-}
 
 func TestEmptyTargetListsEveryMember(t *testing.T) {
 	b, err := json.Marshal(Target{})
@@ -33,31 +25,70 @@ const invalid = " " + acctapi.CodeInvalidValue
 
 var (
 	role     = CloudAuth{Role: &Role{RoleARN: "arn:role"}}
+	creds    = CloudAuth{Creds: &Creds{"id", "secret"}}
 	kinesis  = Target{Kinesis: &Kinesis{Auth: role, StreamARN: "arn:stream"}}
 	logs     = CloudLogsIngestion{"t", "c", "s", "https://l", "r", "n"}
 	withAuth = func(a CloudAuth) Target { return Target{Firehose: &Firehose{Auth: a, DeliveryStreamARN: "arn:fh"}} }
+	// every sets all six target kinds, each valid on its own.
+	every = Target{
+		Firehose:           withAuth(role).Firehose,
+		Kinesis:            kinesis.Kinesis,
+		CloudWatchLogs:     &CloudWatchLogs{Auth: role, LogGroupARN: "arn:lg"},
+		S3:                 &S3{Auth: creds, BucketARN: "arn:b"},
+		Monitoring:         &Monitoring{APIKey: "k"},
+		CloudLogsIngestion: &logs,
+	}
 )
 
 func create(t Target) *DestinationCreate { return &DestinationCreate{Target: t} }
 
+// withoutEachLogsMember returns a row for each cloud_logs_ingestion member
+// left empty, the others set.
+func withoutEachLogsMember() []apitest.ValidateCase {
+	members := []struct {
+		name  string
+		clear func(*CloudLogsIngestion)
+	}{
+		{"tenant_id", func(c *CloudLogsIngestion) { c.TenantID = "" }},
+		{"client_id", func(c *CloudLogsIngestion) { c.ClientID = "" }},
+		{"client_secret", func(c *CloudLogsIngestion) { c.ClientSecret = "" }},
+		{"logs_ingestion_uri", func(c *CloudLogsIngestion) { c.LogsIngestionURI = "" }},
+		{"data_collection_rule_id", func(c *CloudLogsIngestion) { c.DataCollectionRuleID = "" }},
+		{"data_collection_stream_name", func(c *CloudLogsIngestion) { c.DataCollectionStreamName = "" }},
+	}
+	var out []apitest.ValidateCase
+	for _, m := range members {
+		c := logs
+		m.clear(&c)
+		out = append(out, apitest.ValidateCase{"cloud logs ingestion without " + m.name,
+			create(Target{CloudLogsIngestion: &c}), []string{"target.cloud_logs_ingestion." + m.name + invalid}})
+	}
+	return out
+}
+
 func TestDestinationCreateValidate(t *testing.T) {
-	apitest.RunValidate(t, []apitest.ValidateCase{
+	apitest.RunValidate(t, append([]apitest.ValidateCase{
 		{"minimal", create(kinesis), nil},
-		{"description at limit", &DestinationCreate{Description: strings.Repeat("é", 127) + "x", Target: kinesis}, nil},
-		{"description past limit", &DestinationCreate{Description: strings.Repeat("é", 128), Target: kinesis}, []string{"description " + acctapi.CodeDescriptionTooLong}},
-		{"metadata at limit", &DestinationCreate{Metadata: strings.Repeat("m", 4096), Target: kinesis}, nil},
-		{"metadata past limit", &DestinationCreate{Metadata: strings.Repeat("m", 4097), Target: kinesis}, []string{"metadata " + acctapi.CodeMetadataTooLong}},
-		{"format json any case", &DestinationCreate{Format: "json", Target: kinesis}, nil},
-		{"format other", &DestinationCreate{Format: "JSONL", Target: kinesis}, []string{"format" + invalid}},
-		{"no target", create(Target{}), []string{"target" + invalid}},
-		{"two targets", create(Target{Kinesis: kinesis.Kinesis, Monitoring: &Monitoring{APIKey: "k"}}), []string{"target" + invalid}},
+		{"format empty means JSON", &DestinationCreate{Format: "", Target: kinesis}, nil},
+		{"format JSON", &DestinationCreate{Format: "JSON", Target: kinesis}, nil},
+		{"format json", &DestinationCreate{Format: "json", Target: kinesis}, nil},
+		{"format mixed case", &DestinationCreate{Format: "jSoN", Target: kinesis}, nil},
+		{"format xml", &DestinationCreate{Format: "xml", Target: kinesis}, []string{"format" + invalid}},
+		{"format JSONL", &DestinationCreate{Format: "JSONL", Target: kinesis}, []string{"format" + invalid}},
+		{"format padded", &DestinationCreate{Format: " JSON", Target: kinesis}, []string{"format" + invalid}},
+		{"no target kind", create(Target{}), []string{"target" + invalid}},
+		{"two target kinds", create(Target{Kinesis: kinesis.Kinesis, Monitoring: &Monitoring{APIKey: "k"}}), []string{"target" + invalid}},
+		{"every target kind", create(every), []string{"target" + invalid}},
 		{"firehose", create(withAuth(role)), nil},
 		{"firehose without arn", create(Target{Firehose: &Firehose{Auth: role}}), []string{"target.firehose.delivery_stream_arn" + invalid}},
 		{"kinesis without arn", create(Target{Kinesis: &Kinesis{Auth: role}}), []string{"target.kinesis.stream_arn" + invalid}},
+		{"kinesis without auth", create(Target{Kinesis: &Kinesis{StreamARN: "s"}}), []string{"target.kinesis.auth" + invalid}},
 		{"cloudwatch logs", create(Target{CloudWatchLogs: &CloudWatchLogs{Auth: role, LogGroupARN: "arn:lg"}}), nil},
 		{"cloudwatch logs without arn", create(Target{CloudWatchLogs: &CloudWatchLogs{Auth: role}}), []string{"target.cloudwatch_logs.log_group_arn" + invalid}},
+		{"cloudwatch logs without auth", create(Target{CloudWatchLogs: &CloudWatchLogs{LogGroupARN: "arn:lg"}}), []string{"target.cloudwatch_logs.auth" + invalid}},
 		{"s3", create(Target{S3: &S3{Auth: role, BucketARN: "arn:b", MaxFileSize: 1 << 20}}), nil},
 		{"s3 without bucket", create(Target{S3: &S3{Auth: role}}), []string{"target.s3.bucket_arn" + invalid}},
+		{"s3 with both auths", create(Target{S3: &S3{Auth: CloudAuth{Role: role.Role, Creds: creds.Creds}, BucketARN: "arn:b"}}), []string{"target.s3.auth" + invalid}},
 		{"monitoring", create(Target{Monitoring: &Monitoring{APIKey: "k"}}), nil},
 		{"monitoring without api key", create(Target{Monitoring: &Monitoring{Site: "eu"}}), []string{"target.monitoring.api_key" + invalid}},
 		{"cloud logs ingestion", create(Target{CloudLogsIngestion: &logs}), nil},
@@ -69,26 +100,33 @@ func TestDestinationCreateValidate(t *testing.T) {
 			"target.cloud_logs_ingestion.data_collection_rule_id" + invalid,
 			"target.cloud_logs_ingestion.data_collection_stream_name" + invalid,
 		}},
-		{"cloud logs ingestion one missing", create(Target{CloudLogsIngestion: &CloudLogsIngestion{"t", "c", "s", "u", "r", ""}}), []string{"target.cloud_logs_ingestion.data_collection_stream_name" + invalid}},
-		{"creds", create(withAuth(CloudAuth{Creds: &Creds{"id", "secret"}})), nil},
+		{"role", create(withAuth(role)), nil},
+		{"creds", create(withAuth(creds)), nil},
+		{"role without arn", create(Target{Kinesis: &Kinesis{Auth: CloudAuth{Role: &Role{}}, StreamARN: "s"}}), []string{"target.kinesis.auth.role.role_arn" + invalid}},
+		{"creds without key id", create(withAuth(CloudAuth{Creds: &Creds{SecretAccessKey: "secret"}})), []string{"target.firehose.auth.creds.cloud_access_key_id" + invalid}},
 		{"creds without secret", create(withAuth(CloudAuth{Creds: &Creds{AccessKeyID: "id"}})), []string{"target.firehose.auth.creds.cloud_secret_access_key" + invalid}},
 		{"creds empty", create(withAuth(CloudAuth{Creds: &Creds{}})), []string{"target.firehose.auth.creds.cloud_access_key_id" + invalid, "target.firehose.auth.creds.cloud_secret_access_key" + invalid}},
-		{"role without arn", create(Target{Kinesis: &Kinesis{Auth: CloudAuth{Role: &Role{}}, StreamARN: "s"}}), []string{"target.kinesis.auth.role.role_arn" + invalid}},
 		{"no auth", create(withAuth(CloudAuth{})), []string{"target.firehose.auth" + invalid}},
-		{"role and creds", create(withAuth(CloudAuth{Role: role.Role, Creds: &Creds{"id", "secret"}})), []string{"target.firehose.auth" + invalid}},
-	})
+		{"role and creds", create(withAuth(CloudAuth{Role: role.Role, Creds: creds.Creds})), []string{"target.firehose.auth" + invalid}},
+		{"role and empty creds", create(withAuth(CloudAuth{Role: role.Role, Creds: &Creds{}})), []string{"target.firehose.auth" + invalid}},
+	}, withoutEachLogsMember()...))
 }
 
 func TestDestinationUpdateValidate(t *testing.T) {
 	apitest.RunValidate(t, []apitest.ValidateCase{
 		{"empty", &DestinationUpdate{ID: "ed_1"}, nil},
-		{"description at limit", &DestinationUpdate{Description: apitest.Ptr(strings.Repeat("d", 255))}, nil},
-		{"description past limit", &DestinationUpdate{Description: apitest.Ptr(strings.Repeat("d", 256))}, []string{"description " + acctapi.CodeDescriptionTooLong}},
-		{"metadata past limit", &DestinationUpdate{Metadata: apitest.Ptr(strings.Repeat("m", 4097))}, []string{"metadata " + acctapi.CodeMetadataTooLong}},
+		{"format JSON", &DestinationUpdate{Format: apitest.Ptr("JSON")}, nil},
 		{"format Json", &DestinationUpdate{Format: apitest.Ptr("Json")}, nil},
 		{"format empty", &DestinationUpdate{Format: apitest.Ptr("")}, []string{"format" + invalid}},
+		{"format xml", &DestinationUpdate{Format: apitest.Ptr("xml")}, []string{"format" + invalid}},
 		{"target", &DestinationUpdate{Target: &kinesis}, nil},
-		{"target empty", &DestinationUpdate{Target: &Target{}}, []string{"target" + invalid}},
+		{"target with creds", &DestinationUpdate{Target: apitest.Ptr(withAuth(creds))}, nil},
+		{"target no kind", &DestinationUpdate{Target: &Target{}}, []string{"target" + invalid}},
+		{"target two kinds", &DestinationUpdate{Target: &Target{S3: every.S3, Monitoring: every.Monitoring}}, []string{"target" + invalid}},
+		{"target member missing", &DestinationUpdate{Target: &Target{Monitoring: &Monitoring{}}}, []string{"target.monitoring.api_key" + invalid}},
+		{"target without auth", &DestinationUpdate{Target: &Target{S3: &S3{BucketARN: "arn:b"}}}, []string{"target.s3.auth" + invalid}},
+		{"target cloud logs ingestion without secret", &DestinationUpdate{Target: &Target{CloudLogsIngestion: &CloudLogsIngestion{"t", "c", "", "u", "r", "n"}}},
+			[]string{"target.cloud_logs_ingestion.client_secret" + invalid}},
 	})
 }
 

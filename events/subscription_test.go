@@ -2,38 +2,33 @@ package events
 
 import (
 	"slices"
-	"strings"
 	"testing"
 
-	"github.com/acctapi/acctapi"
 	"github.com/acctapi/acctapi/internal/apitest"
 )
 
-func TestSubscriptionJSON(t *testing.T) {
-	s := apitest.ReadGolden[Subscription](t, "subscription.json")
-	if len(s.Sources) != 1 || len(s.Destinations) != 1 {
-		t.Errorf("subscription = %+v", s)
+// src makes a subscription's sources of the given types.
+func src(types ...string) []SubscriptionSource {
+	var out []SubscriptionSource
+	for _, t := range types {
+		out = append(out, SubscriptionSource{Type: t})
 	}
-	apitest.ReadGolden[SourceList](t, "sources.json")
+	return out
 }
 
 func TestSubscriptionCreateValidate(t *testing.T) {
-	src := func(types ...string) []SubscriptionSource {
-		var out []SubscriptionSource
-		for _, t := range types {
-			out = append(out, SubscriptionSource{Type: t})
-		}
-		return out
-	}
+	types := Types()
 	apitest.RunValidate(t, []apitest.ValidateCase{
 		{"empty", &SubscriptionCreate{}, nil},
 		{"full", &SubscriptionCreate{Sources: src("api_key_created.v0", "http_request_complete.v0"), DestinationIDs: []string{"ed_1", "ed_2"}}, nil},
-		{"description at limit", &SubscriptionCreate{Description: strings.Repeat("d", 255)}, nil},
-		{"description past limit", &SubscriptionCreate{Description: strings.Repeat("d", 256)}, []string{"description " + acctapi.CodeDescriptionTooLong}},
-		{"metadata at limit", &SubscriptionCreate{Metadata: strings.Repeat("m", 4096)}, nil},
-		{"metadata past limit", &SubscriptionCreate{Metadata: strings.Repeat("m", 4097)}, []string{"metadata " + acctapi.CodeMetadataTooLong}},
+		{"every known type", &SubscriptionCreate{Sources: src(types...)}, nil},
+		{"first and last known types", &SubscriptionCreate{Sources: src(types[0], types[len(types)-1])}, nil},
 		{"unknown type", &SubscriptionCreate{Sources: src("api_key_created.v0", "api_key_created.v1")}, []string{"sources[1].type" + invalid}},
+		{"type in upper case", &SubscriptionCreate{Sources: src("Api_key_created.v0")}, []string{"sources[0].type" + invalid}},
+		{"type without version", &SubscriptionCreate{Sources: src("api_key_created")}, []string{"sources[0].type" + invalid}},
+		{"type padded", &SubscriptionCreate{Sources: src("api_key_created.v0 ")}, []string{"sources[0].type" + invalid}},
 		{"empty type", &SubscriptionCreate{Sources: src("")}, []string{"sources[0].type" + invalid}},
+		{"unknown type twice", &SubscriptionCreate{Sources: src("x", "x")}, []string{"sources[0].type" + invalid, "sources[1].type" + invalid, "sources[1]" + invalid}},
 		{"duplicate type", &SubscriptionCreate{Sources: src("vault_deleted.v0", "domain_created.v0", "vault_deleted.v0")}, []string{"sources[2]" + invalid}},
 		{"empty destination id", &SubscriptionCreate{DestinationIDs: []string{"ed_1", ""}}, []string{"destination_ids[1]" + invalid}},
 		{"duplicate destination id", &SubscriptionCreate{DestinationIDs: []string{"ed_1", "ed_1"}}, []string{"destination_ids[1]" + invalid}},
@@ -44,9 +39,12 @@ func TestSubscriptionUpdateValidate(t *testing.T) {
 	apitest.RunValidate(t, []apitest.ValidateCase{
 		{"empty", &SubscriptionUpdate{ID: "esb_1"}, nil},
 		{"clear lists", &SubscriptionUpdate{Sources: &[]SubscriptionSource{}, DestinationIDs: &[]string{}}, nil},
-		{"description past limit", &SubscriptionUpdate{Description: apitest.Ptr(strings.Repeat("d", 256))}, []string{"description " + acctapi.CodeDescriptionTooLong}},
-		{"metadata past limit", &SubscriptionUpdate{Metadata: apitest.Ptr(strings.Repeat("m", 4097))}, []string{"metadata " + acctapi.CodeMetadataTooLong}},
+		{"known types", &SubscriptionUpdate{Sources: apitest.Ptr(src("tcp_connection_closed.v0", "vault_updated.v0"))}, nil},
 		{"unknown type", &SubscriptionUpdate{Sources: &[]SubscriptionSource{{"API_KEY_CREATED.v0"}}}, []string{"sources[0].type" + invalid}},
+		{"empty type", &SubscriptionUpdate{Sources: apitest.Ptr(src(""))}, []string{"sources[0].type" + invalid}},
+		{"duplicate type", &SubscriptionUpdate{Sources: apitest.Ptr(src("vault_updated.v0", "vault_updated.v0"))}, []string{"sources[1]" + invalid}},
+		{"destination ids", &SubscriptionUpdate{DestinationIDs: &[]string{"ed_1", "ed_2"}}, nil},
+		{"empty destination id", &SubscriptionUpdate{DestinationIDs: &[]string{""}}, []string{"destination_ids[0]" + invalid}},
 		{"duplicate destination id", &SubscriptionUpdate{DestinationIDs: &[]string{"ed_1", "ed_2", "ed_1"}}, []string{"destination_ids[2]" + invalid}},
 	})
 }
@@ -57,9 +55,11 @@ func TestSourceValidate(t *testing.T) {
 		{"create with subscription", &SourceCreate{SubscriptionID: "esb_1", Type: "secret_updated.v0"}, nil},
 		{"create unknown type", &SourceCreate{Type: "secret_updated"}, []string{"type" + invalid}},
 		{"create empty type", &SourceCreate{}, []string{"type" + invalid}},
+		{"create type in upper case", &SourceCreate{Type: "SECRET_UPDATED.v0"}, []string{"type" + invalid}},
 		{"update", &SourceUpdate{SubscriptionID: "esb_1", Type: "secret_updated.v0"}, nil},
 		{"update without subscription", &SourceUpdate{Type: "secret_updated.v0"}, []string{"subscription_id" + invalid}},
 		{"update unknown type", &SourceUpdate{SubscriptionID: "esb_1", Type: "x"}, []string{"type" + invalid}},
+		{"update empty", &SourceUpdate{}, []string{"subscription_id" + invalid, "type" + invalid}},
 	})
 }
 

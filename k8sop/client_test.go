@@ -13,39 +13,40 @@ func op(do func(context.Context, *Operators) error) func(context.Context, *accta
 	return func(ctx context.Context, c *acctapi.Client) error { return do(ctx, NewOperators(c)) }
 }
 
+// reply is the server's answer to every call: an operator or a page of
+// either list.
+const reply = `{"operators":[{"id":"k8sop_1"}],"endpoints":[{"id":"ep_1"}],"uri":"u","next_page_uri":null}`
+
 func TestOperatorsClient(t *testing.T) {
-	const list = `{"operators":[{"id":"k8sop_1"}],"endpoints":[{"id":"ep_1"}],"uri":"u","next_page_uri":null}`
-	apitest.RunCalls(t, list, []apitest.Call{
-		{"create", op(func(ctx context.Context, s *Operators) error {
-			_, err := s.Create(ctx, &OperatorCreate{Description: "d", EnabledFeatures: []string{"Ingress"}, Deployment: Deployment{Name: "n"}})
+	bound := "/kubernetes_operators/" + apitest.EscapedID + "/bound_endpoints"
+	calls := apitest.CRUDCalls[*Operators, Operator, OperatorList](NewOperators, "/kubernetes_operators",
+		&OperatorCreate{Description: "d", EnabledFeatures: []string{"Ingress"}, Deployment: Deployment{Name: "n"}},
+		`{"description":"d","metadata":"","enabled_features":["Ingress"],"region":"","deployment":{"name":"n","namespace":"","version":"","cluster_name":""}}`,
+		&OperatorUpdate{ID: apitest.ID, Metadata: apitest.Ptr("m"), Deployment: &DeploymentUpdate{Version: apitest.Ptr("2")}},
+		`{"id":"a/b c","metadata":"m","deployment":{"version":"2"}}`,
+		apitest.Paging, apitest.PagingQuery)
+	calls = append(calls,
+		apitest.Call{"update binding", op(func(ctx context.Context, s *Operators) error {
+			_, err := s.Update(ctx, &OperatorUpdate{ID: apitest.ID, EnabledFeatures: &[]string{"bindings"},
+				Binding: &BindingUpdate{EndpointSelectors: &[]string{"true"}, IngressEndpoint: apitest.Ptr("x:443")}, Region: apitest.Ptr("")})
 			return err
-		}), apitest.Request{"POST", "/kubernetes_operators", "", `{"description":"d","metadata":"","enabled_features":["Ingress"],"region":"","deployment":{"name":"n","namespace":"","version":"","cluster_name":""}}`}},
-		{"get", op(func(ctx context.Context, s *Operators) error {
-			_, err := s.Get(ctx, "k8sop/1")
+		}), apitest.Request{"PATCH", "/kubernetes_operators/" + apitest.EscapedID, "",
+			`{"id":"a/b c","enabled_features":["bindings"],"region":"","binding":{"endpoint_selectors":["true"],"ingress_endpoint":"x:443"}}`}},
+		apitest.Call{"bound endpoints", op(func(ctx context.Context, s *Operators) error {
+			return apitest.Drain(s.BoundEndpoints(ctx, apitest.ID, apitest.Paging))
+		}), apitest.Request{"GET", bound, apitest.PagingQuery, ""}},
+		apitest.Call{"bound endpoints page", op(func(ctx context.Context, s *Operators) error {
+			_, err := s.BoundEndpointsPage(ctx, apitest.ID, nil)
 			return err
-		}), apitest.Request{"GET", "/kubernetes_operators/k8sop%2F1", "", ""}},
-		{"update", op(func(ctx context.Context, s *Operators) error {
-			_, err := s.Update(ctx, &OperatorUpdate{ID: "k8sop_1", Metadata: apitest.Ptr("m"), Deployment: &DeploymentUpdate{Version: apitest.Ptr("2")}})
-			return err
-		}), apitest.Request{"PATCH", "/kubernetes_operators/k8sop_1", "", `{"id":"k8sop_1","metadata":"m","deployment":{"version":"2"}}`}},
-		{"delete", op(func(ctx context.Context, s *Operators) error {
-			return s.Delete(ctx, "k8sop_1")
-		}), apitest.Request{"DELETE", "/kubernetes_operators/k8sop_1", "", ""}},
-		{"list", op(func(ctx context.Context, s *Operators) error {
-			return apitest.Drain(s.List(ctx, &acctapi.ListOptions{Limit: 5}))
-		}), apitest.Request{"GET", "/kubernetes_operators", "limit=5", ""}},
-		{"page", op(func(ctx context.Context, s *Operators) error {
-			_, err := s.Page(ctx, &acctapi.ListOptions{BeforeID: "k8sop_9"})
-			return err
-		}), apitest.Request{"GET", "/kubernetes_operators", "before_id=k8sop_9", ""}},
-		{"bound endpoints", op(func(ctx context.Context, s *Operators) error {
-			return apitest.Drain(s.BoundEndpoints(ctx, "k8sop 1", &acctapi.ListOptions{Limit: 2}))
-		}), apitest.Request{"GET", "/kubernetes_operators/k8sop%201/bound_endpoints", "limit=2", ""}},
-		{"bound endpoints page", op(func(ctx context.Context, s *Operators) error {
-			_, err := s.BoundEndpointsPage(ctx, "k8sop_1", nil)
-			return err
-		}), apitest.Request{"GET", "/kubernetes_operators/k8sop_1/bound_endpoints", "", ""}},
-	})
+		}), apitest.Request{"GET", bound, "", ""}},
+	)
+	apitest.RunCalls(t, reply, calls)
+}
+
+func TestNilOptions(t *testing.T) {
+	apitest.RunCalls(t, reply, apitest.CRUDCalls[*Operators, Operator, OperatorList](NewOperators, "/kubernetes_operators",
+		&OperatorCreate{}, `{"description":"","metadata":"","enabled_features":null,"region":"","deployment":{"name":"","namespace":"","version":"","cluster_name":""}}`,
+		&OperatorUpdate{ID: apitest.ID}, `{"id":"a/b c"}`, nil, ""))
 }
 
 func TestClientValidatesBeforeSending(t *testing.T) {
