@@ -218,6 +218,129 @@ func TestDropNext(t *testing.T) {
 	})
 }
 
+// TestDropAfterNext checks that a request under DropAfter takes effect and
+// is journaled with the answer the server computed, while its client sees
+// a transport error; that the client's default policy sends such a POST or
+// PATCH once and retries such a GET; and that a DropAfter fault drops
+// whatever answer the request gets, an injected one included.
+func TestDropAfterNext(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		srv, _ := start(t)
+		users := account.NewServiceUsers(clientFor(t, srv, srv.APIKey(), acctapi.WithRetry(acctapi.DefaultRetryPolicy())))
+		transportErr := func(what string, err error) {
+			t.Helper()
+			var apiErr *acctapi.Error
+			if err == nil || errors.As(err, &apiErr) {
+				t.Errorf("%s: err = %v, want a transport error", what, err)
+			}
+		}
+		type line struct {
+			Method, Path string
+			Status       int
+		}
+		journal := func() []line {
+			var out []line
+			for _, e := range srv.Journal() {
+				out = append(out, line{e.Method, e.Path, e.Status})
+			}
+			srv.ClearJournal()
+			return out
+		}
+
+		srv.DropAfterNext("POST", "/service_users", 1)
+		_, err := users.Create(t.Context(), &account.ServiceUserCreate{Name: "once"})
+		transportErr("create", err)
+		created := fake.List[account.ServiceUser](srv, "")
+		if diff := cmp.Diff([]string{"once"}, idsOf(created, func(u account.ServiceUser) string { return u.Name })); diff != "" {
+			t.Fatalf("service users after a create whose answer was dropped (-want +got):\n%s", diff)
+		}
+		if diff := cmp.Diff([]line{{"POST", "/service_users", http.StatusCreated}}, journal()); diff != "" {
+			t.Errorf("journal (-want +got):\n%s", diff)
+		}
+		if e := srv.Journal(); len(e) != 0 {
+			t.Errorf("ClearJournal left %d entries", len(e))
+		}
+		// The create happened: making it again finds the name taken.
+		_, err = users.Create(t.Context(), &account.ServiceUserCreate{Name: "once"})
+		wantAPIError(t, err, http.StatusConflict, acctapi.CodeNameTaken)
+		journal()
+
+		id := created[0].ID
+		srv.DropAfterNext("PATCH", "/service_users/*", 1)
+		_, err = users.Update(t.Context(), &account.ServiceUserUpdate{ID: id, Name: ptr("renamed")})
+		transportErr("update", err)
+		if got, _ := fake.Get[account.ServiceUser](srv, "", id); got.Name != "renamed" {
+			t.Errorf("name %q after an update whose answer was dropped, want renamed", got.Name)
+		}
+		if diff := cmp.Diff([]line{{"PATCH", "/service_users/" + id, http.StatusOK}}, journal()); diff != "" {
+			t.Errorf("journal (-want +got):\n%s", diff)
+		}
+
+		// A GET is retried, and the retry's answer arrives.
+		srv.DropAfterNext("GET", "/service_users/*", 2)
+		u, err := users.Get(t.Context(), id)
+		if err != nil || u.Name != "renamed" {
+			t.Errorf("GET after two dropped answers: %+v, %v", u, err)
+		}
+		get := line{"GET", "/service_users/" + id, http.StatusOK}
+		if diff := cmp.Diff([]line{get, get, get}, journal()); diff != "" {
+			t.Errorf("journal (-want +got):\n%s", diff)
+		}
+
+		// A DropAfter fault drops any answer: an injected one, and an error
+		// of the server's. Neither changes anything.
+		srv.DropAfterNext("DELETE", "/service_users/*", 2)
+		srv.FailNext("DELETE", "/service_users/*", 1, http.StatusServiceUnavailable)
+		plain := account.NewServiceUsers(srv.Client())
+		transportErr("delete answered 503", plain.Delete(t.Context(), id))
+		transportErr("delete answered 404", plain.Delete(t.Context(), "service_missing"))
+		want := []line{{"DELETE", "/service_users/" + id, http.StatusServiceUnavailable}, {"DELETE", "/service_users/service_missing", http.StatusNotFound}}
+		if diff := cmp.Diff(want, journal()); diff != "" {
+			t.Errorf("journal (-want +got):\n%s", diff)
+		}
+		if _, ok := fake.Get[account.ServiceUser](srv, "", id); !ok {
+			t.Errorf("the service user is gone after a DELETE answered 503")
+		}
+	})
+}
+
+// TestDropAfterReactorsOutsideLock checks that a reactor under DropAfter
+// runs with no lock of the server held: one that reads and writes the
+// store while a write request is on its way would otherwise deadlock,
+// which synctest reports.
+func TestDropAfterReactorsOutsideLock(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		srv, _ := start(t)
+		var seeded atomic.Int64
+		for _, pattern := range []string{"/service_users", "/service_users/*"} {
+			srv.React("", pattern, func(r *http.Request) *fake.Fault {
+				_ = fake.List[account.ServiceUser](srv, "")
+				if _, err := fake.Seed[account.APIKey](srv, "", &account.APIKeyCreate{Description: "from a reactor"}); err != nil {
+					t.Errorf("seeding from a reactor: %v", err)
+				}
+				seeded.Add(1)
+				return &fake.Fault{DropAfter: true}
+			})
+		}
+		users := account.NewServiceUsers(srv.Client())
+		if _, err := users.Create(t.Context(), &account.ServiceUserCreate{Name: "x"}); err == nil {
+			t.Errorf("create under DropAfter succeeded")
+		}
+		id := fake.List[account.ServiceUser](srv, "")[0].ID
+		if _, err := users.Update(t.Context(), &account.ServiceUserUpdate{ID: id, Active: ptr(false)}); err == nil {
+			t.Errorf("update under DropAfter succeeded")
+		}
+		if err := users.Delete(t.Context(), id); err == nil {
+			t.Errorf("delete under DropAfter succeeded")
+		}
+		if n := len(fake.List[account.ServiceUser](srv, "")); n != 0 || seeded.Load() != 3 {
+			t.Errorf("%d service users, %d reactor runs; want 0 and 3", n, seeded.Load())
+		}
+	})
+}
+
 // TestLatency checks that Latency delays matching requests by exactly its
 // duration, in a synctest bubble, and that its remove function ends it.
 func TestLatency(t *testing.T) {
