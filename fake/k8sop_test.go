@@ -223,3 +223,46 @@ func parseCert(t *testing.T, pemText string) *x509.Certificate {
 	}
 	return must(x509.ParseCertificate(block.Bytes))(t)
 }
+
+// TestOperatorUpdateDeploymentMembers checks that an update's deployment
+// takes only name and version: another member is an unknown member of the
+// body (contract §2: 400, ERR_NGROK_214) and changes nothing.
+func TestOperatorUpdateDeploymentMembers(t *testing.T) {
+	t.Parallel()
+	srv, _ := start(t)
+	ops := k8sop.NewOperators(srv.Client())
+	dep := k8sop.Deployment{Name: "op", Namespace: "ns", Version: "1.0", ClusterName: "c1"}
+	op := must(ops.Create(t.Context(), &k8sop.OperatorCreate{Deployment: dep}))(t)
+	path := "/kubernetes_operators/" + op.ID
+	for _, tt := range []struct{ name, body, member string }{
+		{"namespace", `{"deployment":{"namespace":"x"}}`, "namespace"},
+		{"cluster_name", `{"deployment":{"cluster_name":"x"}}`, "cluster_name"},
+		{"namespace with name and version", `{"deployment":{"name":"y","version":"2","namespace":"x"}}`, "namespace"},
+		{"namespace with the id", `{"id":"` + op.ID + `","deployment":{"namespace":"x"}}`, "namespace"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			r := raw(t, srv, "PATCH", path, nil, tt.body)
+			if r.status != http.StatusBadRequest {
+				t.Fatalf("status = %d, want 400; body %s", r.status, r.body)
+			}
+			if e := r.apiErr(t); e.ErrorCode != acctapi.CodeUnknownField || e.StatusCode != http.StatusBadRequest ||
+				!strings.Contains(e.Details["field"], tt.member) {
+				t.Errorf("error %+v, want %s naming %s", e, acctapi.CodeUnknownField, tt.member)
+			}
+		})
+	}
+	if got := must(ops.Get(t.Context(), op.ID))(t); got.Deployment != dep || !got.UpdatedAt.Equal(op.UpdatedAt) {
+		t.Errorf("after refused updates: deployment %+v updated %v, want %+v unchanged", got.Deployment, got.UpdatedAt, dep)
+	}
+
+	// name and version alone are accepted, the other members kept.
+	r := raw(t, srv, "PATCH", path, nil, `{"deployment":{"name":"op2","version":"2.0"}}`)
+	if r.status != http.StatusOK {
+		t.Fatalf("status = %d, want 200; body %s", r.status, r.body)
+	}
+	var got k8sop.Operator
+	r.decode(t, &got)
+	if want := (k8sop.Deployment{Name: "op2", Namespace: "ns", Version: "2.0", ClusterName: "c1"}); got.Deployment != want {
+		t.Errorf("deployment %+v, want %+v", got.Deployment, want)
+	}
+}
