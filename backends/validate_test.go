@@ -37,6 +37,7 @@ func TestValidateFailover(t *testing.T) {
 	apitest.RunValidate(t, []apitest.ValidateCase{
 		{"create: no backends", &backends.FailoverCreate{}, nil},
 		{"create: empty backends", &backends.FailoverCreate{Backends: []string{}}, nil},
+		{"create: one backend", &backends.FailoverCreate{Backends: []string{"bkdhr_1"}}, nil},
 		{"create: two backends", &backends.FailoverCreate{Backends: []string{"bkdhr_1", "bkdtg_1"}}, nil},
 		{"create: empty id", &backends.FailoverCreate{Backends: []string{"bkdhr_1", ""}}, invalid("backends[1]")},
 		{"create: duplicate", &backends.FailoverCreate{Backends: []string{"bkdhr_1", "bkdtg_1", "bkdhr_1"}}, invalid("backends[2]")},
@@ -92,5 +93,7 @@ func TestValidateTunnelGroup(t *testing.T) {
 		{"update: no labels", &backends.TunnelGroupUpdate{Labels: &map[string]string{}}, invalid("labels")},
 		{"update: nil map is sent as null, which is absent", &backends.TunnelGroupUpdate{Labels: new(map[string]string)}, nil},
 		{"update: empty value", &backends.TunnelGroupUpdate{Labels: &map[string]string{"app": ""}}, invalid("labels.app")},
+		{"update: empty key", &backends.TunnelGroupUpdate{Labels: &map[string]string{"": "api"}}, invalid("labels")},
+		{"update: one-byte key and value", &backends.TunnelGroupUpdate{Labels: &map[string]string{"a": "b"}}, nil},
 	})
 }
