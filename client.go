@@ -124,8 +124,8 @@ func WithoutRetry() Option {
 }
 
 // WithoutValidation makes resource clients send requests without running
-// their Validate method first, so a test can send invalid input to a server
-// on purpose.
+// their Validate method (nor the list options' Validate) first, so a test
+// can send invalid input to a server on purpose.
 func WithoutValidation() Option {
 	return func(c *Client) error {
 		c.validate = false

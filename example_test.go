@@ -157,12 +157,12 @@ func ExampleAll() {
 }
 
 func ExampleListOptions_Query() {
-	q, err := (&acctapi.FilterOptions{Limit: 50, Filter: `obj.id != ""`}).Query()
-	fmt.Println(q.Encode(), err)
+	opts := &acctapi.FilterOptions{Limit: 50, Filter: `obj.id != ""`}
+	fmt.Println(opts.Query().Encode(), opts.Validate())
 
-	_, err = (&acctapi.ListOptions{Limit: 101}).Query()
+	err := (&acctapi.ListOptions{Limit: 101}).Validate()
 	fmt.Println(acctapi.HasCode(err, acctapi.CodeBadLimit), err)
 	// Output:
 	// filter=obj.id+%21%3D+%22%22&limit=50 <nil>
-	// true acctapi: limit: must be from 1 to 100, or 0 for the default
+	// true acctapi: limit: must be from 1 to 100
 }

@@ -174,3 +174,14 @@ func CheckMetadataPtr(field string, s *string) error {
 	}
 	return CheckMetadata(field, *s)
 }
+
+// CheckPathID reports a request body member (such as "id" or
+// "subscription_id") that names another resource than the path does, as a
+// field error on field with [CodeInvalidValue]; an empty member is absent.
+// The resource clients and the fake both use it.
+func CheckPathID(field, body, path string) error {
+	if body != "" && body != path {
+		return Invalid(field, "is %q but the path names %q", body, path)
+	}
+	return nil
+}

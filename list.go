@@ -33,28 +33,51 @@ type FilterOptions struct {
 	Filter string
 }
 
-// Query returns the options as URL query values, checking Limit.
-// A nil receiver yields no values.
-func (o *ListOptions) Query() (url.Values, error) {
+// Query returns the options as URL query values, as they are: a Limit out
+// of range is sent, for a server to refuse. A nil receiver yields no values.
+func (o *ListOptions) Query() url.Values {
 	if o == nil {
-		return nil, nil
+		return nil
 	}
 	return pageQuery(o.Limit, o.BeforeID, "")
 }
 
-// Query returns the options as URL query values, checking Limit.
-// A nil receiver yields no values.
-func (o *FilterOptions) Query() (url.Values, error) {
+// Validate checks Limit with [CheckLimit] (zero, the default, is allowed).
+func (o *ListOptions) Validate() error {
+	if o == nil || o.Limit == 0 {
+		return nil
+	}
+	return CheckLimit(o.Limit)
+}
+
+// Query returns the options as URL query values, as they are: a Limit out
+// of range is sent, for a server to refuse. A nil receiver yields no values.
+func (o *FilterOptions) Query() url.Values {
 	if o == nil {
-		return nil, nil
+		return nil
 	}
 	return pageQuery(o.Limit, o.BeforeID, o.Filter)
 }
 
-func pageQuery(limit int, beforeID, filter string) (url.Values, error) {
-	if limit < 0 || limit > MaxLimit {
-		return nil, &FieldError{Field: "limit", Code: CodeBadLimit, Reason: "must be from 1 to 100, or 0 for the default"}
+// Validate checks Limit with [CheckLimit] (zero, the default, is allowed).
+func (o *FilterOptions) Validate() error {
+	if o == nil || o.Limit == 0 {
+		return nil
 	}
+	return CheckLimit(o.Limit)
+}
+
+// CheckLimit reports a page size outside 1 to [MaxLimit] as a field error
+// on "limit" with [CodeBadLimit]. It is the one copy of the rule: the
+// options' Validate and the fake use it.
+func CheckLimit(n int) error {
+	if n < 1 || n > MaxLimit {
+		return &FieldError{Field: "limit", Code: CodeBadLimit, Reason: "must be from 1 to 100"}
+	}
+	return nil
+}
+
+func pageQuery(limit int, beforeID, filter string) url.Values {
 	q := url.Values{}
 	if limit != 0 {
 		q.Set("limit", strconv.Itoa(limit))
@@ -65,14 +88,16 @@ func pageQuery(limit int, beforeID, filter string) (url.Values, error) {
 	if filter != "" {
 		q.Set("filter", filter)
 	}
-	return q, nil
+	return q
 }
 
 // Querier is implemented by [*ListOptions] and [*FilterOptions].
 type Querier interface {
-	// Query returns the page's query parameters, or an error naming the
-	// option that is out of range.
-	Query() (url.Values, error)
+	// Query returns the page's query parameters.
+	Query() url.Values
+	// Validate checks the options; the client runs it before sending
+	// unless built [WithoutValidation].
+	Validate() error
 }
 
 // Page is one page of a list response, as resource list types expose it.
@@ -87,10 +112,10 @@ type Page[T any] interface {
 func GetPage[L any](ctx context.Context, c *Client, path string, opts Querier) (*L, error) {
 	var q url.Values
 	if opts != nil {
-		var err error
-		if q, err = opts.Query(); err != nil {
+		if err := c.Validate(opts); err != nil {
 			return nil, err
 		}
+		q = opts.Query()
 	}
 	out := new(L)
 	if err := c.Do(ctx, http.MethodGet, path, q, nil, out); err != nil {

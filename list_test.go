@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"strings"
 	"sync"
 	"testing"
 
@@ -350,11 +351,22 @@ func TestGetPage(t *testing.T) {
 	if n := len(p.requests()); n != 2 {
 		t.Errorf("server saw %d requests, want 2", n)
 	}
+	// WithoutValidation sends the limit as it is, for the server to refuse.
+	raw, err := NewClient(testKey, WithBaseURL(srv.URL+"/v2"), WithHTTPClient(srv.Client()), WithoutRetry(), WithoutValidation())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := GetPage[thingList](t.Context(), raw, Path("things"), &ListOptions{Limit: 101}); !IsNotFound(err) {
+		t.Errorf("GetPage with limit 101 without validation = %v, want the server's answer", err)
+	}
+	if reqs := p.requests(); len(reqs) != 3 || !strings.Contains(reqs[2], "limit=101") {
+		t.Errorf("requests %q, want a third with limit=101", reqs)
+	}
 }
 
 func TestQuery(t *testing.T) {
 	t.Parallel()
-	badLimit := &FieldError{Field: "limit", Code: CodeBadLimit, Reason: "must be from 1 to 100, or 0 for the default"}
+	badLimit := &FieldError{Field: "limit", Code: CodeBadLimit, Reason: "must be from 1 to 100"}
 	tests := []struct {
 		name    string
 		opts    Querier
@@ -367,34 +379,34 @@ func TestQuery(t *testing.T) {
 		{name: "limit 0 is the default", opts: &ListOptions{Limit: 0, BeforeID: "x"}, want: url.Values{"before_id": {"x"}}},
 		{name: "limit 1", opts: &ListOptions{Limit: 1}, want: url.Values{"limit": {"1"}}},
 		{name: "limit 100", opts: &ListOptions{Limit: 100}, want: url.Values{"limit": {"100"}}},
-		{name: "limit 101", opts: &ListOptions{Limit: 101}, wantErr: badLimit},
-		{name: "limit -1", opts: &ListOptions{Limit: -1}, wantErr: badLimit},
-		{name: "filter limit 101", opts: &FilterOptions{Limit: 101, Filter: "true"}, wantErr: badLimit},
+		{name: "limit 101", opts: &ListOptions{Limit: 101}, want: url.Values{"limit": {"101"}}, wantErr: badLimit},
+		{name: "limit -1", opts: &ListOptions{Limit: -1}, want: url.Values{"limit": {"-1"}}, wantErr: badLimit},
+		{name: "filter limit 101", opts: &FilterOptions{Limit: 101, Filter: "true"}, want: url.Values{"limit": {"101"}, "filter": {"true"}}, wantErr: badLimit},
 		{name: "all filter options", opts: &FilterOptions{Limit: 5, BeforeID: "b", Filter: `obj.id == "a"`},
 			want: url.Values{"limit": {"5"}, "before_id": {"b"}, "filter": {`obj.id == "a"`}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			got, err := tt.opts.Query()
-			if tt.wantErr != nil {
-				var fe *FieldError
-				if !errors.As(err, &fe) {
-					t.Fatalf("Query() = %v, %v; want a FieldError", got, err)
-				}
-				if diff := cmp.Diff(tt.wantErr, fe); diff != "" {
-					t.Errorf("error (-want +got):\n%s", diff)
-				}
-				if !errors.Is(err, ErrInvalid) {
-					t.Errorf("Query() error %v does not wrap ErrInvalid", err)
+			if diff := cmp.Diff(tt.want, tt.opts.Query()); diff != "" {
+				t.Errorf("Query() (-want +got):\n%s", diff)
+			}
+			err := tt.opts.Validate()
+			if tt.wantErr == nil {
+				if err != nil {
+					t.Errorf("Validate(): %v", err)
 				}
 				return
 			}
-			if err != nil {
-				t.Fatalf("Query(): %v", err)
+			var fe *FieldError
+			if !errors.As(err, &fe) {
+				t.Fatalf("Validate() = %v; want a FieldError", err)
 			}
-			if diff := cmp.Diff(tt.want, got); diff != "" {
-				t.Errorf("Query() (-want +got):\n%s", diff)
+			if diff := cmp.Diff(tt.wantErr, fe); diff != "" {
+				t.Errorf("error (-want +got):\n%s", diff)
+			}
+			if !errors.Is(err, ErrInvalid) {
+				t.Errorf("Validate() error %v does not wrap ErrInvalid", err)
 			}
 		})
 	}

@@ -39,11 +39,3 @@ func checkEach[T any, K comparable](field string, list []T, key func(T) K, check
 	}
 	return errors.Join(errs...)
 }
-
-// checkPathID reports a body member that names another id than the path.
-func checkPathID(field, body, path string) error {
-	if body != "" && body != path {
-		return acctapi.Invalid(field, "is %q but the path names %q", body, path)
-	}
-	return nil
-}

@@ -197,7 +197,7 @@ func (r *DestinationCreate) Validate() error {
 // Normalize turns a valid request into its stored form: Format becomes
 // [FormatJSON] when empty or written in another letter case.
 func (r *DestinationCreate) Normalize() {
-	if r.Format == "" || strings.EqualFold(r.Format, FormatJSON) {
+	if r.Format == "" || isJSON(r.Format) {
 		r.Format = FormatJSON
 	}
 }
@@ -238,7 +238,7 @@ func (r *DestinationUpdate) Validate() error {
 // Normalize turns a valid request into its stored form: a Format written
 // in another letter case becomes [FormatJSON].
 func (r *DestinationUpdate) Normalize() {
-	if r.Format != nil && strings.EqualFold(*r.Format, FormatJSON) {
+	if r.Format != nil && isJSON(*r.Format) {
 		f := FormatJSON
 		r.Format = &f
 	}
@@ -246,7 +246,7 @@ func (r *DestinationUpdate) Normalize() {
 
 // checkFormat reports a format other than JSON; emptyOK allows "".
 func checkFormat(f string, emptyOK bool) error {
-	if !strings.EqualFold(f, FormatJSON) && (f != "" || !emptyOK) {
+	if !isJSON(f) && (f != "" || !emptyOK) {
 		return acctapi.Invalid("format", "is %q; only %q is accepted", f, FormatJSON)
 	}
 	return nil
@@ -372,3 +372,8 @@ func (s *Destinations) List(ctx context.Context, opts *acctapi.FilterOptions) it
 func (s *Destinations) Page(ctx context.Context, opts *acctapi.FilterOptions) (*DestinationList, error) {
 	return acctapi.GetPage[DestinationList](ctx, s.c, acctapi.Path("event_destinations"), opts)
 }
+
+// isJSON reports whether f is "JSON" in any ASCII letter case: the length
+// check keeps out Unicode look-alikes that fold to the same letters
+// ("jſon", with a long s).
+func isJSON(f string) bool { return len(f) == len(FormatJSON) && strings.EqualFold(f, FormatJSON) }

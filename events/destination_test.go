@@ -75,6 +75,7 @@ func TestDestinationCreateValidate(t *testing.T) {
 		{"format mixed case", &DestinationCreate{Format: "jSoN", Target: kinesis}, nil},
 		{"format xml", &DestinationCreate{Format: "xml", Target: kinesis}, []string{"format" + invalid}},
 		{"format JSONL", &DestinationCreate{Format: "JSONL", Target: kinesis}, []string{"format" + invalid}},
+		{"format with a look-alike long s", &DestinationCreate{Format: "j\u017fon", Target: kinesis}, []string{"format" + invalid}},
 		{"format padded", &DestinationCreate{Format: " JSON", Target: kinesis}, []string{"format" + invalid}},
 		{"no target kind", create(Target{}), []string{"target" + invalid}},
 		{"two target kinds", create(Target{Kinesis: kinesis.Kinesis, Monitoring: &Monitoring{APIKey: "k"}}), []string{"target" + invalid}},

@@ -70,7 +70,7 @@ func sourcesPath(subscriptionID string, typ ...string) string {
 // Create adds a source to the subscription. r.SubscriptionID, when set,
 // must equal subscriptionID.
 func (s *Sources) Create(ctx context.Context, subscriptionID string, r *SourceCreate) (*Source, error) {
-	if err := checkPathID("subscription_id", r.SubscriptionID, subscriptionID); err != nil {
+	if err := s.c.Validate(samePath{"subscription_id", r.SubscriptionID, subscriptionID}); err != nil {
 		return nil, err
 	}
 	return rest.Create[Source](ctx, s.c, sourcesPath(subscriptionID), r)
@@ -95,3 +95,9 @@ func (s *Sources) Update(ctx context.Context, r *SourceUpdate) (*Source, error) 
 func (s *Sources) Delete(ctx context.Context, subscriptionID, typ string) error {
 	return rest.Delete(ctx, s.c, sourcesPath(subscriptionID, typ))
 }
+
+// samePath is a body member checked against the path by
+// [acctapi.CheckPathID], run like any request's Validate.
+type samePath struct{ field, body, path string }
+
+func (v samePath) Validate() error { return acctapi.CheckPathID(v.field, v.body, v.path) }

@@ -117,3 +117,48 @@ func TestPatchBodies(t *testing.T) {
 		t.Errorf("empty POST body of a service user: %d %s, want 400 naming name", r.status, r.body)
 	}
 }
+
+// TestStrictMembers checks what encoding/json alone would let through:
+// member names differing only in letter case are unknown members, a member
+// given twice is refused, and the check of a body's id comes after its
+// members are known.
+func TestStrictMembers(t *testing.T) {
+	t.Parallel()
+	srv, _ := start(t)
+	su := must(fake.Seed[account.ServiceUser](srv, "", &account.ServiceUserCreate{Name: "a"}))(t)
+	tests := []struct {
+		name, method, path, body string
+		code, field              string
+	}{
+		{"capitalized name", "POST", "/service_users", `{"Name":"caps"}`, acctapi.CodeUnknownField, "Name"},
+		{"twice", "POST", "/service_users", `{"name":"b","name":"c"}`, acctapi.CodeInvalidJSON, "name"},
+		{"nested, other case", "POST", "/backends/http_response", `{"status_code":200,"headers":{"a":"b"},"Body":"x"}`, acctapi.CodeUnknownField, "Body"},
+		{"twice in a map", "POST", "/backends/http_response", `{"status_code":200,"headers":{"a":"b","a":"c"}}`, acctapi.CodeInvalidJSON, "headers.a"},
+		{"unknown member before a wrong id", "PATCH", "/service_users/" + su.ID, `{"id":"other","nick":"x"}`, acctapi.CodeUnknownField, "nick"},
+		{"wrong id", "PATCH", "/service_users/" + su.ID, `{"id":"other"}`, acctapi.CodeInvalidValue, "id"},
+		{"id in another case", "PATCH", "/service_users/" + su.ID, `{"ID":"other"}`, acctapi.CodeUnknownField, "ID"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := raw(t, srv, tt.method, tt.path, nil, tt.body)
+			if r.status != http.StatusBadRequest {
+				t.Fatalf("status %d, want 400: %s", r.status, r.body)
+			}
+			e := r.apiErr(t)
+			if e.ErrorCode != tt.code || e.Details["field"] != tt.field {
+				t.Errorf("code %s field %q, want %s %q: %s", e.ErrorCode, e.Details["field"], tt.code, tt.field, r.body)
+			}
+		})
+	}
+	if diff := cmp.Diff([]string{"a"}, names(fake.List[account.ServiceUser](srv, ""))); diff != "" {
+		t.Errorf("service users (-want +got):\n%s", diff)
+	}
+}
+
+func names(us []account.ServiceUser) []string {
+	var out []string
+	for _, u := range us {
+		out = append(out, u.Name)
+	}
+	return out
+}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"reflect"
 	"strings"
 
 	"github.com/acctapi/acctapi"
@@ -22,7 +23,7 @@ func decode(body []byte, v any) error {
 		if _, terr := dec.Token(); terr != io.EOF {
 			return errorf(http.StatusBadRequest, acctapi.CodeInvalidJSON, "The request body has data after its JSON value.")
 		}
-		return nil
+		return checkMembers(body, reflect.TypeOf(v))
 	}
 	var syn *json.SyntaxError
 	var typ *json.UnmarshalTypeError
@@ -57,4 +58,99 @@ func jsonKind(k string) string {
 		return "object"
 	}
 	return k
+}
+
+// checkMembers walks a body that decoded into a value of type t and reports
+// what encoding/json lets through: a member whose name differs from the
+// request type's only in letter case ("Name" for "name"), which is unknown
+// to the API, and a member given twice in one object, of which
+// encoding/json would silently keep the last.
+func checkMembers(body []byte, t reflect.Type) error {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	return walkMembers(dec, t, "")
+}
+
+func walkMembers(dec *json.Decoder, t reflect.Type, path string) error {
+	tok, err := dec.Token()
+	if err != nil {
+		return nil // decode has accepted the body: this cannot happen
+	}
+	for t != nil && t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch tok {
+	case json.Delim('['):
+		var elem reflect.Type
+		if t != nil && (t.Kind() == reflect.Slice || t.Kind() == reflect.Array) {
+			elem = t.Elem()
+		}
+		for dec.More() {
+			if err := walkMembers(dec, elem, path+"[]"); err != nil {
+				return err
+			}
+		}
+		_, _ = dec.Token()
+	case json.Delim('{'):
+		seen := map[string]bool{}
+		for dec.More() {
+			kt, _ := dec.Token()
+			name, _ := kt.(string)
+			field := name
+			if path != "" {
+				field = path + "." + name
+			}
+			if seen[name] {
+				return &apiError{status: http.StatusBadRequest, code: acctapi.CodeInvalidJSON, field: truncate(field, 64),
+					msg: "The request member " + truncate(field, 64) + " appears more than once."}
+			}
+			seen[name] = true
+			var ft reflect.Type
+			if t != nil && t.Kind() == reflect.Struct {
+				f, ok := memberType(t, name)
+				if !ok {
+					return &apiError{status: http.StatusBadRequest, code: acctapi.CodeUnknownField, field: truncate(field, 64),
+						msg: "The request member " + truncate(field, 64) + " is unknown."}
+				}
+				ft = f
+			} else if t != nil && t.Kind() == reflect.Map {
+				ft = t.Elem()
+			}
+			if err := walkMembers(dec, ft, field); err != nil {
+				return err
+			}
+		}
+		_, _ = dec.Token()
+	}
+	return nil
+}
+
+// memberType returns the type of the member of struct type t spelled
+// exactly name in JSON, looking into embedded structs as encoding/json does.
+func memberType(t reflect.Type, name string) (reflect.Type, bool) {
+	for i := range t.NumField() {
+		f := t.Field(i)
+		tag, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if tag == "-" || (!f.IsExported() && !f.Anonymous) {
+			continue
+		}
+		if f.Anonymous && tag == "" {
+			ft := f.Type
+			if ft.Kind() == reflect.Pointer {
+				ft = ft.Elem()
+			}
+			if ft.Kind() == reflect.Struct {
+				if mt, ok := memberType(ft, name); ok {
+					return mt, true
+				}
+				continue
+			}
+		}
+		if tag == "" {
+			tag = f.Name
+		}
+		if tag == name {
+			return f.Type, true
+		}
+	}
+	return nil, false
 }

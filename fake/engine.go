@@ -1,7 +1,6 @@
 package fake
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -237,14 +236,13 @@ func (res *resource[T, C, U]) getHandler(c *call) (int, any, error) {
 
 func (res *resource[T, C, U]) updateHandler(c *call) (int, any, error) {
 	id := c.params.get("id")
-	if err := checkBodyID(c.body, "id", id); err != nil {
-		return 0, nil, err
-	}
 	in := new(U)
 	if err := decode(c.body, in); err != nil {
 		return 0, nil, err
 	}
-	setPathID(in, id)
+	if err := setPathID(in, id); err != nil {
+		return 0, nil, fromValidation(err)
+	}
 	if err := checkRequest(in); err != nil {
 		return 0, nil, err
 	}
@@ -274,38 +272,22 @@ func (res *resource[T, C, U]) updateHandler(c *call) (int, any, error) {
 	return http.StatusOK, res.render(c.base, out), nil
 }
 
-// setPathID sets the ID member of an update request, which the body may
-// leave out, to the id in the path, so that Validate sees it (a failover
-// may not list itself).
-func setPathID(in any, id string) {
+// setPathID checks the ID member of an update request against the id in
+// the path (an absent member is fine) and sets it to that id, so that
+// Validate sees it (a failover may not list itself).
+func setPathID(in any, id string) error {
 	v := reflect.ValueOf(in).Elem()
 	if v.Kind() != reflect.Struct {
-		return
+		return nil
 	}
-	if f := v.FieldByName("ID"); f.IsValid() && f.Kind() == reflect.String && f.CanSet() {
-		f.SetString(id)
+	f := v.FieldByName("ID")
+	if !f.IsValid() || f.Kind() != reflect.String || !f.CanSet() {
+		return nil
 	}
-}
-
-// checkBodyID checks that a body's member, when present and not null,
-// equals want (the id in the path).
-func checkBodyID(body []byte, member, want string) error {
-	var probe map[string]json.RawMessage
-	if json.Unmarshal(body, &probe) != nil {
-		return nil // decode reports the body's own error
+	if err := acctapi.CheckPathID("id", f.String(), id); err != nil {
+		return err
 	}
-	// encoding/json matches member names without regard to case, so every
-	// spelling of the member is checked ("Id" sets ID as "id" does).
-	for name, raw := range probe {
-		if !strings.EqualFold(name, member) || string(raw) == "null" {
-			continue
-		}
-		var got string
-		if json.Unmarshal(raw, &got) != nil || got != want {
-			return &apiError{status: http.StatusBadRequest, code: acctapi.CodeInvalidValue, field: member,
-				msg: "The " + member + " in the body must equal the one in the path."}
-		}
-	}
+	f.SetString(id)
 	return nil
 }
 
@@ -351,7 +333,12 @@ func parseList(raw string) (listParams, error) {
 	p := listParams{limit: acctapi.MaxLimit, beforeID: q.Get("before_id"), filter: q.Get("filter")}
 	if v, ok := q["limit"]; ok {
 		n, err := strconv.Atoi(v[0])
-		if err != nil || n < 1 || n > acctapi.MaxLimit {
+		if err == nil && !strings.HasPrefix(v[0], "+") {
+			err = acctapi.CheckLimit(n)
+		} else if err == nil {
+			err = strconv.ErrSyntax // a sign is not part of an integer here
+		}
+		if err != nil {
 			return p, &apiError{status: http.StatusBadRequest, code: acctapi.CodeBadLimit, field: "limit",
 				msg: "The page size limit must be between 1 and 100 but " + strconv.Quote(truncate(v[0], 32)) + " was provided."}
 		}

@@ -144,28 +144,36 @@ func TestJournalRedaction(t *testing.T) {
 }
 
 // TestJournalRedactionSpellings checks redaction of secret members however
-// the request spells them: encoding/json matches member names without
-// regard to case, and JSON escapes spell the same name differently.
+// the request spells them: JSON escapes spell the same name differently
+// (accepted), and other letter cases are unknown members (refused with
+// ERR_NGROK_214, their bodies still journaled redacted).
 func TestJournalRedactionSpellings(t *testing.T) {
 	t.Parallel()
 	srv, _ := start(t)
 	const secret = "S3CR3T-VALUE"
 	tests := []struct {
 		name, path, body string
+		status           int
 	}{
-		{"upper case", "/event_destinations", `{"target":{"monitoring":{"API_KEY":"` + secret + `"}}}`},
-		{"mixed case", "/event_destinations", `{"target":{"kinesis":{"stream_arn":"s","auth":{"creds":{"cloud_access_key_id":"a","Cloud_Secret_Access_Key":"` + secret + `"}}}}}`},
-		{"escaped", "/event_destinations", `{"target":{"monitoring":{"api\u005fkey":"` + secret + `"}}}`},
-		{"Kelvin sign", "/event_destinations", `{"target":{"monitoring":{"api_` + "\u212a" + `ey":"` + secret + `"}}}`},
-		{"long s", "/event_destinations", `{"target":{"kinesis":{"stream_arn":"s","auth":{"creds":{"cloud_access_key_id":"a","cloud_` + "\u017f" + `ecret_access_key":"` + secret + `"}}}}}`},
-		{"client secret upper case", "/event_destinations", `{"target":{"cloud_logs_ingestion":{"tenant_id":"t","client_id":"c","CLIENT_SECRET":"` + secret + `","logs_ingestion_uri":"u","data_collection_rule_id":"d","data_collection_stream_name":"s"}}}`},
+		{"upper case", "/event_destinations", `{"target":{"monitoring":{"API_KEY":"` + secret + `"}}}`, 400},
+		{"mixed case", "/event_destinations", `{"target":{"kinesis":{"stream_arn":"s","auth":{"creds":{"cloud_access_key_id":"a","Cloud_Secret_Access_Key":"` + secret + `"}}}}}`, 400},
+		{"escaped", "/event_destinations", `{"target":{"monitoring":{"api\u005fkey":"` + secret + `"}}}`, 201},
+		{"Kelvin sign", "/event_destinations", `{"target":{"monitoring":{"api_` + "\u212a" + `ey":"` + secret + `"}}}`, 400},
+		{"long s", "/event_destinations", `{"target":{"kinesis":{"stream_arn":"s","auth":{"creds":{"cloud_access_key_id":"a","cloud_` + "\u017f" + `ecret_access_key":"` + secret + `"}}}}}`, 400},
+		{"client secret upper case", "/event_destinations", `{"target":{"cloud_logs_ingestion":{"tenant_id":"t","client_id":"c","CLIENT_SECRET":"` + secret + `","logs_ingestion_uri":"u","data_collection_rule_id":"d","data_collection_stream_name":"s"}}}`, 400},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			srv.ClearJournal()
 			r := raw(t, srv, "POST", tt.path, nil, tt.body)
-			if r.status != http.StatusCreated {
-				t.Fatalf("status %d, want 201 (the spelling is accepted): %s", r.status, r.body)
+			if r.status != tt.status {
+				t.Fatalf("status %d, want %d: %s", r.status, tt.status, r.body)
+			}
+			if tt.status == 400 && !strings.Contains(string(r.body), acctapi.CodeUnknownField) {
+				t.Errorf("body %s, want %s", r.body, acctapi.CodeUnknownField)
+			}
+			if tt.status == 400 && strings.Contains(string(r.body), secret) {
+				t.Errorf("the answer holds the secret: %s", r.body)
 			}
 			for _, e := range srv.Journal() {
 				if strings.Contains(e.RequestBody, secret) || strings.Contains(e.ResponseBody, secret) {

@@ -1,6 +1,7 @@
 package fake
 
 import (
+	"errors"
 	"fmt"
 	"github.com/google/cel-go/common/types/ref"
 	"net/http"
@@ -150,12 +151,12 @@ func sourceNotFound(subID, typ string) *apiError {
 
 func (s *Server) createSource(c *call) (int, any, error) {
 	subID := c.params.get("id")
-	if err := checkBodyID(c.body, "subscription_id", subID); err != nil {
-		return 0, nil, err
-	}
 	var in events.SourceCreate
 	if err := decode(c.body, &in); err != nil {
 		return 0, nil, err
+	}
+	if err := acctapi.CheckPathID("subscription_id", in.SubscriptionID, subID); err != nil {
+		return 0, nil, fromValidation(err)
 	}
 	if err := checkRequest(&in); err != nil {
 		return 0, nil, err
@@ -200,15 +201,15 @@ func (s *Server) getSource(c *call) (int, any, error) {
 // returns the source.
 func (s *Server) updateSource(c *call) (int, any, error) {
 	subID, typ := c.params.get("id"), c.params.get("type")
-	for member, want := range map[string]string{"subscription_id": subID, "type": typ} {
-		if err := checkBodyID(c.body, member, want); err != nil {
-			return 0, nil, err
-		}
-	}
-	in := events.SourceUpdate{SubscriptionID: subID, Type: typ}
+	var in events.SourceUpdate
 	if err := decode(c.body, &in); err != nil {
 		return 0, nil, err
 	}
+	if err := errors.Join(acctapi.CheckPathID("subscription_id", in.SubscriptionID, subID),
+		acctapi.CheckPathID("type", in.Type, typ)); err != nil {
+		return 0, nil, fromValidation(err)
+	}
+	in.SubscriptionID, in.Type = subID, typ
 	if err := checkRequest(&in); err != nil {
 		return 0, nil, err
 	}
