@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/acctapi/acctapi"
@@ -14,7 +15,7 @@ import (
 // (contract §7), built on the ratelimit package's sliding-window limiter
 // keyed by account id. The zero value limits nothing.
 type apiLimiter struct {
-	l     *ratelimit.Limiter
+	l     atomic.Pointer[ratelimit.Limiter] // replaced by reset
 	n     int64
 	every time.Duration
 }
@@ -27,17 +28,26 @@ func (a *apiLimiter) init(n int64, every time.Duration) error {
 	if err != nil {
 		return fmt.Errorf("fake: WithRateLimit: %w", err)
 	}
-	a.l, a.n, a.every = l, n, every
+	a.l.Store(l)
+	a.n, a.every = n, every
 	return nil
+}
+
+// reset forgets every request counted so far.
+func (a *apiLimiter) reset() {
+	if a.l.Load() != nil {
+		_ = a.init(a.n, a.every) // init accepted these before
+	}
 }
 
 // check counts one request of account at now, and answers 429 with
 // Retry-After when the account is over its limit.
 func (a *apiLimiter) check(account string, now time.Time) error {
-	if a.l == nil {
+	l := a.l.Load()
+	if l == nil {
 		return nil
 	}
-	d := a.l.AllowAt(account, now)
+	d := l.AllowAt(account, now)
 	if d.Allowed {
 		return nil
 	}

@@ -18,7 +18,7 @@ func TestRateLimit(t *testing.T) {
 	srv, clk := start(t, fake.WithRateLimit(3, time.Minute), fake.WithAccount(fake.Account{}), fake.WithAccount(fake.Account{}))
 	accts := srv.Accounts()
 	keys := func(i int) *account.APIKeys {
-		c, err := acctapi.NewClient(accts[i].APIKeys[0], acctapi.WithBaseURL(srv.URL), acctapi.WithHTTPClient(srv.HTTPClient()), acctapi.WithoutRetry())
+		c, err := srv.ClientFor(accts[i].APIKeys[0])
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -52,6 +52,17 @@ func TestRateLimit(t *testing.T) {
 	clk.Advance(retry)
 	if err := list(a); err != nil {
 		t.Errorf("after Retry-After: %v", err)
+	}
+	// Reset forgets what the limit counted.
+	for range 3 {
+		_ = list(a)
+	}
+	if err := list(a); !acctapi.HasCode(err, acctapi.CodeRateLimited) {
+		t.Fatalf("over the limit again: %v", err)
+	}
+	srv.Reset()
+	if err := list(a); err != nil {
+		t.Errorf("after Reset: %v", err)
 	}
 }
 

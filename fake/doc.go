@@ -28,14 +28,16 @@
 // # What tests can do
 //
 //   - Control time and ids: [WithClock] with a [ManualClock], [WithIDSeed].
-//   - Set up accounts and keys: [WithAccount], [Server.AddAccount].
+//   - Set up accounts and keys: [WithAccount], [Server.AddAccount]; a client
+//     for any key: [Server.ClientFor].
 //   - Seed any resource, including endpoints and tunnels, which have no API
 //     path, through the same validation as the API: [Seed], [Server.LoadFixtures].
 //   - Inspect state: [Get], [List] (copies).
 //   - See what was sent: [Server.Journal], with the Authorization header never
 //     recorded and secrets redacted.
 //   - Inject faults: [Server.React] and the helpers [Server.FailNext],
-//     [Server.RateLimitNext], [Server.DropNext], [Server.Latency].
+//     [Server.RateLimitNext], [Server.DropNext], [Server.DropAfterNext]
+//     (the request takes effect, its answer is lost), [Server.Latency].
 //   - Save and restore state: [Server.Snapshot], [Server.Restore],
 //     [Server.Reset].
 //   - Rate-limit the management API itself: [WithRateLimit].

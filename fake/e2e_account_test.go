@@ -230,6 +230,8 @@ func TestBotUserAlias(t *testing.T) {
 		{"update", "PATCH", "/bot_users/" + bot.ID, `{"active":false}`, 200, true},
 		{"not found", "GET", "/bot_users/service_nope", "", 404, true},
 		{"no filter", "GET", "/bot_users?filter=true", "", 400, true},
+		{"method not allowed", "PUT", "/bot_users/" + bot.ID, "", 405, true},
+		{"trailing slash", "GET", "/bot_users/", "", 404, false},
 		{"successor has no headers", "GET", "/service_users/" + bot.ID, "", 200, false},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

@@ -1,8 +1,8 @@
 package fake
 
 import (
-	"encoding/json"
-	"errors"
+	"bytes"
+	"fmt"
 	"io"
 	"net/http"
 	"path"
@@ -31,12 +31,22 @@ import (
 // transport error for a request that did happen: the case in which a
 // client that retried a POST or PATCH would repeat it.
 type Fault struct {
-	Status    int
-	Code      string
-	Msg       string
-	Header    http.Header
-	Delay     time.Duration
-	Drop      bool
+	// Status is the answer's status, from 200 to 599; 0 answers nothing.
+	Status int
+	// Code is the answer's error_code; empty picks one for the status
+	// (ERR_NGROK_226 for 429, for example).
+	Code string
+	// Msg is the answer's msg; empty says which fault it is.
+	Msg string
+	// Header is added to the answer.
+	Header http.Header
+	// Delay is waited, in real time (not the server's [Clock]; fake time
+	// under testing/synctest), before anything else; a cancelled request
+	// stops waiting.
+	Delay time.Duration
+	// Drop closes the connection before the request is served.
+	Drop bool
+	// DropAfter closes the connection instead of writing the answer.
 	DropAfter bool
 }
 
@@ -70,7 +80,8 @@ func (s *Server) React(method, pattern string, fn Reactor) (remove func()) {
 	defer s.faults.mu.Unlock()
 	s.faults.next++
 	id := s.faults.next
-	s.faults.reactors = append(s.faults.reactors, reactorEntry{id: id, method: method, pattern: pattern, fn: fn})
+	// A new slice each time: react reads the old one without the lock.
+	s.faults.reactors = append(s.faults.reactors[:len(s.faults.reactors):len(s.faults.reactors)], reactorEntry{id: id, method: method, pattern: pattern, fn: fn})
 	return func() {
 		s.faults.mu.Lock()
 		defer s.faults.mu.Unlock()
@@ -90,53 +101,61 @@ func (s *Server) ClearFaults() {
 	s.faults.reactors = nil
 }
 
-// nTimes wraps f so that it is returned for the first n matching requests
-// only.
-func nTimes(n int, f Fault) Reactor {
+// reactN adds a reactor that returns f for the next n matching requests and
+// then removes itself.
+func (s *Server) reactN(method, pattern string, n int, f Fault) {
+	if n <= 0 {
+		return
+	}
 	var mu sync.Mutex
 	left := n
-	return func(*http.Request) *Fault {
+	var remove func()
+	mu.Lock()
+	defer mu.Unlock()
+	remove = s.React(method, pattern, func(*http.Request) *Fault {
 		mu.Lock()
 		defer mu.Unlock()
 		if left <= 0 {
 			return nil
 		}
-		left--
+		if left--; left == 0 {
+			remove() // react holds no lock while reactors run
+		}
 		cp := f
 		return &cp
-	}
+	})
 }
 
 // FailNext answers the next n requests matching method and pattern (see
 // [Server.React]) with status and the contract's error body.
 func (s *Server) FailNext(method, pattern string, n, status int) {
-	s.React(method, pattern, nTimes(n, Fault{Status: status}))
+	s.reactN(method, pattern, n, Fault{Status: status})
 }
 
 // DropNext closes the connection of the next n matching requests without
 // answering them.
 func (s *Server) DropNext(method, pattern string, n int) {
-	s.React(method, pattern, nTimes(n, Fault{Drop: true}))
+	s.reactN(method, pattern, n, Fault{Drop: true})
 }
 
 // DropAfterNext serves the next n matching requests and then closes their
 // connections before answering them (see [Fault.DropAfter]): each request
 // takes effect, but its client sees a transport error.
 func (s *Server) DropAfterNext(method, pattern string, n int) {
-	s.React(method, pattern, nTimes(n, Fault{DropAfter: true}))
+	s.reactN(method, pattern, n, Fault{DropAfter: true})
 }
 
 // RateLimitNext answers the next n matching requests with 429,
 // ERR_NGROK_226 and a Retry-After header of retryAfter (whole seconds,
-// rounded up).
+// rounded up, at least 1).
 func (s *Server) RateLimitNext(method, pattern string, n int, retryAfter time.Duration) {
-	secs := int((retryAfter + time.Second - 1) / time.Second)
-	s.React(method, pattern, nTimes(n, Fault{Status: http.StatusTooManyRequests,
-		Header: http.Header{"Retry-After": {strconv.Itoa(secs)}}}))
+	secs := max(1, int((retryAfter+time.Second-1)/time.Second))
+	s.reactN(method, pattern, n, Fault{Status: http.StatusTooManyRequests,
+		Header: http.Header{"Retry-After": {strconv.Itoa(secs)}}})
 }
 
-// Latency delays every matching request by d before it is served. It
-// returns a function that removes the delay.
+// Latency delays every matching request by d before it is served, in real
+// time (see [Fault.Delay]). It returns a function that removes the delay.
 func (s *Server) Latency(method, pattern string, d time.Duration) (remove func()) {
 	return s.React(method, pattern, func(*http.Request) *Fault { return &Fault{Delay: d} })
 }
@@ -150,15 +169,22 @@ func matchPattern(pattern, p string) bool {
 	return ok
 }
 
-// react runs the reactors; a non-zero status or an error means one answered.
-// Reactors run with no lock of the server held. When one returned a Fault
-// with DropAfter, react does not return: it computes the answer (the
-// fault's or the server's), journals it and drops the connection.
-func (s *Server) react(c *call) (int, any, error) {
+// reaction is what the reactors decided for a request.
+type reaction struct {
+	answer    *apiError // a fault's answer instead of the server's
+	drop      bool      // close the connection before serving
+	dropAfter bool      // serve (or answer), then close without writing it
+}
+
+// react runs the reactors, with no lock of the server held. Each sees the
+// request with its body, which the server has already read. A reactor that
+// panics, or returns a Fault whose Status is not from 200 to 599, is
+// answered with 500 and the reason.
+func (s *Server) react(c *call) reaction {
 	s.faults.mu.Lock()
-	rs := append([]reactorEntry(nil), s.faults.reactors...)
+	rs := s.faults.reactors // never modified in place: React and remove copy
 	s.faults.mu.Unlock()
-	dropAfter := false
+	var re reaction
 	for _, r := range rs {
 		if r.method != "" && r.method != "*" && r.method != c.r.Method {
 			continue
@@ -166,7 +192,11 @@ func (s *Server) react(c *call) (int, any, error) {
 		if !matchPattern(r.pattern, c.r.URL.Path) {
 			continue
 		}
-		f := r.fn(c.r)
+		f, err := callReactor(r.fn, c)
+		if err != nil {
+			re.answer = err
+			return re
+		}
 		if f == nil {
 			continue
 		}
@@ -179,11 +209,16 @@ func (s *Server) react(c *call) (int, any, error) {
 			}
 		}
 		if f.Drop {
-			panic(http.ErrAbortHandler)
+			re.drop = true
+			return re
 		}
-		dropAfter = dropAfter || f.DropAfter
+		re.dropAfter = re.dropAfter || f.DropAfter
 		if f.Status == 0 {
 			continue
+		}
+		if f.Status < 200 || f.Status > 599 {
+			re.answer = errorf(http.StatusInternalServerError, acctapi.CodeInternal, "A reactor's fault has status %d, not one from 200 to 599.", f.Status)
+			return re
 		}
 		code, msg := f.Code, f.Msg
 		if code == "" {
@@ -192,54 +227,26 @@ func (s *Server) react(c *call) (int, any, error) {
 		if msg == "" {
 			msg = "Injected fault: " + http.StatusText(f.Status) + "."
 		}
-		err := &apiError{status: f.Status, code: code, msg: msg, header: f.Header}
-		if dropAfter {
-			s.dropAnswer(c, c.body, 0, nil, err)
-		}
-		return 0, nil, err
+		re.answer = &apiError{status: f.Status, code: code, msg: msg, header: f.Header}
+		return re
 	}
-	if dropAfter {
-		body := c.body // as it came: serve may replace an empty body
-		status, out, err := s.serve(c, unreadBody(c))
-		s.dropAnswer(c, body, status, out, err)
-	}
-	return 0, nil, nil
+	return re
 }
 
-// unreadBody is the error serveHTTP had reading c's body, as far as it
-// can be told from the body it kept (serveHTTP does not hand it to react):
-// a body shorter than its Content-Length and not over the size limit was
-// cut short.
-func unreadBody(c *call) error {
-	if n := len(c.body); n <= MaxBodyBytes && int64(n) < c.r.ContentLength {
-		return io.ErrUnexpectedEOF
-	}
-	return nil
-}
-
-// dropAnswer journals the answer to c that serveHTTP would have written
-// (status and out, or err) and then closes the connection without writing
-// it. body is the request body as it came. It is called with no lock of
-// the server held, after any write of the request has committed.
-func (s *Server) dropAnswer(c *call, body []byte, status int, out any, err error) {
-	var raw []byte
-	if err != nil {
-		var ae *apiError
-		if !errors.As(err, &ae) {
-			ae = errorf(http.StatusInternalServerError, acctapi.CodeInternal, "internal error: %v", err)
+// callReactor calls fn with a shallow copy of c's request whose body reads
+// what the server read, and turns a panic into an error answer.
+func callReactor(fn Reactor, c *call) (f *Fault, err *apiError) {
+	defer func() {
+		if v := recover(); v != nil {
+			if v == http.ErrAbortHandler {
+				panic(v)
+			}
+			f, err = nil, errorf(http.StatusInternalServerError, acctapi.CodeInternal, "A reactor panicked: %s.", truncate(fmt.Sprint(v), 200))
 		}
-		status = ae.status
-		raw, _ = json.Marshal(ae.body(c.opID))
-	} else if out != nil {
-		var merr error
-		if raw, merr = json.Marshal(out); merr != nil {
-			status = http.StatusInternalServerError
-			raw, _ = json.Marshal(errorf(status, acctapi.CodeInternal, "internal error: encoding response").body(c.opID))
-		}
-	}
-	entry := Entry{Time: c.now, Method: c.r.Method, Path: c.r.URL.Path, Query: c.r.URL.RawQuery, Status: status, OperationID: c.opID}
-	s.journal.add(journalEntry{Entry: entry, req: clip(body), resp: clip(raw)})
-	panic(http.ErrAbortHandler)
+	}()
+	r := c.r.WithContext(c.r.Context())
+	r.Body = io.NopCloser(bytes.NewReader(c.body))
+	return fn(r), nil
 }
 
 // defaultCode is the error code an injected fault of a status carries.

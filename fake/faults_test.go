@@ -3,7 +3,9 @@ package fake_test
 import (
 	"context"
 	"errors"
+	"io"
 	"net/http"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
@@ -215,7 +217,66 @@ func TestDropNext(t *testing.T) {
 		if err != nil || len(page.ServiceUsers) != 1 {
 			t.Errorf("GET after two drops: %v, %v", page, err)
 		}
+		// The journal holds every attempt, the dropped ones marked.
+		type attempt struct {
+			Method  string
+			Status  int
+			Dropped bool
+		}
+		var got []attempt
+		for _, e := range srv.Journal() {
+			got = append(got, attempt{e.Method, e.Status, e.Dropped})
+		}
+		want := []attempt{{"POST", 0, true}, {"POST", 201, false}, {"GET", 0, true}, {"GET", 0, true}, {"GET", 200, false}}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("journal (-want +got):\n%s", diff)
+		}
 	})
+}
+
+// TestReactorMisbehaving checks that a reactor that panics, or returns a
+// fault with a status that is not an answer, gets a 500 with the contract's
+// body and that the server goes on serving; and that reactors see the
+// request's body.
+func TestReactorMisbehaving(t *testing.T) {
+	t.Parallel()
+	srv, _ := start(t)
+	remove := srv.React("GET", "/service_users", func(*http.Request) *fake.Fault { panic("reactor bug") })
+	r := raw(t, srv, "GET", "/service_users", nil, "")
+	if r.status != 500 || r.apiErr(t).ErrorCode != acctapi.CodeInternal || !strings.Contains(r.apiErr(t).Msg, "reactor bug") {
+		t.Errorf("panicking reactor: %d %s", r.status, r.body)
+	}
+	remove()
+	remove = srv.React("GET", "/service_users", func(*http.Request) *fake.Fault { return &fake.Fault{Status: 101} })
+	if r := raw(t, srv, "GET", "/service_users", nil, ""); r.status != 500 || !strings.Contains(r.apiErr(t).Msg, "101") {
+		t.Errorf("fault with status 101: %d %s", r.status, r.body)
+	}
+	remove()
+	var seen string
+	srv.React("POST", "/service_users", func(r *http.Request) *fake.Fault {
+		b, _ := io.ReadAll(r.Body)
+		seen = string(b)
+		return nil
+	})
+	if r := raw(t, srv, "POST", "/service_users", nil, `{"name":"seen"}`); r.status != 201 {
+		t.Errorf("create after the reactor read the body: %d %s", r.status, r.body)
+	}
+	if seen != `{"name":"seen"}` {
+		t.Errorf("the reactor read %q", seen)
+	}
+	if r := raw(t, srv, "GET", "/service_users", nil, ""); r.status != 200 {
+		t.Errorf("after misbehaving reactors: %d %s", r.status, r.body)
+	}
+}
+
+// TestRateLimitNextZero checks that a zero wait still sends Retry-After: 1.
+func TestRateLimitNextZero(t *testing.T) {
+	t.Parallel()
+	srv, _ := start(t)
+	srv.RateLimitNext("GET", "/service_users", 1, 0)
+	if r := raw(t, srv, "GET", "/service_users", nil, ""); r.status != 429 || r.header.Get("Retry-After") != "1" {
+		t.Errorf("status %d Retry-After %q, want 429 and 1", r.status, r.header.Get("Retry-After"))
+	}
 }
 
 // TestDropAfterNext checks that a request under DropAfter takes effect and

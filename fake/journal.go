@@ -36,6 +36,11 @@ type Entry struct {
 	RequestBody string
 	// ResponseBody is the answer's body, secrets redacted.
 	ResponseBody string
+	// Dropped reports that the connection was closed instead of answering
+	// (a [Fault] with Drop or DropAfter). After Drop, Status is 0 and
+	// ResponseBody empty; after DropAfter they are the answer the client
+	// never received.
+	Dropped bool
 }
 
 // journal records requests. Bodies are kept as they came and redacted when

@@ -93,12 +93,16 @@ func (p pathParams) get(name string) string {
 }
 
 // match finds the route for an escaped path and returns its parameters,
-// unescaped. Literal segments win over parameters. It allocates only to
-// unescape a segment that holds an escape.
+// unescaped. Literal segments win over parameters; a path is matched only
+// as the API spells it, so a trailing slash or an empty segment matches
+// nothing. It allocates only to unescape a segment that holds an escape.
 func (rt *router) match(escaped string) (*route, pathParams) {
+	if len(escaped) < 2 || escaped[0] != '/' || escaped[len(escaped)-1] == '/' {
+		return nil, pathParams{}
+	}
 	var buf [maxSegments]string
 	segs := buf[:0]
-	for rest := strings.Trim(escaped, "/"); ; {
+	for rest := escaped[1:]; ; {
 		seg, tail, more := strings.Cut(rest, "/")
 		if len(segs) == maxSegments {
 			return nil, pathParams{} // longer than any route

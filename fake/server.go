@@ -291,13 +291,22 @@ func (s *Server) HTTPClient() *http.Client {
 // Client returns an [acctapi.Client] for the server's first account,
 // authenticated with its first key, with retries off so tests see the
 // server's answers as they are. opts are applied after those defaults.
+// It panics on an invalid option, as a test's programming error; use
+// [Server.ClientFor] to have it reported instead.
 func (s *Server) Client(opts ...acctapi.Option) *acctapi.Client {
-	base := []acctapi.Option{acctapi.WithBaseURL(s.URL), acctapi.WithHTTPClient(s.HTTPClient()), acctapi.WithoutRetry()}
-	c, err := acctapi.NewClient(s.APIKey(), append(base, opts...)...)
+	c, err := s.ClientFor(s.APIKey(), opts...)
 	if err != nil {
 		panic(fmt.Sprintf("fake: Client: %v", err)) // only a caller's invalid option gets here
 	}
 	return c
+}
+
+// ClientFor is [Server.Client] authenticated with apiKey instead: a key of
+// another account ([Server.Accounts], [Server.AddAccount]) or one created
+// through the API, say to act as a service user.
+func (s *Server) ClientFor(apiKey string, opts ...acctapi.Option) (*acctapi.Client, error) {
+	base := []acctapi.Option{acctapi.WithBaseURL(s.URL), acctapi.WithHTTPClient(s.HTTPClient()), acctapi.WithoutRetry()}
+	return acctapi.NewClient(apiKey, append(base, opts...)...)
 }
 
 // Handler returns the server as an http.Handler, to mount on a server of
@@ -464,27 +473,25 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	c.body = body
 	entry := Entry{Time: c.now, Method: r.Method, Path: r.URL.Path, Query: r.URL.RawQuery, OperationID: c.opID}
 
-	status, out, err := s.react(c)
-	if status == 0 && err == nil {
+	re := s.react(c)
+	var status int
+	var out any
+	var err error
+	switch {
+	case re.drop:
+	case re.answer != nil:
+		err = re.answer
+	default:
 		status, out, err = s.serve(c, readErr)
 	}
 	var raw []byte
-	if err != nil {
-		var ae *apiError
-		if !errors.As(err, &ae) {
-			ae = errorf(http.StatusInternalServerError, acctapi.CodeInternal, "internal error: %v", err)
-		}
-		for k, vs := range ae.header {
-			w.Header()[k] = vs
-		}
-		status = ae.status
-		raw, _ = json.Marshal(ae.body(c.opID))
-	} else if out != nil {
-		raw, err = json.Marshal(out)
-		if err != nil {
-			status = http.StatusInternalServerError
-			raw, _ = json.Marshal(errorf(status, acctapi.CodeInternal, "internal error: encoding response").body(c.opID))
-		}
+	if !re.drop {
+		status, raw = s.encode(c, w.Header(), status, out, err)
+	}
+	entry.Status, entry.Dropped = status, re.drop || re.dropAfter
+	s.journal.add(journalEntry{Entry: entry, req: clip(body), resp: clip(raw)})
+	if entry.Dropped {
+		panic(http.ErrAbortHandler) // net/http closes the connection; RoundTrip reports it
 	}
 	h := w.Header()
 	h["Operation-Id"] = []string{c.opID}
@@ -495,8 +502,32 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	if raw != nil {
 		_, _ = w.Write(raw)
 	}
-	entry.Status = status
-	s.journal.add(journalEntry{Entry: entry, req: clip(body), resp: clip(raw)})
+}
+
+// encode turns a handler's result into the answer's status and JSON body:
+// out on success, or err as the contract's error body, whose headers go
+// into h.
+func (s *Server) encode(c *call, h http.Header, status int, out any, err error) (int, []byte) {
+	if err != nil {
+		var ae *apiError
+		if !errors.As(err, &ae) {
+			ae = errorf(http.StatusInternalServerError, acctapi.CodeInternal, "internal error: %v", err)
+		}
+		for k, vs := range ae.header {
+			h[k] = vs
+		}
+		raw, _ := json.Marshal(ae.body(c.opID))
+		return ae.status, raw
+	}
+	if out == nil {
+		return status, nil
+	}
+	raw, err := json.Marshal(out)
+	if err != nil {
+		raw, _ = json.Marshal(errorf(http.StatusInternalServerError, acctapi.CodeInternal, "internal error: encoding response").body(c.opID))
+		return http.StatusInternalServerError, raw
+	}
+	return status, raw
 }
 
 // readBody reads a request body, up to one byte more than MaxBodyBytes,
@@ -529,6 +560,10 @@ func (s *Server) serve(c *call, readErr error) (status int, out any, err error) 
 	if rt == nil {
 		return 0, nil, errorf(http.StatusNotFound, acctapi.CodeNoRoute, "No API path %s.", c.r.URL.Path)
 	}
+	if rt.successor != "" {
+		c.header.Set("Deprecation", "true")
+		c.header.Set("Link", "<"+c.base+rt.successor+`>; rel="successor-version"`)
+	}
 	h, ok := rt.methods[c.r.Method]
 	if !ok {
 		e := errorf(http.StatusMethodNotAllowed, acctapi.CodeMethodNotAllowed, "Method %s is not allowed on %s.", c.r.Method, c.r.URL.Path)
@@ -536,10 +571,6 @@ func (s *Server) serve(c *call, readErr error) (status int, out any, err error) 
 		return 0, nil, e
 	}
 	c.params = params
-	if rt.successor != "" {
-		c.header.Set("Deprecation", "true")
-		c.header.Set("Link", "<"+c.base+rt.successor+`>; rel="successor-version"`)
-	}
 	if err := checkQuery(c.r.URL.RawQuery, rt.query[c.r.Method]); err != nil {
 		return 0, nil, err
 	}

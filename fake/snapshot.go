@@ -10,8 +10,9 @@ type Snapshot struct {
 	accounts []Account
 }
 
-// Snapshot saves the server's current state. The journal, faults, clock
-// and id sequence are not part of it.
+// Snapshot saves the server's current state. The journal, faults, clock,
+// id sequence and the management API rate limit's counts are not part of
+// it.
 func (s *Server) Snapshot() *Snapshot {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -31,10 +32,12 @@ func (s *Server) Restore(snap *Snapshot) {
 }
 
 // Reset puts the server back in the state [New] left it in: its accounts
-// and their initial keys, nothing else. It also clears the journal and the
-// reactors.
+// and their initial keys, nothing else. It also clears the journal, the
+// reactors and what the management API's rate limit ([WithRateLimit]) has
+// counted.
 func (s *Server) Reset() {
 	s.Restore(s.initial)
 	s.ClearJournal()
 	s.ClearFaults()
+	s.limiter.reset()
 }
