@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 	"unsafe"
@@ -645,6 +646,59 @@ func TestConcurrentUse(t *testing.T) {
 	want := map[string]int{"k0": capacity, "k1": capacity, "k2": capacity, "k3": capacity}
 	if diff := cmp.Diff(want, admitted); diff != "" {
 		t.Errorf("admitted per key (-want +got):\n%s", diff)
+	}
+}
+
+// TestConcurrentSlidingWindows hammers a few keys from several goroutines
+// while time moves on across many windows, with Sweep running alongside:
+// per key, never more than capacity admitted in any window, and the
+// limiter keeps admitting as old requests leave the window. Time moves in
+// steps that every goroutine shares, so each admission's time is the one
+// it was counted at.
+func TestConcurrentSlidingWindows(t *testing.T) {
+	t.Parallel()
+	const (
+		capacity = 40
+		window   = time.Minute
+		step     = 7 * time.Second
+		steps    = 60
+		keys     = 3
+	)
+	l := mustLimiter(t, capacity, window, WithMaxBuckets(1000))
+	admitted := make([][keys]atomic.Int64, steps)
+	for k := range steps {
+		now := at(time.Duration(k) * step)
+		var wg sync.WaitGroup
+		for g := range 6 {
+			wg.Go(func() {
+				for i := range 12 {
+					key := (g + i) % keys
+					if l.AllowAt(fmt.Sprint("k", key), now).Allowed {
+						admitted[k][key].Add(1)
+					}
+				}
+			})
+		}
+		wg.Go(func() { l.Sweep(now) })
+		wg.Wait()
+	}
+	total := 0
+	for k := range steps {
+		for key := range keys {
+			in := int64(0)
+			for j := k; j >= 0 && time.Duration(k-j)*step < window; j-- {
+				in += admitted[j][key].Load()
+			}
+			if in > capacity {
+				t.Fatalf("key %d: %d admitted in the window ending at step %d, capacity %d", key, in, k, capacity)
+			}
+			total += int(admitted[k][key].Load())
+		}
+	}
+	// 420 s is seven windows: an exact limiter admits about 7 × capacity
+	// = 280 per key; this one admits slots a second late at most.
+	if total < keys*260 {
+		t.Errorf("%d admissions in all, want at least %d", total, keys*260)
 	}
 }
 

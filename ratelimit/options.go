@@ -27,13 +27,19 @@ func buildOptions(opts []Option) options {
 }
 
 // WithMaxBuckets caps the number of live buckets of each limiter at n
-// (values below 1 mean 1). See [Limiter] for what happens when the cap is
-// reached. The default is [DefaultMaxBuckets].
+// (values below 1 mean 1, values above 1<<27 mean 1<<27). See [Limiter]
+// for what happens when the cap is reached. The default is
+// [DefaultMaxBuckets].
 func WithMaxBuckets(n int) Option {
 	return func(o *options) {
-		o.maxBuckets = max(n, 1)
+		o.maxBuckets = min(max(n, 1), maxBuckets)
 	}
 }
+
+// maxBuckets bounds WithMaxBuckets so that a shard's bucket ids (a 15-bit
+// chunk and a 16-bit record) never overflow: 64 shards of at most 1<<21
+// buckets, at 128 or more buckets per chunk.
+const maxBuckets = 1 << 27
 
 // WithClientIP makes conn.client_ip (and so a bucket key such as
 // "conn.client_ip") come from fn instead of the connection's remote
