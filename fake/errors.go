@@ -3,6 +3,7 @@ package fake
 import (
 	"fmt"
 	"net/http"
+	"strings"
 
 	"github.com/acctapi/acctapi"
 )
@@ -24,26 +25,34 @@ func errorf(status int, code, format string, args ...any) *apiError {
 }
 
 func notFound(id string) *apiError {
-	return errorf(http.StatusNotFound, acctapi.CodeNotFound, "Resource %q not found.", id)
+	return errorf(http.StatusNotFound, acctapi.CodeNotFound, "Resource %q not found.", truncate(id, 128))
 }
 
 // fromValidation turns the error of a domain package's Validate into a 400
-// naming the first broken rule (every rule is listed in the message).
+// naming the first broken rule. The message lists the broken rules, the
+// first ten of them, each cut to a bounded length: a reason may quote the
+// value it refuses.
 func fromValidation(err error) *apiError {
 	fes := acctapi.FieldErrors(err)
 	if len(fes) == 0 {
-		return errorf(http.StatusBadRequest, acctapi.CodeInvalidValue, "%s", err.Error())
+		return errorf(http.StatusBadRequest, acctapi.CodeInvalidValue, "%s", truncate(err.Error(), 256))
 	}
-	e := &apiError{status: http.StatusBadRequest, code: fes[0].Code, field: fes[0].Field}
+	e := &apiError{status: http.StatusBadRequest, code: fes[0].Code, field: truncate(fes[0].Field, 128)}
 	if e.code == "" {
 		e.code = acctapi.CodeInvalidValue
 	}
+	var b strings.Builder
 	for i, fe := range fes {
-		if i > 0 {
-			e.msg += "; "
+		if i == 10 {
+			fmt.Fprintf(&b, "; and %d more", len(fes)-i)
+			break
 		}
-		e.msg += fe.Field + ": " + fe.Reason
+		if i > 0 {
+			b.WriteString("; ")
+		}
+		b.WriteString(truncate(fe.Field, 128) + ": " + truncate(fe.Reason, 256))
 	}
+	e.msg = b.String()
 	return e
 }
 

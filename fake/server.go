@@ -19,6 +19,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	memdb "github.com/hashicorp/go-memdb"
 
@@ -670,10 +671,13 @@ func checkBody(c *call, readErr error) error {
 }
 
 func truncate(s string, n int) string {
-	if len(s) > n {
-		return s[:n] + "…"
+	if len(s) <= n {
+		return s
 	}
-	return s
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n-- // never split a character
+	}
+	return s[:n] + "…"
 }
 
 // read returns the request's read transaction, made on first use: one

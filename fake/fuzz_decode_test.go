@@ -1,0 +1,95 @@
+package fake
+
+import (
+	"errors"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/acctapi/acctapi/account"
+	"github.com/acctapi/acctapi/backends"
+	"github.com/acctapi/acctapi/events"
+	"github.com/acctapi/acctapi/k8sop"
+)
+
+// requestTypes are the request bodies the fake decodes, one constructor
+// each: every create and update type, and the seed-only types.
+var requestTypes = []func() any{
+	func() any { return new(account.APIKeyCreate) },
+	func() any { return new(account.APIKeyUpdate) },
+	func() any { return new(account.ServiceUserCreate) },
+	func() any { return new(account.ServiceUserUpdate) },
+	func() any { return new(account.CertificateAuthorityCreate) },
+	func() any { return new(account.CertificateAuthorityUpdate) },
+	func() any { return new(backends.FailoverCreate) },
+	func() any { return new(backends.FailoverUpdate) },
+	func() any { return new(backends.HTTPResponseCreate) },
+	func() any { return new(backends.HTTPResponseUpdate) },
+	func() any { return new(backends.TunnelGroupCreate) },
+	func() any { return new(backends.TunnelGroupUpdate) },
+	func() any { return new(events.DestinationCreate) },
+	func() any { return new(events.DestinationUpdate) },
+	func() any { return new(events.SubscriptionCreate) },
+	func() any { return new(events.SubscriptionUpdate) },
+	func() any { return new(events.SourceCreate) },
+	func() any { return new(events.SourceUpdate) },
+	func() any { return new(k8sop.OperatorCreate) },
+	func() any { return new(k8sop.OperatorUpdate) },
+	func() any { return new(k8sop.Endpoint) },
+	func() any { return new(Tunnel) },
+}
+
+// FuzzDecode runs arbitrary bodies through the fake's own strict decoder
+// and the request type's Validate, as the server does for every write:
+// never a panic, and every refusal a 400 with an error code, whose field
+// and message stay bounded whatever the body holds.
+func FuzzDecode(f *testing.F) {
+	for i, body := range []string{
+		`{"description":"d","metadata":"m","owner_id":"usr_1"}`,
+		`{"name":"n","active":false}`,
+		`{"Name":"n"}`,
+		`{"name":"a","name":"b"}`,
+		`{"ca_pem":"-----BEGIN CERTIFICATE-----\nAA==\n-----END CERTIFICATE-----"}`,
+		`{"backends":["bkdhr_1","bkdhr_1"]}`,
+		`{"status_code":200,"headers":{"a":"b","a":"c"},"body":"x"}`,
+		`{"labels":{"":"x"}}`,
+		`{"format":"json","target":{"kinesis":{"stream_arn":"s","auth":{"role":{"role_arn":"r"}}}}}`,
+		`{"sources":[{"type":"api_key_created.v0"}],"destination_ids":["ed_1"]}`,
+		`{"type":"api_key_created.v0","subscription_id":"esb_1"}`,
+		`{"enabled_features":["Bindings","INGRESS"],"binding":{"endpoint_selectors":["true"],"csr":"x"},"deployment":{"name":"n","namespace":"ns"}}`,
+		`{"deployment":{"namespace":"x"}}`,
+		`{"bindings":["kubernetes"],"name":"e","url":"https://x"}`,
+		`{"labels":{"a":"b"}}`,
+		`[1,2]`, `null`, `"x"`, `{"a":`, `{} {}`, ``,
+	} {
+		f.Add(uint8(i), []byte(body))
+	}
+	long := strings.Repeat("x", 5000)
+	for i := range requestTypes {
+		for _, m := range []string{`"type":"` + long + `"`, `"name":"` + long + `"`, `"description":"` + long + `"`,
+			`"labels":{"` + long + `":""}`, `"backends":["` + long + `"]`, `"destination_ids":["` + long + `"]`,
+			`"sources":[{"type":"` + long + `"}]`, `"enabled_features":["` + long + `"]`, `"owner_id":"` + long + `"`} {
+			f.Add(uint8(i), []byte("{"+m+"}"))
+		}
+	}
+	f.Fuzz(func(t *testing.T, which uint8, body []byte) {
+		v := requestTypes[int(which)%len(requestTypes)]()
+		err := decode(body, v)
+		if err == nil {
+			err = checkRequest(v)
+		}
+		if err == nil {
+			return
+		}
+		var ae *apiError
+		if !errors.As(err, &ae) {
+			t.Fatalf("%T: error %v is not an API error", v, err)
+		}
+		if ae.status != http.StatusBadRequest || !strings.HasPrefix(ae.code, "ERR_") {
+			t.Fatalf("%T: status %d code %q, want 400 and a code: %v", v, ae.status, ae.code, err)
+		}
+		if len(ae.field) > 140 || len(ae.msg) > 4096 {
+			t.Fatalf("%T: field of %d bytes, message of %d: not bounded", v, len(ae.field), len(ae.msg))
+		}
+	})
+}
