@@ -21,6 +21,7 @@ import (
 	"github.com/acctapi/acctapi/backends"
 	"github.com/acctapi/acctapi/events"
 	"github.com/acctapi/acctapi/fake"
+	"github.com/acctapi/acctapi/k8sop"
 )
 
 // refFail is the answer the model expects instead of a success: an API
@@ -114,6 +115,9 @@ type refAccount struct {
 	tunnels  refTable[fake.Tunnel]
 	dsts     refTable[events.Destination]
 	subs     refTable[events.Subscription]
+	cas      refTable[account.CertificateAuthority]
+	ops      refTable[k8sop.Operator]
+	eps      refTable[k8sop.Endpoint]
 }
 
 // refModel is the whole fake as the model sees it.
@@ -134,6 +138,9 @@ func (m *refModel) addAccount(id, user string) *refAccount {
 	a.tunnels.id = func(v fake.Tunnel) string { return v.ID }
 	a.dsts.id = func(v events.Destination) string { return v.ID }
 	a.subs.id = func(v events.Subscription) string { return v.ID }
+	a.cas.id = func(v account.CertificateAuthority) string { return v.ID }
+	a.ops.id = func(v k8sop.Operator) string { return v.ID }
+	a.eps.id = func(v k8sop.Endpoint) string { return v.ID }
 	m.accts = append(m.accts, a)
 	return a
 }
@@ -922,10 +929,10 @@ func (m *refModel) updateSub(a *refAccount, in events.SubscriptionUpdate) (event
 // refFilter is one of the simple filters the model evaluates in Go. The
 // test renders it as CEL with cel().
 type refFilter struct {
-	field string    // description, metadata, owner_id, id, created_at
-	op    string    // "==", "!=", "startsWith", "endsWith", "contains", ">=", "<", "recent"
+	field string    // a string field (description, metadata, owner_id, id, subject_common_name) or a timestamp one (created_at, not_before, not_after)
+	op    string    // "==", "!=", "startsWith", "endsWith", "contains", ">=", "<", "recent" (created_at only)
 	lit   string    // the literal, for string operators
-	at    time.Time // the moment, for ">=" and "<" on created_at
+	at    time.Time // the moment, for ">=" and "<" on a timestamp field
 	not   bool      // negate the whole expression
 }
 
@@ -938,7 +945,7 @@ func (f refFilter) cel() string {
 	case "startsWith", "endsWith", "contains":
 		e = "obj." + f.field + "." + f.op + "(" + celString(f.lit) + ")"
 	case ">=", "<":
-		e = "obj.created_at " + f.op + ` timestamp("` + f.at.UTC().Format(time.RFC3339) + `")`
+		e = "obj." + f.field + " " + f.op + ` timestamp("` + f.at.UTC().Format(time.RFC3339) + `")`
 	case "recent":
 		e = `obj.created_at > time.now.subtract("1h")`
 	}
@@ -952,9 +959,10 @@ func (f refFilter) cel() string {
 // quote, backslash or control character).
 func celString(s string) string { return `"` + s + `"` }
 
-// match evaluates the filter on an item's fields, at now.
-func (f refFilter) match(fields map[string]string, created time.Time, now time.Time) bool {
-	v := fields[f.field]
+// match evaluates the filter on an item's string fields and timestamp
+// fields, at now.
+func (f refFilter) match(fields map[string]string, times map[string]time.Time, now time.Time) bool {
+	v, at := fields[f.field], times[f.field]
 	var ok bool
 	switch f.op {
 	case "==":
@@ -968,11 +976,11 @@ func (f refFilter) match(fields map[string]string, created time.Time, now time.T
 	case "contains":
 		ok = strings.Contains(v, f.lit)
 	case ">=":
-		ok = !created.Before(f.at)
+		ok = !at.Before(f.at)
 	case "<":
-		ok = created.Before(f.at)
+		ok = at.Before(f.at)
 	case "recent":
-		ok = created.After(stamp(now).Add(-time.Hour))
+		ok = at.After(stamp(now).Add(-time.Hour))
 	}
 	return ok != f.not
 }
