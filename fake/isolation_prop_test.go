@@ -26,7 +26,7 @@ import (
 // gets may mention any id the victim ever had. Between attacks, the
 // model-checked operations of TestModel build state in both accounts.
 func TestIsolationProperty(t *testing.T) {
-	rapidBudget(t, 150, 40)
+	rapidBudget(t, 120, 40)
 	t.Cleanup(func() { outcomes.report(t) })
 	rapid.Check(t, func(rt *rapid.T) {
 		mc := newMachine(rt)

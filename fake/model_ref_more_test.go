@@ -83,7 +83,7 @@ func hasSource(v events.Subscription, typ string) bool {
 // is the subscription_id member of the body ("" when not sent).
 func (m *refModel) createSource(a *refAccount, subID, bodySub, typ string) (events.Source, *refFail) {
 	if bodySub != "" && bodySub != subID {
-		return events.Source{}, failLocal // the client will not send a body naming another subscription
+		return events.Source{}, failBroken // a body naming another subscription than the path
 	}
 	if !slices.Contains(contractEventTypes, typ) {
 		return events.Source{}, failBroken

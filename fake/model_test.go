@@ -420,7 +420,7 @@ var (
 // ---- the test ---------------------------------------------------------------------
 
 func TestModel(t *testing.T) {
-	budget := rapidBudget(t, 250, 50)
+	budget := rapidBudget(t, 200, 50)
 	t.Cleanup(func() { outcomes.report(t) })
 	rapid.Check(t, func(rt *rapid.T) {
 		mc := newMachine(rt)
@@ -453,6 +453,7 @@ func TestModel(t *testing.T) {
 			// than the others: let it be one that builds state.
 			"0_createAny": mc.createAny,
 			"deleteRef2":  mc.deleteReferenced,
+			"deleteOwn":   mc.deleteOwn,
 			// Certificate authorities, bot users, event sources,
 			// Kubernetes operators and endpoints (model_more_test.go).
 			"createCA":         mc.createCA,
@@ -510,9 +511,26 @@ func (mc *machine) kind(rt *rapid.T) kindRunner {
 	return mc.kinds[rapid.IntRange(0, len(mc.kinds)-1).Draw(rt, "kind")]
 }
 
+// deleteOwn deletes one of the account's resources, of a kind it has:
+// mostly a success, or a 409 when it is referenced.
+func (mc *machine) deleteOwn(rt *rapid.T) {
+	a := mc.acct(rt)
+	var kinds []kindRunner
+	for _, k := range mc.kinds {
+		if len(k.ownIDs(a)) > 0 {
+			kinds = append(kinds, k)
+		}
+	}
+	if len(kinds) == 0 {
+		rt.Skip("nothing to delete")
+	}
+	k := kinds[rapid.IntRange(0, len(kinds)-1).Draw(rt, "own_kind")]
+	k.delID(mc, rt, a, rapid.SampledFrom(k.ownIDs(a)).Draw(rt, "own_id"))
+}
+
 // createAny creates a resource of a random kind (mostly a valid one).
 func (mc *machine) createAny(rt *rapid.T) {
-	switch rapid.IntRange(0, 6).Draw(rt, "create_kind") {
+	switch rapid.IntRange(0, 8).Draw(rt, "create_kind") {
 	case 0:
 		mc.createUser(rt)
 	case 1:
@@ -525,6 +543,10 @@ func (mc *machine) createAny(rt *rapid.T) {
 		mc.createOp(rt)
 	case 5:
 		mc.seedEndpoint(rt)
+	case 6:
+		mc.createSub(rt)
+	case 7:
+		mc.createFO(rt)
 	default:
 		mc.createTG(rt)
 	}
@@ -819,6 +841,7 @@ type kindRunner interface {
 	state(mc *machine, a *mAcct) any
 	// delID deletes id through a's client and checks the answer.
 	delID(mc *machine, rt *rapid.T, a *mAcct, id string)
+	ownIDs(a *mAcct) []string
 	kindName() string
 	idPrefix() string
 	// isAlias reports a kind that serves another kind's records (bot
@@ -1124,13 +1147,7 @@ func (k *resKind[T, L, PL]) get(mc *machine, rt *rapid.T) {
 
 func (k *resKind[T, L, PL]) del(mc *machine, rt *rapid.T) {
 	a := mc.acct(rt)
-	var own []string
-	for _, id := range k.table(a.ref).ids() {
-		if id != a.ref.mainKey { // the key the account's clients use stays
-			own = append(own, id)
-		}
-	}
-	id := mc.pickID(rt, own, k.prefix)
+	id := mc.pickID(rt, k.ownIDs(a), k.prefix)
 	if id == a.ref.mainKey {
 		rt.Skip("the account's own key")
 	}
@@ -1283,6 +1300,18 @@ func (k *resKind[T, L, PL]) fault(mc *machine, rt *rapid.T) {
 			rt.Fatalf("%s: got %v, want a transport error", what, err)
 		}
 	}
+}
+
+// ownIDs are the ids of a's resources of the kind that a test may
+// delete: all but the key the account's clients use.
+func (k *resKind[T, L, PL]) ownIDs(a *mAcct) []string {
+	var own []string
+	for _, id := range k.table(a.ref).ids() {
+		if id != a.ref.mainKey {
+			own = append(own, id)
+		}
+	}
+	return own
 }
 
 func (k *resKind[T, L, PL]) kindName() string { return k.name }
