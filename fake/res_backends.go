@@ -39,15 +39,13 @@ type Tunnel struct {
 	CreatedAt time.Time `json:"created_at"`
 }
 
-// Validate checks a seeded tunnel: label keys and values must not be
-// empty.
+// Validate checks a seeded tunnel: it may have no labels, and otherwise
+// follows [backends.CheckLabels] (keys and values not empty).
 func (t *Tunnel) Validate() error {
-	for k, v := range t.Labels {
-		if k == "" || v == "" {
-			return acctapi.Invalid("labels", "keys and values must not be empty")
-		}
+	if len(t.Labels) == 0 {
+		return nil
 	}
-	return nil
+	return backends.CheckLabels(t.Labels)
 }
 
 // checkBackendRefs checks that every id is a backend of the account.
