@@ -58,7 +58,8 @@ type Client struct {
 type Option func(*Client) error
 
 // WithBaseURL sets the API's base URL, such as a fake's URL. It must be an
-// absolute http or https URL; a trailing slash is ignored.
+// absolute http or https URL without user information, query or fragment;
+// a trailing slash is ignored.
 func WithBaseURL(raw string) Option {
 	return func(c *Client) error {
 		u, err := url.Parse(raw)
@@ -68,8 +69,12 @@ func WithBaseURL(raw string) Option {
 		if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			return fmt.Errorf("acctapi: base URL %q: want an absolute http or https URL", raw)
 		}
-		if u.RawQuery != "" || u.Fragment != "" {
+		if u.RawQuery != "" || u.Fragment != "" || u.ForceQuery {
 			return fmt.Errorf("acctapi: base URL %q: must not have a query or fragment", raw)
+		}
+		if u.User != nil {
+			// Credentials go in the Authorization header, never in URLs.
+			return fmt.Errorf("acctapi: base URL %s: must not carry user information", u.Redacted())
 		}
 		u.Path = strings.TrimSuffix(u.Path, "/")
 		u.RawPath = strings.TrimSuffix(u.RawPath, "/")

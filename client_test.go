@@ -494,6 +494,8 @@ func TestNewClientOptions(t *testing.T) {
 		{name: "ftp base URL", key: "k", opts: []Option{WithBaseURL("ftp://example.com")}, wantErr: true},
 		{name: "base URL without host", key: "k", opts: []Option{WithBaseURL("http://")}, wantErr: true},
 		{name: "base URL with query", key: "k", opts: []Option{WithBaseURL("https://example.com/?a=1")}, wantErr: true},
+		{name: "base URL with user information", key: "k", opts: []Option{WithBaseURL("https://user:secret@example.com")}, wantErr: true},
+		{name: "base URL with empty user information", key: "k", opts: []Option{WithBaseURL("http://@0")}, wantErr: true},
 		{name: "base URL with fragment", key: "k", opts: []Option{WithBaseURL("https://example.com/#x")}, wantErr: true},
 		{name: "unparsable base URL", key: "k", opts: []Option{WithBaseURL("http://[::1")}, wantErr: true},
 		{name: "nil HTTP client", key: "k", opts: []Option{WithHTTPClient(nil)}, wantErr: true},
