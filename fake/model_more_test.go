@@ -1,3 +1,5 @@
+//lint:file-ignore SA1019 the model drives the deprecated bot-user alias on purpose.
+
 package fake_test
 
 // More steps of TestModel (model_test.go): certificate authorities, the

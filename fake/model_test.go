@@ -1,3 +1,5 @@
+//lint:file-ignore SA1019 the model drives the deprecated bot-user alias on purpose.
+
 package fake_test
 
 // TestModel is a rapid state-machine test: it drives an in-memory fake
