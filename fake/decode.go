@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"reflect"
 	"strings"
+	"sync"
 
 	"github.com/acctapi/acctapi"
 )
@@ -15,7 +16,7 @@ import (
 // decode reads a JSON request body into v strictly: unknown members,
 // members of the wrong type and trailing data are errors with the
 // contract's codes.
-func decode(body []byte, v any) error {
+func decode(body []byte, v any, ms *members) error {
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	err := dec.Decode(v)
@@ -23,7 +24,7 @@ func decode(body []byte, v any) error {
 		if _, terr := dec.Token(); terr != io.EOF {
 			return errorf(http.StatusBadRequest, acctapi.CodeInvalidJSON, "The request body has data after its JSON value.")
 		}
-		return checkMembers(body, reflect.TypeOf(v))
+		return checkMembers(body, reflect.TypeOf(v), ms)
 	}
 	var syn *json.SyntaxError
 	var typ *json.UnmarshalTypeError
@@ -60,73 +61,26 @@ func jsonKind(k string) string {
 	return k
 }
 
-// checkMembers walks a body that decoded into a value of type t and reports
-// what encoding/json lets through: a member whose name differs from the
-// request type's only in letter case ("Name" for "name"), which is unknown
-// to the API, and a member given twice in one object, of which
-// encoding/json would silently keep the last.
-func checkMembers(body []byte, t reflect.Type) error {
-	dec := json.NewDecoder(bytes.NewReader(body))
-	return walkMembers(dec, t, "")
+// members caches, per request type, the exact JSON member names of its
+// struct types and their types. The zero value is ready; it is safe for
+// concurrent use. A Server owns one.
+type members struct {
+	m sync.Map // reflect.Type (a struct type) -> map[string]reflect.Type
 }
 
-func walkMembers(dec *json.Decoder, t reflect.Type, path string) error {
-	tok, err := dec.Token()
-	if err != nil {
-		return nil // decode has accepted the body: this cannot happen
+// of returns the members of struct type t, looking into embedded structs
+// as encoding/json does.
+func (ms *members) of(t reflect.Type) map[string]reflect.Type {
+	if v, ok := ms.m.Load(t); ok {
+		return v.(map[string]reflect.Type)
 	}
-	for t != nil && t.Kind() == reflect.Pointer {
-		t = t.Elem()
-	}
-	switch tok {
-	case json.Delim('['):
-		var elem reflect.Type
-		if t != nil && (t.Kind() == reflect.Slice || t.Kind() == reflect.Array) {
-			elem = t.Elem()
-		}
-		for dec.More() {
-			if err := walkMembers(dec, elem, path+"[]"); err != nil {
-				return err
-			}
-		}
-		_, _ = dec.Token()
-	case json.Delim('{'):
-		seen := map[string]bool{}
-		for dec.More() {
-			kt, _ := dec.Token()
-			name, _ := kt.(string)
-			field := name
-			if path != "" {
-				field = path + "." + name
-			}
-			if seen[name] {
-				return &apiError{status: http.StatusBadRequest, code: acctapi.CodeInvalidJSON, field: truncate(field, 64),
-					msg: "The request member " + truncate(field, 64) + " appears more than once."}
-			}
-			seen[name] = true
-			var ft reflect.Type
-			if t != nil && t.Kind() == reflect.Struct {
-				f, ok := memberType(t, name)
-				if !ok {
-					return &apiError{status: http.StatusBadRequest, code: acctapi.CodeUnknownField, field: truncate(field, 64),
-						msg: "The request member " + truncate(field, 64) + " is unknown."}
-				}
-				ft = f
-			} else if t != nil && t.Kind() == reflect.Map {
-				ft = t.Elem()
-			}
-			if err := walkMembers(dec, ft, field); err != nil {
-				return err
-			}
-		}
-		_, _ = dec.Token()
-	}
-	return nil
+	out := map[string]reflect.Type{}
+	addMembers(out, t)
+	ms.m.Store(t, out)
+	return out
 }
 
-// memberType returns the type of the member of struct type t spelled
-// exactly name in JSON, looking into embedded structs as encoding/json does.
-func memberType(t reflect.Type, name string) (reflect.Type, bool) {
+func addMembers(out map[string]reflect.Type, t reflect.Type) {
 	for i := range t.NumField() {
 		f := t.Field(i)
 		tag, _, _ := strings.Cut(f.Tag.Get("json"), ",")
@@ -139,18 +93,195 @@ func memberType(t reflect.Type, name string) (reflect.Type, bool) {
 				ft = ft.Elem()
 			}
 			if ft.Kind() == reflect.Struct {
-				if mt, ok := memberType(ft, name); ok {
-					return mt, true
-				}
+				addMembers(out, ft)
 				continue
 			}
 		}
 		if tag == "" {
 			tag = f.Name
 		}
-		if tag == name {
-			return f.Type, true
+		if _, dup := out[tag]; !dup {
+			out[tag] = f.Type
 		}
 	}
-	return nil, false
+}
+
+// checkMembers walks a body that decoded into a value of type t and reports
+// what encoding/json lets through: a member whose name differs from the
+// request type's only in letter case ("Name" for "name"), which is unknown
+// to the API, and a member given twice in one object, of which
+// encoding/json would silently keep the last. The body is valid JSON (the
+// decoder accepted it); the walk allocates only for escaped member names,
+// nested paths and large objects.
+func checkMembers(body []byte, t reflect.Type, ms *members) error {
+	sc := memberScanner{b: body, ms: ms}
+	return sc.value(t, "")
+}
+
+type memberScanner struct {
+	b  []byte
+	i  int
+	ms *members
+}
+
+func (sc *memberScanner) space() {
+	for sc.i < len(sc.b) {
+		switch sc.b[sc.i] {
+		case ' ', '\t', '\r', '\n':
+			sc.i++
+		default:
+			return
+		}
+	}
+}
+
+// value scans one value whose Go type is t (nil: anything).
+func (sc *memberScanner) value(t reflect.Type, path string) error {
+	for t != nil && t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	sc.space()
+	if sc.i >= len(sc.b) {
+		return nil
+	}
+	switch sc.b[sc.i] {
+	case '{':
+		return sc.object(t, path)
+	case '[':
+		sc.i++
+		var elem reflect.Type
+		if t != nil && (t.Kind() == reflect.Slice || t.Kind() == reflect.Array) {
+			elem = t.Elem()
+		}
+		for {
+			sc.space()
+			if sc.i >= len(sc.b) {
+				return nil
+			}
+			if sc.b[sc.i] == ']' {
+				sc.i++
+				return nil
+			}
+			if sc.b[sc.i] == ',' {
+				sc.i++
+				continue
+			}
+			if err := sc.value(elem, path); err != nil {
+				return err
+			}
+		}
+	case '"':
+		sc.str()
+	default: // a number, true, false or null
+		for sc.i < len(sc.b) && !strings.ContainsRune(",]} \t\r\n", rune(sc.b[sc.i])) {
+			sc.i++
+		}
+	}
+	return nil
+}
+
+// str skips a string and returns its contents as they appear, and whether
+// they hold an escape.
+func (sc *memberScanner) str() (raw []byte, escaped bool) {
+	sc.i++ // the opening quote
+	start := sc.i
+	for sc.i < len(sc.b) {
+		switch sc.b[sc.i] {
+		case '\\':
+			escaped = true
+			sc.i += 2
+			continue
+		case '"':
+			raw = sc.b[start:sc.i]
+			sc.i++
+			return raw, escaped
+		}
+		sc.i++
+	}
+	return sc.b[start:], escaped
+}
+
+// object scans an object whose Go type is t: a struct's members must be
+// spelled as its JSON names; no member may appear twice.
+func (sc *memberScanner) object(t reflect.Type, path string) error {
+	sc.i++ // {
+	var names map[string]reflect.Type
+	if t != nil && t.Kind() == reflect.Struct {
+		names = sc.ms.of(t)
+	}
+	var small [8][]byte // the names seen, while few
+	seen := small[:0]
+	var many map[string]bool
+	for {
+		sc.space()
+		if sc.i >= len(sc.b) {
+			return nil
+		}
+		switch sc.b[sc.i] {
+		case '}':
+			sc.i++
+			return nil
+		case ',':
+			sc.i++
+			continue
+		}
+		key, escaped := sc.str()
+		if escaped {
+			var s string
+			if json.Unmarshal(append(append([]byte{'"'}, key...), '"'), &s) == nil {
+				key = []byte(s)
+			}
+		}
+		field := func() string {
+			if path == "" {
+				return truncate(string(key), 64)
+			}
+			return truncate(path+"."+string(key), 64)
+		}
+		if many != nil {
+			if many[string(key)] {
+				return duplicateMember(field())
+			}
+			many[string(key)] = true
+		} else {
+			for _, k := range seen {
+				if bytes.Equal(k, key) {
+					return duplicateMember(field())
+				}
+			}
+			if seen = append(seen, key); len(seen) == len(small) {
+				many = make(map[string]bool, 2*len(small))
+				for _, k := range seen {
+					many[string(k)] = true
+				}
+			}
+		}
+		var ft reflect.Type
+		switch {
+		case names != nil:
+			var ok bool
+			if ft, ok = names[string(key)]; !ok {
+				f := field()
+				return &apiError{status: http.StatusBadRequest, code: acctapi.CodeUnknownField, field: f,
+					msg: "The request member " + f + " is unknown."}
+			}
+		case t != nil && t.Kind() == reflect.Map:
+			ft = t.Elem()
+		}
+		sc.space()
+		sc.i++ // :
+		sc.space()
+		sub := path
+		if sc.i < len(sc.b) && (sc.b[sc.i] == '{' || sc.b[sc.i] == '[') {
+			sub = field() // only nested values need their path
+		}
+		if err := sc.value(ft, sub); err != nil {
+			return err
+		}
+	}
+}
+
+func duplicateMember(field string) *apiError {
+	return &apiError{status: http.StatusBadRequest, code: acctapi.CodeInvalidJSON, field: field,
+		msg: "The request member " + field + " appears more than once."}
 }

@@ -148,7 +148,7 @@ func checkRequest(in any) error {
 
 func (res *resource[T, C, U]) createHandler(c *call) (int, any, error) {
 	in := new(C)
-	if err := decode(c.body, in); err != nil {
+	if err := decode(c.body, in, &c.s.members); err != nil {
 		return 0, nil, err
 	}
 	v, err := res.create(c, in)
@@ -237,7 +237,7 @@ func (res *resource[T, C, U]) getHandler(c *call) (int, any, error) {
 func (res *resource[T, C, U]) updateHandler(c *call) (int, any, error) {
 	id := c.params.get("id")
 	in := new(U)
-	if err := decode(c.body, in); err != nil {
+	if err := decode(c.body, in, &c.s.members); err != nil {
 		return 0, nil, err
 	}
 	if err := setPathID(in, id); err != nil {

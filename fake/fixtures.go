@@ -43,7 +43,7 @@ func (s *Server) LoadFixtures(r io.Reader) error {
 		if len(body) == 0 {
 			body = []byte("{}")
 		}
-		if err := decode(body, in); err != nil {
+		if err := decode(body, in, &s.members); err != nil {
 			return fmt.Errorf("fake: fixture %d (%s): %v", i, f.Path, err)
 		}
 		c := &call{s: s, now: s.now(), base: s.seedBase(), account: acct, owner: s.userOf(acct)}

@@ -1,11 +1,15 @@
 package fake
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"net/http"
+	"reflect"
 	"strings"
 	"testing"
 
+	"github.com/acctapi/acctapi"
 	"github.com/acctapi/acctapi/account"
 	"github.com/acctapi/acctapi/backends"
 	"github.com/acctapi/acctapi/events"
@@ -72,9 +76,19 @@ func FuzzDecode(f *testing.F) {
 			f.Add(uint8(i), []byte("{"+m+"}"))
 		}
 	}
+	var ms members
 	f.Fuzz(func(t *testing.T, which uint8, body []byte) {
 		v := requestTypes[int(which)%len(requestTypes)]()
-		err := decode(body, v)
+		err := decode(body, v, &ms)
+		// Compare the member check with a plain one over encoding/json's
+		// tokens: the same verdict and code on every body json accepts.
+		if json.Valid(body) {
+			want := refCheckMembers(body, reflect.TypeOf(v))
+			got := checkMembers(body, reflect.TypeOf(v), &ms)
+			if (want == nil) != (got == nil) || (want != nil && want.(*apiError).code != got.(*apiError).code) {
+				t.Fatalf("%T %q: member check %v, plain check %v", v, body, got, want)
+			}
+		}
 		if err == nil {
 			err = checkRequest(v)
 		}
@@ -92,4 +106,96 @@ func FuzzDecode(f *testing.F) {
 			t.Fatalf("%T: field of %d bytes, message of %d: not bounded", v, len(ae.field), len(ae.msg))
 		}
 	})
+}
+
+// refCheckMembers is the obvious member check, over encoding/json's
+// tokens, that checkMembers must agree with.
+func refCheckMembers(body []byte, t reflect.Type) error {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	return refWalk(dec, t, "")
+}
+
+func refWalk(dec *json.Decoder, t reflect.Type, path string) error {
+	tok, err := dec.Token()
+	if err != nil {
+		return nil // decode has accepted the body: this cannot happen
+	}
+	for t != nil && t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch tok {
+	case json.Delim('['):
+		var elem reflect.Type
+		if t != nil && (t.Kind() == reflect.Slice || t.Kind() == reflect.Array) {
+			elem = t.Elem()
+		}
+		for dec.More() {
+			if err := refWalk(dec, elem, path+"[]"); err != nil {
+				return err
+			}
+		}
+		_, _ = dec.Token()
+	case json.Delim('{'):
+		seen := map[string]bool{}
+		for dec.More() {
+			kt, _ := dec.Token()
+			name, _ := kt.(string)
+			field := name
+			if path != "" {
+				field = path + "." + name
+			}
+			if seen[name] {
+				return &apiError{status: http.StatusBadRequest, code: acctapi.CodeInvalidJSON, field: truncate(field, 64),
+					msg: "The request member " + truncate(field, 64) + " appears more than once."}
+			}
+			seen[name] = true
+			var ft reflect.Type
+			if t != nil && t.Kind() == reflect.Struct {
+				f, ok := refMemberType(t, name)
+				if !ok {
+					return &apiError{status: http.StatusBadRequest, code: acctapi.CodeUnknownField, field: truncate(field, 64),
+						msg: "The request member " + truncate(field, 64) + " is unknown."}
+				}
+				ft = f
+			} else if t != nil && t.Kind() == reflect.Map {
+				ft = t.Elem()
+			}
+			if err := refWalk(dec, ft, field); err != nil {
+				return err
+			}
+		}
+		_, _ = dec.Token()
+	}
+	return nil
+}
+
+// memberType returns the type of the member of struct type t spelled
+// exactly name in JSON, looking into embedded structs as encoding/json does.
+func refMemberType(t reflect.Type, name string) (reflect.Type, bool) {
+	for i := range t.NumField() {
+		f := t.Field(i)
+		tag, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if tag == "-" || (!f.IsExported() && !f.Anonymous) {
+			continue
+		}
+		if f.Anonymous && tag == "" {
+			ft := f.Type
+			if ft.Kind() == reflect.Pointer {
+				ft = ft.Elem()
+			}
+			if ft.Kind() == reflect.Struct {
+				if mt, ok := refMemberType(ft, name); ok {
+					return mt, true
+				}
+				continue
+			}
+		}
+		if tag == "" {
+			tag = f.Name
+		}
+		if tag == name {
+			return f.Type, true
+		}
+	}
+	return nil, false
 }

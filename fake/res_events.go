@@ -152,7 +152,7 @@ func sourceNotFound(subID, typ string) *apiError {
 func (s *Server) createSource(c *call) (int, any, error) {
 	subID := c.params.get("id")
 	var in events.SourceCreate
-	if err := decode(c.body, &in); err != nil {
+	if err := decode(c.body, &in, &c.s.members); err != nil {
 		return 0, nil, err
 	}
 	if err := acctapi.CheckPathID("subscription_id", in.SubscriptionID, subID); err != nil {
@@ -202,7 +202,7 @@ func (s *Server) getSource(c *call) (int, any, error) {
 func (s *Server) updateSource(c *call) (int, any, error) {
 	subID, typ := c.params.get("id"), c.params.get("type")
 	var in events.SourceUpdate
-	if err := decode(c.body, &in); err != nil {
+	if err := decode(c.body, &in, &c.s.members); err != nil {
 		return 0, nil, err
 	}
 	if err := errors.Join(acctapi.CheckPathID("subscription_id", in.SubscriptionID, subID),

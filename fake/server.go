@@ -61,6 +61,7 @@ type Server struct {
 	journal   journal
 	faults    faults
 	limiter   apiLimiter
+	members   members               // request types' JSON member names, for decode
 	resByIn   map[any]*resourceInfo // by create type
 	resByOut  map[any]*resourceInfo // by resource type
 	resByKind map[string]*resourceInfo
