@@ -98,6 +98,53 @@ func ExampleServer_FailNext() {
 	// ci <nil>
 }
 
+// DropAfterNext loses the answer to a request that took effect: the case
+// in which a client that retried a POST would create twice. The journal
+// marks the dropped answer.
+func ExampleServer_DropAfterNext() {
+	srv, err := fake.New(fake.WithoutListener(), fake.WithIDSeed(1))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer srv.Close()
+	srv.DropAfterNext(http.MethodPost, "/service_users", 1)
+
+	_, err = account.NewServiceUsers(srv.Client()).Create(context.Background(), &account.ServiceUserCreate{Name: "ci"})
+	fmt.Println(err != nil, len(fake.List[account.ServiceUser](srv, "")))
+	e := srv.Journal()[0]
+	fmt.Println(e.Method, e.Path, e.Status, e.Dropped)
+	// Output:
+	// true 1
+	// POST /service_users 201 true
+}
+
+// ClientFor acts with another key: here one of a second account, which
+// cannot see the first account's resources.
+func ExampleServer_ClientFor() {
+	srv, err := fake.New(fake.WithoutListener(), fake.WithIDSeed(1), fake.WithAccount(fake.Account{}), fake.WithAccount(fake.Account{}))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer srv.Close()
+	ctx := context.Background()
+	u, err := account.NewServiceUsers(srv.Client()).Create(ctx, &account.ServiceUserCreate{Name: "ci"})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	other, err := srv.ClientFor(srv.Accounts()[1].APIKeys[0])
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	_, err = account.NewServiceUsers(other).Get(ctx, u.ID)
+	fmt.Println(acctapi.IsNotFound(err))
+	// Output:
+	// true
+}
+
 // React installs a reactor of your own, which can answer any request
 // before the server does.
 func ExampleServer_React() {
