@@ -105,3 +105,23 @@ func BenchmarkAllowAt100kKeysSerial(b *testing.B) {
 		l.AllowAt(keys[i%n], now)
 	}
 }
+
+// BenchmarkNewKeysAtCap is a flood of new keys at the bucket cap (one
+// shard of 2,048 live buckets, none idle): each goes to the overflow
+// bucket after examining a few buckets, not the whole shard.
+func BenchmarkNewKeysAtCap(b *testing.B) {
+	l := mustLimiter(b, 1, time.Minute, WithMaxBuckets(2048))
+	for i := range 2048 {
+		l.AllowAt(fmt.Sprint("held-", i), base)
+	}
+	keys := make([]string, 1<<16)
+	for i := range keys {
+		keys[i] = fmt.Sprint("new-", i)
+	}
+	now := base.Add(time.Second)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; b.Loop(); i++ {
+		l.AllowAt(keys[i&(len(keys)-1)], now)
+	}
+}
