@@ -43,6 +43,11 @@ type resource[T, C, U any] struct {
 	// nil if it has none by that name. It is called only for the fields
 	// a filter reads, and only when it reads them.
 	field func(v T, name string) ref.Val
+	// prepare, when set, runs on a validated create or update request
+	// (one of in and up is nil) before the write transaction, for work
+	// that must not hold up other writes, such as signing a certificate;
+	// it may leave its results on c.
+	prepare func(c *call, in *C, up *U) error
 	// build makes the value to store from a validated create request.
 	build func(c *call, id string, in *C) (T, meta, error)
 	// apply makes the updated value from the current one; nil means the
@@ -168,6 +173,11 @@ func (res *resource[T, C, U]) create(c *call, in *C) (T, error) {
 	if n, ok := any(in).(normalizer); ok {
 		n.Normalize()
 	}
+	if res.prepare != nil {
+		if err := res.prepare(c, in, nil); err != nil {
+			return out, err
+		}
+	}
 	err := c.s.write(func(txn *memdb.Txn) error {
 		c.txn = txn
 		id := c.s.ids.next(res.prefix, c.now)
@@ -248,6 +258,11 @@ func (res *resource[T, C, U]) updateHandler(c *call) (int, any, error) {
 	}
 	if n, ok := any(in).(normalizer); ok {
 		n.Normalize()
+	}
+	if res.prepare != nil {
+		if err := res.prepare(c, nil, in); err != nil {
+			return 0, nil, err
+		}
 	}
 	var out T
 	err := c.s.write(func(txn *memdb.Txn) error {

@@ -20,20 +20,35 @@ func badRequest(field, msg string) *apiError {
 }
 
 // signCSR signs a binding's CSR with the fake's CA ("" leaves cert as is).
-func signCSR(c *call, csr string, cert *k8sop.Cert) error {
+func signCSR(c *call, csr string) (*k8sop.Cert, error) {
 	if csr == "" {
-		return nil
+		return nil, nil
 	}
 	req, err := k8sop.ParseCSR(csr)
 	if err != nil {
-		return badRequest("binding.csr", err.Error())
+		return nil, badRequest("binding.csr", err.Error())
 	}
 	pemText, nb, na, err := c.s.signer.sign(req, c.now)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	*cert = k8sop.Cert{Cert: pemText, NotBefore: nb, NotAfter: na}
-	return nil
+	return &k8sop.Cert{Cert: pemText, NotBefore: nb, NotAfter: na}, nil
+}
+
+// prepareOperator signs a create's or an update's CSR before the write
+// transaction, so that signing does not hold up other writes; build and
+// apply take the certificate from c.cert.
+func prepareOperator(c *call, in *k8sop.OperatorCreate, up *k8sop.OperatorUpdate) error {
+	var csr string
+	switch {
+	case in != nil && in.Binding != nil:
+		csr = in.Binding.CSR
+	case up != nil && up.Binding != nil && up.Binding.CSR != nil:
+		csr = *up.Binding.CSR
+	}
+	cert, err := signCSR(c, csr)
+	c.cert = cert
+	return err
 }
 
 // defaultIngress gives an operator with bindings the configured ingress
@@ -57,6 +72,7 @@ func principalURI(base, id string) string {
 func (s *Server) registerOperators() {
 	register(s, &resource[k8sop.Operator, k8sop.OperatorCreate, k8sop.OperatorUpdate]{
 		kind: kindOperator, prefix: "k8sop", member: "operators",
+		prepare: prepareOperator,
 		build: func(c *call, id string, in *k8sop.OperatorCreate) (k8sop.Operator, meta, error) {
 			v := k8sop.Operator{ID: id, CreatedAt: c.now, UpdatedAt: c.now, Description: in.Description, Metadata: in.Metadata,
 				Principal: acctapi.Ref{ID: c.owner}, EnabledFeatures: in.EnabledFeatures, Region: in.Region, Deployment: in.Deployment,
@@ -64,8 +80,8 @@ func (s *Server) registerOperators() {
 			if b := in.Binding; b != nil {
 				v.Binding.EndpointSelectors = slices.Clone(b.EndpointSelectors)
 				v.Binding.IngressEndpoint = b.IngressEndpoint
-				if err := signCSR(c, b.CSR, &v.Binding.Cert); err != nil {
-					return v, meta{}, err
+				if c.cert != nil {
+					v.Binding.Cert = *c.cert
 				}
 			}
 			defaultIngress(c, &v)
@@ -88,10 +104,8 @@ func (s *Server) registerOperators() {
 			if u := in.Binding; u != nil {
 				patch(&b.EndpointSelectors, u.EndpointSelectors)
 				patch(&b.IngressEndpoint, u.IngressEndpoint)
-				if u.CSR != nil {
-					if err := signCSR(c, *u.CSR, &b.Cert); err != nil {
-						return v, meta{}, err
-					}
+				if c.cert != nil {
+					b.Cert = *c.cert
 				}
 			}
 			v.Binding = &b

@@ -25,6 +25,7 @@ import (
 
 	"github.com/acctapi/acctapi"
 	"github.com/acctapi/acctapi/internal/iox"
+	"github.com/acctapi/acctapi/k8sop"
 )
 
 // MaxBodyBytes is the largest request body the fake reads (1 MiB); a larger
@@ -431,6 +432,7 @@ type call struct {
 	txn     *memdb.Txn // set by handlers that write
 	rtxn    *memdb.Txn // the request's read transaction; see read
 	header  http.Header
+	cert    *k8sop.Cert // a certificate signed before the write (operators)
 }
 
 // baseURL is the base of uris for a request.
