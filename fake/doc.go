@@ -53,5 +53,6 @@
 // next_page_uri carrying the filter; filters on tunnel group backends.
 // Secrets (event destination credentials) are returned on reads as stored;
 // the journal redacts them. Events are never delivered. Endpoints and
-// tunnels are seeded, not created by agents.
+// tunnels are seeded, not created by agents. Bodies are stricter than Go's
+// encoding/json: member names must be spelled exactly and appear once.
 package fake
