@@ -64,17 +64,21 @@ func WithBaseURL(raw string) Option {
 	return func(c *Client) error {
 		u, err := url.Parse(raw)
 		if err != nil {
+			var ue *url.Error
+			if errors.As(err, &ue) {
+				err = ue.Err // the URL itself may hold a password
+			}
 			return fmt.Errorf("acctapi: base URL: %w", err)
+		}
+		if u.User != nil {
+			// Credentials go in the Authorization header, never in URLs.
+			return fmt.Errorf("acctapi: base URL %s: must not carry user information", u.Redacted())
 		}
 		if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			return fmt.Errorf("acctapi: base URL %q: want an absolute http or https URL", raw)
 		}
 		if u.RawQuery != "" || u.Fragment != "" || u.ForceQuery {
 			return fmt.Errorf("acctapi: base URL %q: must not have a query or fragment", raw)
-		}
-		if u.User != nil {
-			// Credentials go in the Authorization header, never in URLs.
-			return fmt.Errorf("acctapi: base URL %s: must not carry user information", u.Redacted())
 		}
 		u.Path = strings.TrimSuffix(u.Path, "/")
 		u.RawPath = strings.TrimSuffix(u.RawPath, "/")

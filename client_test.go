@@ -640,3 +640,15 @@ func TestResponseContentLengthIsAClaim(t *testing.T) {
 		}
 	}
 }
+
+// TestBaseURLErrorsHidePasswords checks that no error from WithBaseURL
+// repeats a password the URL carries.
+func TestBaseURLErrorsHidePasswords(t *testing.T) {
+	t.Parallel()
+	for _, raw := range []string{"https://u:secret@h/?x", "https://u:secret@h/%zz", "ftp://u:secret@h", "https://u:secret@h"} {
+		_, err := NewClient(testKey, WithBaseURL(raw))
+		if err == nil || strings.Contains(err.Error(), "secret") {
+			t.Errorf("WithBaseURL(%q): %v, want an error without the password", raw, err)
+		}
+	}
+}

@@ -33,10 +33,14 @@ func (a *apiLimiter) init(n int64, every time.Duration) error {
 	return nil
 }
 
-// reset forgets every request counted so far.
+// reset forgets every request counted so far. n and every never change
+// after init, so requests in flight may read them meanwhile.
 func (a *apiLimiter) reset() {
-	if a.l.Load() != nil {
-		_ = a.init(a.n, a.every) // init accepted these before
+	if a.l.Load() == nil {
+		return
+	}
+	if l, err := ratelimit.NewLimiter(a.n, a.every); err == nil { // init accepted these
+		a.l.Store(l)
 	}
 }
 

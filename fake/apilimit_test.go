@@ -2,6 +2,7 @@ package fake_test
 
 import (
 	"context"
+	"sync"
 	"testing"
 	"time"
 
@@ -76,4 +77,27 @@ func TestRateLimitOption(t *testing.T) {
 			t.Errorf("WithRateLimit(%d, %v): no error", tt.n, tt.every)
 		}
 	}
+}
+
+// TestRateLimitResetConcurrent resets the limit while requests over it are
+// answered (run with -race).
+func TestRateLimitResetConcurrent(t *testing.T) {
+	t.Parallel()
+	srv, _ := start(t, fake.WithRateLimit(1, time.Minute))
+	keys := account.NewAPIKeys(srv.Client())
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Go(func() {
+			for range 20 {
+				_, err := keys.Page(t.Context(), nil)
+				if err != nil && !acctapi.HasCode(err, acctapi.CodeRateLimited) {
+					t.Errorf("answer: %v", err)
+				}
+			}
+		})
+	}
+	for range 20 {
+		srv.Reset()
+	}
+	wg.Wait()
 }

@@ -137,6 +137,8 @@ func TestStrictMembers(t *testing.T) {
 		{"unknown member before a wrong id", "PATCH", "/service_users/" + su.ID, `{"id":"other","nick":"x"}`, acctapi.CodeUnknownField, "nick"},
 		{"wrong id", "PATCH", "/service_users/" + su.ID, `{"id":"other"}`, acctapi.CodeInvalidValue, "id"},
 		{"id in another case", "PATCH", "/service_users/" + su.ID, `{"ID":"other"}`, acctapi.CodeUnknownField, "ID"},
+		{"twice as invalid UTF-8", "POST", "/backends/tunnel_group", "{\"labels\":{\"\xff\":\"a\",\"\xfe\":\"b\"}}", acctapi.CodeInvalidJSON, "labels.\ufffd"},
+		{"twice, escaped and not", "POST", "/backends/tunnel_group", "{\"labels\":{\"\xff\":\"a\",\"\\ufffd\":\"b\"}}", acctapi.CodeInvalidJSON, "labels.\ufffd"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -9,6 +9,7 @@ import (
 	"reflect"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/acctapi/acctapi"
 )
@@ -226,7 +227,9 @@ func (sc *memberScanner) object(t reflect.Type, path string) error {
 			continue
 		}
 		key, escaped := sc.str()
-		if escaped {
+		if escaped || !utf8.Valid(key) {
+			// As encoding/json reads the name: escapes resolved, invalid
+			// UTF-8 as U+FFFD (so "\xff" and "\xfe" are the same name).
 			var s string
 			if json.Unmarshal(append(append([]byte{'"'}, key...), '"'), &s) == nil {
 				key = []byte(s)

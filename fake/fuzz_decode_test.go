@@ -65,6 +65,7 @@ func FuzzDecode(f *testing.F) {
 		`{"bindings":["kubernetes"],"name":"e","url":"https://x"}`,
 		`{"labels":{"a":"b"}}`,
 		`[1,2]`, `null`, `"x"`, `{"a":`, `{} {}`, ``,
+		"{\"labels\":{\"\xff\":\"a\",\"\xfe\":\"b\"}}", "{\"labels\":{\"\xff\":\"a\",\"\\ufffd\":\"b\"}}",
 	} {
 		f.Add(uint8(i), []byte(body))
 	}

@@ -424,7 +424,7 @@ func (sh *shard[T]) insert(l *Limiter, k hkey, t uint64) int32 {
 			copy(b.slots, o.slots)
 		}
 	}
-	*b.last = max(*b.last, t, sh.horizon)
+	sh.advance(l, b, max(t, sh.horizon))
 	sh.ids.put(k, id)
 	sh.live++
 	return id
@@ -512,22 +512,20 @@ func (l *Limiter) slotOf(t uint64) uint32 {
 	return l.slotDiv.div(uint32(t / uint64(time.Second)))
 }
 
-// update applies one request at time t to bucket b.
-//
-// A time earlier than the bucket's latest is treated as that latest time;
-// the retry delay is still measured from the caller's time, so that
-// waiting it out lands the retry where the bucket admits it.
-func (sh *shard[T]) update(l *Limiter, b bucket[T], t uint64) Decision {
+// advance moves b's latest time to t, when t is later, clearing the ring
+// positions of the slots that time has pushed out of the ring, and returns
+// b's latest time.
+func (sh *shard[T]) advance(l *Limiter, b bucket[T], t uint64) uint64 {
 	last := *b.last
-	caller := t
-	t = max(t, last)
+	if t <= last {
+		return last
+	}
 	*b.last = t
-	cur := l.slotOf(t)
-	ring := l.ring
-	slots := b.slots
-	if head := l.slotOf(last); cur != head {
+	cur, head := l.slotOf(t), l.slotOf(last)
+	if cur != head {
 		// Clear the positions of slots head+1..cur: they held slots that
 		// are now older than the ring.
+		ring, slots := l.ring, b.slots
 		n := min(cur-head, ring)
 		p := l.ringDiv.mod(head + 1)
 		for range n {
@@ -538,6 +536,20 @@ func (sh *shard[T]) update(l *Limiter, b bucket[T], t uint64) Decision {
 			}
 		}
 	}
+	return t
+}
+
+// update applies one request at time t to bucket b.
+//
+// A time earlier than the bucket's latest is treated as that latest time;
+// the retry delay is still measured from the caller's time, so that
+// waiting it out lands the retry where the bucket admits it.
+func (sh *shard[T]) update(l *Limiter, b bucket[T], t uint64) Decision {
+	caller := t
+	t = sh.advance(l, b, t)
+	cur := l.slotOf(t)
+	ring := l.ring
+	slots := b.slots
 	// Slots jmin..cur may hold requests inside the window; the ring holds
 	// cur-ring+1..cur, of which at most one is older than jmin.
 	jmin := l.jmin(t, cur)

@@ -385,6 +385,32 @@ func TestReclaimedKeyAfterClockStepsBack(t *testing.T) {
 	}
 }
 
+// TestBucketFromOverflow checks that a key that gets its own bucket after
+// going through the overflow bucket inherits only what is still inside the
+// window: counts that have left it do not come back.
+func TestBucketFromOverflow(t *testing.T) {
+	t.Parallel()
+	l := mustLimiter(t, 2, time.Minute, WithMaxBuckets(1))
+	steps := []struct {
+		at   time.Duration
+		key  string
+		want Decision
+	}{
+		{0, "a", Decision{Allowed: true, Remaining: 1}},
+		{0, "b", Decision{Allowed: true, Remaining: 1}},                // overflow bucket
+		{30 * time.Second, "b", Decision{Allowed: true, Remaining: 0}}, // overflow bucket
+		// a is idle at 70s and reclaimed; c's new bucket inherits b's
+		// request at 30s, not the one at 0s, which has left the window.
+		{70 * time.Second, "c", Decision{Allowed: true, Remaining: 0}},
+		{70 * time.Second, "c", Decision{RetryAfter: 21 * time.Second}},
+	}
+	for i, st := range steps {
+		if diff := cmp.Diff(st.want, l.AllowAt(st.key, at(st.at))); diff != "" {
+			t.Fatalf("step %d (%v, %q) (-want +got):\n%s", i, st.at, st.key, diff)
+		}
+	}
+}
+
 // TestCapNeverExceeded checks the capacity bound with a small cap on live
 // buckets, so that keys go through the shared overflow bucket and later get
 // buckets of their own: per key, never more than capacity admitted in any
