@@ -348,10 +348,11 @@ func parseList(raw string) (listParams, error) {
 	p := listParams{limit: acctapi.MaxLimit, beforeID: q.Get("before_id"), filter: q.Get("filter")}
 	if v, ok := q["limit"]; ok {
 		n, err := strconv.Atoi(v[0])
-		if err == nil && !strings.HasPrefix(v[0], "+") {
-			err = acctapi.CheckLimit(n)
-		} else if err == nil {
+		if err == nil && strings.HasPrefix(v[0], "+") {
 			err = strconv.ErrSyntax // a sign is not part of an integer here
+		}
+		if err == nil {
+			err = acctapi.CheckLimit(n)
 		}
 		if err != nil {
 			return p, &apiError{status: http.StatusBadRequest, code: acctapi.CodeBadLimit, field: "limit",

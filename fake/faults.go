@@ -110,7 +110,7 @@ func (s *Server) reactN(method, pattern string, n int, f Fault) {
 	var mu sync.Mutex
 	left := n
 	var remove func()
-	mu.Lock()
+	mu.Lock() // until remove is set: a request may reach the reactor first
 	defer mu.Unlock()
 	remove = s.React(method, pattern, func(*http.Request) *Fault {
 		mu.Lock()

@@ -19,7 +19,7 @@ func badRequest(field, msg string) *apiError {
 	return &apiError{status: http.StatusBadRequest, code: acctapi.CodeInvalidValue, field: field, msg: msg}
 }
 
-// signCSR signs a binding's CSR with the fake's CA ("" leaves cert as is).
+// signCSR signs a binding's CSR with the fake's CA; "" signs nothing (nil).
 func signCSR(c *call, csr string) (*k8sop.Cert, error) {
 	if csr == "" {
 		return nil, nil

@@ -184,52 +184,42 @@ func TestFilterLimits(t *testing.T) {
 // effect); a GET or DELETE is retried. Over loopback TCP, where
 // net/http's own transport might retry too, and in memory.
 func TestNoRetryAfterDrop(t *testing.T) {
-	for _, tcp := range []bool{true, false} {
-		t.Run(map[bool]string{true: "tcp", false: "in memory"}[tcp], func(t *testing.T) {
-			var srv *fake.Server
-			if tcp {
-				srv = fake.Start(t)
-			} else {
-				srv, _ = start(t)
-			}
-			// The default policy, with short delays.
-			c := clientFor(t, srv, srv.APIKey(), acctapi.WithRetry(acctapi.RetryPolicy{MaxAttempts: 4, BaseDelay: 1, MaxDelay: 1}))
-			su := account.NewServiceUsers(c)
-			ctx := context.Background()
-			attempts := func(method, pattern string) *atomic.Int64 {
-				var n atomic.Int64
-				srv.React(method, pattern, func(*http.Request) *fake.Fault { n.Add(1); return nil })
-				srv.DropNext(method, pattern, 1)
-				return &n
-			}
+	overBothTransports(t, func(t *testing.T, srv *fake.Server, c *acctapi.Client) {
+		su := account.NewServiceUsers(c)
+		ctx := context.Background()
+		attempts := func(method, pattern string) *atomic.Int64 {
+			var n atomic.Int64
+			srv.React(method, pattern, func(*http.Request) *fake.Fault { n.Add(1); return nil })
+			srv.DropNext(method, pattern, 1)
+			return &n
+		}
 
-			n := attempts("POST", "/service_users")
-			if _, err := su.Create(ctx, &account.ServiceUserCreate{Name: "once"}); err == nil {
-				t.Errorf("create through a dropped connection succeeded")
-			}
-			if n.Load() != 1 || len(fake.List[account.ServiceUser](srv, "")) != 0 {
-				t.Errorf("POST: %d attempts, %d service users; want 1 and 0", n.Load(), len(fake.List[account.ServiceUser](srv, "")))
-			}
+		n := attempts("POST", "/service_users")
+		if _, err := su.Create(ctx, &account.ServiceUserCreate{Name: "once"}); err == nil {
+			t.Errorf("create through a dropped connection succeeded")
+		}
+		if n.Load() != 1 || len(fake.List[account.ServiceUser](srv, "")) != 0 {
+			t.Errorf("POST: %d attempts, %d service users; want 1 and 0", n.Load(), len(fake.List[account.ServiceUser](srv, "")))
+		}
 
-			u := must(su.Create(ctx, &account.ServiceUserCreate{Name: "kept"}))(t)
-			n = attempts("PATCH", "/service_users/*")
-			if _, err := su.Update(ctx, &account.ServiceUserUpdate{ID: u.ID, Name: ptr("renamed")}); err == nil {
-				t.Errorf("update through a dropped connection succeeded")
-			}
-			if got, _ := fake.Get[account.ServiceUser](srv, "", u.ID); n.Load() != 1 || got.Name != "kept" {
-				t.Errorf("PATCH: %d attempts, name %q; want 1 and unchanged", n.Load(), got.Name)
-			}
+		u := must(su.Create(ctx, &account.ServiceUserCreate{Name: "kept"}))(t)
+		n = attempts("PATCH", "/service_users/*")
+		if _, err := su.Update(ctx, &account.ServiceUserUpdate{ID: u.ID, Name: ptr("renamed")}); err == nil {
+			t.Errorf("update through a dropped connection succeeded")
+		}
+		if got, _ := fake.Get[account.ServiceUser](srv, "", u.ID); n.Load() != 1 || got.Name != "kept" {
+			t.Errorf("PATCH: %d attempts, name %q; want 1 and unchanged", n.Load(), got.Name)
+		}
 
-			n = attempts("GET", "/service_users/*")
-			if _, err := su.Get(ctx, u.ID); err != nil || n.Load() != 2 {
-				t.Errorf("GET: %v after %d attempts; want success after 2", err, n.Load())
-			}
-			n = attempts("DELETE", "/service_users/*")
-			if err := su.Delete(ctx, u.ID); err != nil || n.Load() != 2 {
-				t.Errorf("DELETE: %v after %d attempts; want success after 2", err, n.Load())
-			}
-		})
-	}
+		n = attempts("GET", "/service_users/*")
+		if _, err := su.Get(ctx, u.ID); err != nil || n.Load() != 2 {
+			t.Errorf("GET: %v after %d attempts; want success after 2", err, n.Load())
+		}
+		n = attempts("DELETE", "/service_users/*")
+		if err := su.Delete(ctx, u.ID); err != nil || n.Load() != 2 {
+			t.Errorf("DELETE: %v after %d attempts; want success after 2", err, n.Load())
+		}
+	})
 }
 
 // TestNoRetryAfterDropAfter is TestNoRetryAfterDrop in the dangerous case:
@@ -238,6 +228,80 @@ func TestNoRetryAfterDrop(t *testing.T) {
 // so the create or update is applied once, not duplicated; a GET is
 // retried and succeeds. Over loopback TCP and in memory.
 func TestNoRetryAfterDropAfter(t *testing.T) {
+	overBothTransports(t, func(t *testing.T, srv *fake.Server, c *acctapi.Client) {
+		su := account.NewServiceUsers(c)
+		ctx := context.Background()
+		// journaled returns the journal's entries for method since the
+		// last call, as "status path".
+		journaled := func(method string) []string {
+			var out []string
+			for _, e := range srv.Journal() {
+				if e.Method == method {
+					out = append(out, fmt.Sprint(e.Status, " ", e.Path))
+				}
+			}
+			srv.ClearJournal()
+			return out
+		}
+
+		srv.DropAfterNext("POST", "/service_users", 1)
+		if _, err := su.Create(ctx, &account.ServiceUserCreate{Name: "once"}); err == nil {
+			t.Errorf("create whose answer was dropped succeeded")
+		}
+		users := fake.List[account.ServiceUser](srv, "")
+		if len(users) != 1 || users[0].Name != "once" {
+			t.Fatalf("service users %+v, want exactly one, named once", users)
+		}
+		if got := journaled("POST"); !slices.Equal(got, []string{"201 /service_users"}) {
+			t.Errorf("POSTs journaled: %q, want one, answered 201", got)
+		}
+
+		// API keys have no unique member: a repeated create would make
+		// a second key.
+		srv.DropAfterNext("POST", "/api_keys", 1)
+		if _, err := account.NewAPIKeys(c).Create(ctx, &account.APIKeyCreate{Description: "once"}); err == nil {
+			t.Errorf("create whose answer was dropped succeeded")
+		}
+		var once int
+		for _, k := range fake.List[account.APIKey](srv, "") {
+			if k.Description == "once" {
+				once++
+			}
+		}
+		if got := journaled("POST"); once != 1 || !slices.Equal(got, []string{"201 /api_keys"}) {
+			t.Errorf("%d API keys made, POSTs journaled: %q; want one, answered 201", once, got)
+		}
+
+		id := users[0].ID
+		srv.DropAfterNext("PATCH", "/service_users/*", 1)
+		if _, err := su.Update(ctx, &account.ServiceUserUpdate{ID: id, Name: ptr("renamed")}); err == nil {
+			t.Errorf("update whose answer was dropped succeeded")
+		}
+		if got, _ := fake.Get[account.ServiceUser](srv, "", id); got.Name != "renamed" {
+			t.Errorf("name %q, want renamed: the update was applied", got.Name)
+		}
+		if got := journaled("PATCH"); !slices.Equal(got, []string{"200 /service_users/" + id}) {
+			t.Errorf("PATCHes journaled: %q, want one, answered 200", got)
+		}
+
+		srv.DropAfterNext("GET", "/service_users/*", 1)
+		if u, err := su.Get(ctx, id); err != nil || u.Name != "renamed" {
+			t.Errorf("GET whose first answer was dropped: %+v, %v; want the retry's answer", u, err)
+		}
+		if got := journaled("GET"); len(got) != 2 {
+			t.Errorf("GETs journaled: %q, want two (the dropped answer and the retry)", got)
+		}
+		if n := len(fake.List[account.ServiceUser](srv, "")); n != 1 {
+			t.Errorf("%d service users at the end, want 1", n)
+		}
+	})
+}
+
+// overBothTransports runs f against a fake over loopback TCP, where
+// net/http's own transport might retry, and one in memory, each with a
+// client of the default retry policy shortened to tiny delays.
+func overBothTransports(t *testing.T, f func(t *testing.T, srv *fake.Server, c *acctapi.Client)) {
+	t.Helper()
 	for _, tcp := range []bool{true, false} {
 		t.Run(map[bool]string{true: "tcp", false: "in memory"}[tcp], func(t *testing.T) {
 			var srv *fake.Server
@@ -246,72 +310,7 @@ func TestNoRetryAfterDropAfter(t *testing.T) {
 			} else {
 				srv, _ = start(t)
 			}
-			c := clientFor(t, srv, srv.APIKey(), acctapi.WithRetry(acctapi.RetryPolicy{MaxAttempts: 4, BaseDelay: 1, MaxDelay: 1}))
-			su := account.NewServiceUsers(c)
-			ctx := context.Background()
-			// journaled returns the journal's entries for method since the
-			// last call, as "status path".
-			journaled := func(method string) []string {
-				var out []string
-				for _, e := range srv.Journal() {
-					if e.Method == method {
-						out = append(out, fmt.Sprint(e.Status, " ", e.Path))
-					}
-				}
-				srv.ClearJournal()
-				return out
-			}
-
-			srv.DropAfterNext("POST", "/service_users", 1)
-			if _, err := su.Create(ctx, &account.ServiceUserCreate{Name: "once"}); err == nil {
-				t.Errorf("create whose answer was dropped succeeded")
-			}
-			users := fake.List[account.ServiceUser](srv, "")
-			if len(users) != 1 || users[0].Name != "once" {
-				t.Fatalf("service users %+v, want exactly one, named once", users)
-			}
-			if got := journaled("POST"); !slices.Equal(got, []string{"201 /service_users"}) {
-				t.Errorf("POSTs journaled: %q, want one, answered 201", got)
-			}
-
-			// API keys have no unique member: a repeated create would make
-			// a second key.
-			srv.DropAfterNext("POST", "/api_keys", 1)
-			if _, err := account.NewAPIKeys(c).Create(ctx, &account.APIKeyCreate{Description: "once"}); err == nil {
-				t.Errorf("create whose answer was dropped succeeded")
-			}
-			var once int
-			for _, k := range fake.List[account.APIKey](srv, "") {
-				if k.Description == "once" {
-					once++
-				}
-			}
-			if got := journaled("POST"); once != 1 || !slices.Equal(got, []string{"201 /api_keys"}) {
-				t.Errorf("%d API keys made, POSTs journaled: %q; want one, answered 201", once, got)
-			}
-
-			id := users[0].ID
-			srv.DropAfterNext("PATCH", "/service_users/*", 1)
-			if _, err := su.Update(ctx, &account.ServiceUserUpdate{ID: id, Name: ptr("renamed")}); err == nil {
-				t.Errorf("update whose answer was dropped succeeded")
-			}
-			if got, _ := fake.Get[account.ServiceUser](srv, "", id); got.Name != "renamed" {
-				t.Errorf("name %q, want renamed: the update was applied", got.Name)
-			}
-			if got := journaled("PATCH"); !slices.Equal(got, []string{"200 /service_users/" + id}) {
-				t.Errorf("PATCHes journaled: %q, want one, answered 200", got)
-			}
-
-			srv.DropAfterNext("GET", "/service_users/*", 1)
-			if u, err := su.Get(ctx, id); err != nil || u.Name != "renamed" {
-				t.Errorf("GET whose first answer was dropped: %+v, %v; want the retry's answer", u, err)
-			}
-			if got := journaled("GET"); len(got) != 2 {
-				t.Errorf("GETs journaled: %q, want two (the dropped answer and the retry)", got)
-			}
-			if n := len(fake.List[account.ServiceUser](srv, "")); n != 1 {
-				t.Errorf("%d service users at the end, want 1", n)
-			}
+			f(t, srv, clientFor(t, srv, srv.APIKey(), acctapi.WithRetry(acctapi.RetryPolicy{MaxAttempts: 4, BaseDelay: 1, MaxDelay: 1})))
 		})
 	}
 }

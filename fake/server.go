@@ -490,7 +490,7 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	var raw []byte
 	if !re.drop {
-		status, raw = s.encode(c, w.Header(), status, out, err)
+		status, raw = encode(c, w.Header(), status, out, err)
 	}
 	entry.Status, entry.Dropped = status, re.drop || re.dropAfter
 	s.journal.add(journalEntry{Entry: entry, req: clip(body), resp: clip(raw)})
@@ -511,7 +511,7 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 // encode turns a handler's result into the answer's status and JSON body:
 // out on success, or err as the contract's error body, whose headers go
 // into h.
-func (s *Server) encode(c *call, h http.Header, status int, out any, err error) (int, []byte) {
+func encode(c *call, h http.Header, status int, out any, err error) (int, []byte) {
 	if err != nil {
 		var ae *apiError
 		if !errors.As(err, &ae) {

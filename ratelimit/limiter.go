@@ -307,7 +307,7 @@ type shard[T counter] struct {
 	max        int
 	ring       int
 	horizon    uint64 // new buckets start no earlier than this
-	full       uint32 // when non-zero, skip full sweeps at the cap before this second
+	full       uint32 // skip full sweeps at the cap before this second
 	fullSweeps int    // full sweeps at the cap, for tests
 	overflow   int32  // -1 until needed
 	_          [64]byte
@@ -398,11 +398,9 @@ func (s *shards[T]) allow(l *Limiter, k hkey, t uint64) Decision {
 func (sh *shard[T]) insert(l *Limiter, k hkey, t uint64) int32 {
 	sh.sweepN(l, t, 4)
 	if sh.live >= sh.max {
-		sec := uint32(t / uint64(time.Second))
-		if sh.full == 0 || sec >= sh.full {
+		if sec := uint32(t / uint64(time.Second)); sec >= sh.full {
 			sh.sweepN(l, t, math.MaxInt)
 			sh.fullSweeps++
-			sh.full = 0
 			if sh.live >= sh.max {
 				sh.full = sec + 1
 			}
