@@ -20,16 +20,6 @@ import (
 	"github.com/acctapi/acctapi/fake"
 )
 
-// filterBound is what any filter request over 1000 keys may take, even
-// under the race detector on a loaded machine: the fake's cost bound (a
-// CEL cost budget per request, expression length and nesting) keeps the
-// worst well under it. filterHang only stops waiting for a request that
-// does not come back.
-const (
-	filterBound = 2 * time.Second
-	filterHang  = 20 * time.Second
-)
-
 // filterLists are the lists that take a filter; the first holds 1000 keys.
 var filterLists = []string{"/api_keys", "/service_users", "/certificate_authorities", "/event_destinations", "/event_subscriptions", "/backends/tunnel_group"}
 
@@ -42,8 +32,11 @@ var slowestFilter struct {
 
 // FuzzFilter sends hostile filter expressions to lists, one of 1000 API
 // keys: every answer must be 200 or 400 ERR_NGROK_250 with the contract's
-// body, and must come back within filterBound. With ACCTAPI_FUZZ_REPORT set to a directory,
-// each fuzz worker writes the slowest input it saw there.
+// body. It asserts no wall-clock time: what a filter may cost is bounded
+// in CEL cost units and checked by the filter's internal tests, and the
+// time it takes is measured by the benchmarks. The slowest request
+// is logged; with ACCTAPI_FUZZ_REPORT set to a directory, each fuzz worker
+// writes the slowest input it saw there.
 func FuzzFilter(f *testing.F) {
 	for _, s := range []string{
 		`true`,
@@ -98,20 +91,8 @@ func FuzzFilter(f *testing.F) {
 		req.Header.Set("Service-Version", acctapi.APIVersion)
 		rec := httptest.NewRecorder()
 		start := time.Now()
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
-			h.ServeHTTP(rec, req)
-		}()
-		select {
-		case <-done:
-		case <-time.After(filterHang):
-			t.Fatalf("GET %s: no answer within %v", fzTruncate(target, 300), filterHang)
-		}
-		d := time.Since(start)
-		if d > filterBound {
-			t.Errorf("GET %s took %v, over the bound %v", fzTruncate(target, 300), d, filterBound)
-		}
+		h.ServeHTTP(rec, req)
+		d := time.Since(start) // logged, never asserted
 		res := rec.Result()
 		body, _ := io.ReadAll(res.Body)
 		switch res.StatusCode {
