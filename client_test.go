@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/acctapi/acctapi/internal/field"
 )
 
 const testKey = "test-key"
@@ -571,7 +573,7 @@ func (v *validatable) Validate() error { v.calls++; return v.err }
 
 func TestClientValidate(t *testing.T) {
 	t.Parallel()
-	bad := Invalid("name", "is required")
+	bad := field.Invalid("name", "is required")
 	tests := []struct {
 		name      string
 		opts      []Option

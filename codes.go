@@ -1,5 +1,7 @@
 package acctapi
 
+import "github.com/acctapi/acctapi/internal/field"
+
 // The error codes of the API, in one place. The client and the fake share
 // them: the fake answers with these codes, and [HasCode] matches them.
 //
@@ -7,32 +9,32 @@ package acctapi
 // ERR_ACCTAPI_<name> are this project's own, for conditions where the real
 // service's catalogue has none (see the contract's §2).
 const (
-	CodeNoAuthorization    = "ERR_NGROK_200"           // 401: no Authorization header
-	CodeBadAuthorization   = "ERR_NGROK_201"           // 401: Authorization is not "Bearer <token>"
-	CodeInvalidToken       = "ERR_NGROK_203"           // 401: token unknown, or its API key deleted
-	CodeInactivePrincipal  = "ERR_ACCTAPI_INACTIVE"    // 403: the key's service user is inactive
-	CodeNoVersion          = "ERR_NGROK_218"           // 400: no Service-Version header
-	CodeBadVersion         = "ERR_NGROK_217"           // 400: a version other than 2
-	CodeBadContentType     = "ERR_NGROK_210"           // 415: body sent with a non-JSON Content-Type
-	CodeBodyTooLarge       = "ERR_NGROK_212"           // 413: body over 1 MiB
-	CodeInvalidJSON        = "ERR_NGROK_213"           // 400: body is not valid JSON
-	CodeUnknownField       = "ERR_NGROK_214"           // 400: unknown member in a body
-	CodeInvalidValue       = "ERR_NGROK_215"           // 400: wrong JSON type or invalid value
-	CodeDescriptionTooLong = "ERR_NGROK_420"           // 400: description over 255 bytes
-	CodeMetadataTooLong    = "ERR_NGROK_421"           // 400: metadata over 4096 bytes
-	CodeUnknownQueryParam  = "ERR_NGROK_231"           // 400: unknown query parameter
-	CodeRepeatedQueryParam = "ERR_NGROK_232"           // 400: query parameter given twice
-	CodeBadLimit           = "ERR_NGROK_233"           // 400: limit not an integer from 1 to 100
-	CodeBadFilter          = "ERR_NGROK_250"           // 400: filter not valid for the resource
-	CodeNotFound           = "ERR_ACCTAPI_NOT_FOUND"   // 404: no such resource in the account
-	CodeNoRoute            = "ERR_ACCTAPI_NO_ROUTE"    // 404: unknown path
-	CodeMethodNotAllowed   = "ERR_ACCTAPI_METHOD"      // 405: known path, method not served
-	CodeNameTaken          = "ERR_NGROK_4112"          // 409: service user name taken
-	CodeSourceTypeTaken    = "ERR_NGROK_5127"          // 409: event source type already on the subscription
-	CodeStillReferenced    = "ERR_NGROK_6502"          // 409: resource still referenced elsewhere
-	CodeUnknownBackend     = "ERR_NGROK_6501"          // 400: failover references a missing backend
-	CodeUnknownDestination = "ERR_ACCTAPI_NO_DEST"     // 400: subscription references a missing destination
-	CodeRateLimited        = "ERR_NGROK_226"           // 429: management API rate limit exceeded
-	CodeInternal           = "ERR_ACCTAPI_INTERNAL"    // 500: anything unexpected
-	CodeUnavailable        = "ERR_ACCTAPI_UNAVAILABLE" // 503: service unavailable (fault injection)
+	CodeNoAuthorization    = "ERR_NGROK_200"              // 401: no Authorization header
+	CodeBadAuthorization   = "ERR_NGROK_201"              // 401: Authorization is not "Bearer <token>"
+	CodeInvalidToken       = "ERR_NGROK_203"              // 401: token unknown, or its API key deleted
+	CodeInactivePrincipal  = "ERR_ACCTAPI_INACTIVE"       // 403: the key's service user is inactive
+	CodeNoVersion          = "ERR_NGROK_218"              // 400: no Service-Version header
+	CodeBadVersion         = "ERR_NGROK_217"              // 400: a version other than 2
+	CodeBadContentType     = "ERR_NGROK_210"              // 415: body sent with a non-JSON Content-Type
+	CodeBodyTooLarge       = "ERR_NGROK_212"              // 413: body over 1 MiB
+	CodeInvalidJSON        = field.CodeInvalidJSON        // 400: body is not valid JSON
+	CodeUnknownField       = "ERR_NGROK_214"              // 400: unknown member in a body
+	CodeInvalidValue       = field.CodeInvalidValue       // 400: wrong JSON type or invalid value
+	CodeDescriptionTooLong = field.CodeDescriptionTooLong // 400: description over 255 bytes
+	CodeMetadataTooLong    = field.CodeMetadataTooLong    // 400: metadata over 4096 bytes
+	CodeUnknownQueryParam  = "ERR_NGROK_231"              // 400: unknown query parameter
+	CodeRepeatedQueryParam = "ERR_NGROK_232"              // 400: query parameter given twice
+	CodeBadLimit           = field.CodeBadLimit           // 400: limit not an integer from 1 to 100
+	CodeBadFilter          = "ERR_NGROK_250"              // 400: filter not valid for the resource
+	CodeNotFound           = "ERR_ACCTAPI_NOT_FOUND"      // 404: no such resource in the account
+	CodeNoRoute            = "ERR_ACCTAPI_NO_ROUTE"       // 404: unknown path
+	CodeMethodNotAllowed   = "ERR_ACCTAPI_METHOD"         // 405: known path, method not served
+	CodeNameTaken          = "ERR_NGROK_4112"             // 409: service user name taken
+	CodeSourceTypeTaken    = "ERR_NGROK_5127"             // 409: event source type already on the subscription
+	CodeStillReferenced    = "ERR_NGROK_6502"             // 409: resource still referenced elsewhere
+	CodeUnknownBackend     = "ERR_NGROK_6501"             // 400: failover references a missing backend
+	CodeUnknownDestination = "ERR_ACCTAPI_NO_DEST"        // 400: subscription references a missing destination
+	CodeRateLimited        = "ERR_NGROK_226"              // 429: management API rate limit exceeded
+	CodeInternal           = "ERR_ACCTAPI_INTERNAL"       // 500: anything unexpected
+	CodeUnavailable        = "ERR_ACCTAPI_UNAVAILABLE"    // 503: service unavailable (fault injection)
 )

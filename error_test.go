@@ -187,7 +187,7 @@ func TestErrorHelpers(t *testing.T) {
 	limited := &Error{StatusCode: 429, Msg: "slow down", ErrorCode: CodeRateLimited, RetryAfter: 3 * time.Second}
 	limitedNoDelay := &Error{StatusCode: 429, Msg: "slow down", ErrorCode: CodeRateLimited}
 	internal := &Error{StatusCode: 500, Msg: "oops", ErrorCode: CodeInternal}
-	field := &FieldError{Field: "limit", Code: CodeBadLimit, Reason: "too big"}
+	fieldErr := &FieldError{Field: "limit", Code: CodeBadLimit, Reason: "too big"}
 
 	type result struct {
 		NotFound    bool
@@ -220,9 +220,9 @@ func TestErrorHelpers(t *testing.T) {
 			want: result{HasCode: true, RateLimited: true, RetryAfter: 3 * time.Second}},
 		{name: "rate limited without delay", err: limitedNoDelay,
 			want: result{RateLimited: true}},
-		{name: "field error code", err: fmt.Errorf("page: %w", errors.Join(Invalid("name", "bad"), field)),
+		{name: "field error code", err: fmt.Errorf("page: %w", errors.Join(&FieldError{Field: "name", Reason: "bad", Code: CodeInvalidValue}, fieldErr)),
 			codes: []string{CodeBadLimit}, want: result{HasCode: true}},
-		{name: "field error other code", err: field, codes: []string{CodeBadFilter}},
+		{name: "field error other code", err: fieldErr, codes: []string{CodeBadFilter}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/acctapi/acctapi"
+	"github.com/acctapi/acctapi/backends"
 )
 
 func ExampleNewClient() {
@@ -82,21 +83,20 @@ func ExampleIsNotFound() {
 }
 
 func ExampleFieldErrors() {
-	// What a Validate method returns: one FieldError per broken rule.
-	err := errors.Join(
-		acctapi.Invalid("name", "is required"),
-		acctapi.CheckDescription("description", strings.Repeat("é", 200)),
-		acctapi.Prefix("auth", acctapi.Invalid("role_arn", "is required")),
-	)
+	// What a Validate method returns: one FieldError per broken rule,
+	// each naming the member's JSON path.
+	err := (&backends.FailoverCreate{
+		Description: strings.Repeat("é", 200),
+		Backends:    []string{"bkd_1", "bkd_1"},
+	}).Validate()
 	fmt.Println(errors.Is(err, acctapi.ErrInvalid))
 	for _, fe := range acctapi.FieldErrors(err) {
 		fmt.Printf("%s: %s (%s)\n", fe.Field, fe.Reason, fe.Code)
 	}
 	// Output:
 	// true
-	// name: is required (ERR_NGROK_215)
 	// description: is 400 bytes; at most 255 allowed (ERR_NGROK_420)
-	// auth.role_arn: is required (ERR_NGROK_215)
+	// backends[1]: repeats backends[0] (ERR_NGROK_215)
 }
 
 // note and noteList are a small resource and its list response, as a

@@ -7,10 +7,12 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+
+	"github.com/acctapi/acctapi/internal/field"
 )
 
 // MaxLimit is the largest page size the API serves, and its default.
-const MaxLimit = 100
+const MaxLimit = field.MaxLimit
 
 // ListOptions selects a page of a list that takes no filter. The zero value
 // asks for the first page at the server's default size.
@@ -42,12 +44,13 @@ func (o *ListOptions) Query() url.Values {
 	return pageQuery(o.Limit, o.BeforeID, "")
 }
 
-// Validate checks Limit with [CheckLimit] (zero, the default, is allowed).
+// Validate reports a Limit outside 1 to [MaxLimit] as a [FieldError] on
+// "limit" with [CodeBadLimit] (zero, the default, is allowed).
 func (o *ListOptions) Validate() error {
 	if o == nil || o.Limit == 0 {
 		return nil
 	}
-	return CheckLimit(o.Limit)
+	return field.CheckLimit(o.Limit)
 }
 
 // Query returns the options as URL query values, as they are: a Limit out
@@ -59,22 +62,13 @@ func (o *FilterOptions) Query() url.Values {
 	return pageQuery(o.Limit, o.BeforeID, o.Filter)
 }
 
-// Validate checks Limit with [CheckLimit] (zero, the default, is allowed).
+// Validate reports a Limit outside 1 to [MaxLimit] as a [FieldError] on
+// "limit" with [CodeBadLimit] (zero, the default, is allowed).
 func (o *FilterOptions) Validate() error {
 	if o == nil || o.Limit == 0 {
 		return nil
 	}
-	return CheckLimit(o.Limit)
-}
-
-// CheckLimit reports a page size outside 1 to [MaxLimit] as a field error
-// on "limit" with [CodeBadLimit]. It is the one copy of the rule: the
-// options' Validate and the fake use it.
-func CheckLimit(n int) error {
-	if n < 1 || n > MaxLimit {
-		return &FieldError{Field: "limit", Code: CodeBadLimit, Reason: "must be from 1 to 100"}
-	}
-	return nil
+	return field.CheckLimit(o.Limit)
 }
 
 func pageQuery(limit int, beforeID, filter string) url.Values {

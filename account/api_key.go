@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/acctapi/acctapi"
+	"github.com/acctapi/acctapi/internal/field"
 	"github.com/acctapi/acctapi/internal/rest"
 )
 
@@ -65,8 +66,8 @@ type APIKeyCreate struct {
 // Validate checks the request against the API's rules.
 func (r *APIKeyCreate) Validate() error {
 	return errors.Join(
-		acctapi.CheckDescription("description", r.Description),
-		acctapi.CheckMetadata("metadata", r.Metadata),
+		field.CheckDescription("description", r.Description),
+		field.CheckMetadata("metadata", r.Metadata),
 	)
 }
 
@@ -86,8 +87,8 @@ type APIKeyUpdate struct {
 // Validate checks the request against the API's rules.
 func (r *APIKeyUpdate) Validate() error {
 	return errors.Join(
-		acctapi.CheckDescriptionPtr("description", r.Description),
-		acctapi.CheckMetadataPtr("metadata", r.Metadata),
+		field.CheckDescriptionPtr("description", r.Description),
+		field.CheckMetadataPtr("metadata", r.Metadata),
 	)
 }
 

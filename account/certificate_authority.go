@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/acctapi/acctapi"
+	"github.com/acctapi/acctapi/internal/field"
 	"github.com/acctapi/acctapi/internal/rest"
 )
 
@@ -167,15 +168,15 @@ type CertificateAuthorityCreate struct {
 // Validate checks the request against the API's rules.
 func (r *CertificateAuthorityCreate) Validate() error {
 	return errors.Join(
-		acctapi.CheckDescription("description", r.Description),
-		acctapi.CheckMetadata("metadata", r.Metadata),
+		field.CheckDescription("description", r.Description),
+		field.CheckMetadata("metadata", r.Metadata),
 		checkCAPEM(r.CAPEM),
 	)
 }
 
 func checkCAPEM(s string) error {
 	if s == "" {
-		return acctapi.Invalid("ca_pem", "is required")
+		return field.Invalid("ca_pem", "is required")
 	}
 	if _, err := ParseCA(s); err != nil {
 		return &acctapi.FieldError{Field: "ca_pem", Code: acctapi.CodeInvalidValue,
@@ -200,8 +201,8 @@ type CertificateAuthorityUpdate struct {
 // Validate checks the request against the API's rules.
 func (r *CertificateAuthorityUpdate) Validate() error {
 	return errors.Join(
-		acctapi.CheckDescriptionPtr("description", r.Description),
-		acctapi.CheckMetadataPtr("metadata", r.Metadata),
+		field.CheckDescriptionPtr("description", r.Description),
+		field.CheckMetadataPtr("metadata", r.Metadata),
 	)
 }
 

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/acctapi/acctapi"
+	"github.com/acctapi/acctapi/internal/field"
 	"github.com/acctapi/acctapi/internal/rest"
 )
 
@@ -81,12 +82,12 @@ func (r *ServiceUserUpdate) Validate() error {
 	return checkName("name", *r.Name)
 }
 
-func checkName(field, name string) error {
+func checkName(path, name string) error {
 	switch {
 	case name == "":
-		return acctapi.Invalid(field, "is required")
+		return field.Invalid(path, "is required")
 	case len(name) > MaxNameBytes:
-		return acctapi.Invalid(field, "is %d bytes; at most %d allowed", len(name), MaxNameBytes)
+		return field.Invalid(path, "is %d bytes; at most %d allowed", len(name), MaxNameBytes)
 	}
 	return nil
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/acctapi/acctapi"
+	"github.com/acctapi/acctapi/internal/field"
 	"github.com/acctapi/acctapi/internal/rest"
 )
 
@@ -64,8 +65,8 @@ type FailoverCreate struct {
 // an existing backend is checked by the server.
 func (r *FailoverCreate) Validate() error {
 	return errors.Join(
-		acctapi.CheckDescription("description", r.Description),
-		acctapi.CheckMetadata("metadata", r.Metadata),
+		field.CheckDescription("description", r.Description),
+		field.CheckMetadata("metadata", r.Metadata),
 		checkBackendIDs(r.Backends, ""),
 	)
 }
@@ -90,8 +91,8 @@ type FailoverUpdate struct {
 // Validate checks the request against the API's rules.
 func (r *FailoverUpdate) Validate() error {
 	err := errors.Join(
-		acctapi.CheckDescriptionPtr("description", r.Description),
-		acctapi.CheckMetadataPtr("metadata", r.Metadata),
+		field.CheckDescriptionPtr("description", r.Description),
+		field.CheckMetadataPtr("metadata", r.Metadata),
 	)
 	if r.Backends != nil {
 		err = errors.Join(err, checkBackendIDs(*r.Backends, r.ID))
@@ -105,17 +106,17 @@ func checkBackendIDs(ids []string, self string) error {
 	var errs []error
 	first := make(map[string]int, len(ids))
 	for i, id := range ids {
-		field := fmt.Sprintf("backends[%d]", i)
+		name := fmt.Sprintf("backends[%d]", i)
 		if j, seen := first[id]; seen {
-			errs = append(errs, acctapi.Invalid(field, "repeats backends[%d]", j))
+			errs = append(errs, field.Invalid(name, "repeats backends[%d]", j))
 			continue
 		}
 		first[id] = i
 		switch {
 		case id == "":
-			errs = append(errs, acctapi.Invalid(field, "is empty"))
+			errs = append(errs, field.Invalid(name, "is empty"))
 		case id == self:
-			errs = append(errs, acctapi.Invalid(field, "is the failover backend itself"))
+			errs = append(errs, field.Invalid(name, "is the failover backend itself"))
 		}
 	}
 	return errors.Join(errs...)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/acctapi/acctapi"
+	"github.com/acctapi/acctapi/internal/field"
 	"github.com/acctapi/acctapi/internal/rest"
 )
 
@@ -74,13 +75,13 @@ type HTTPResponseCreate struct {
 func (r *HTTPResponseCreate) Validate() error {
 	var status error
 	if r.StatusCode == 0 {
-		status = acctapi.Invalid("status_code", "is required")
+		status = field.Invalid("status_code", "is required")
 	} else {
 		status = checkStatusCode(r.StatusCode)
 	}
 	return errors.Join(
-		acctapi.CheckDescription("description", r.Description),
-		acctapi.CheckMetadata("metadata", r.Metadata),
+		field.CheckDescription("description", r.Description),
+		field.CheckMetadata("metadata", r.Metadata),
 		checkHeaders(r.Headers),
 		status,
 	)
@@ -109,8 +110,8 @@ type HTTPResponseUpdate struct {
 // Validate checks the request against the API's rules.
 func (r *HTTPResponseUpdate) Validate() error {
 	errs := []error{
-		acctapi.CheckDescriptionPtr("description", r.Description),
-		acctapi.CheckMetadataPtr("metadata", r.Metadata),
+		field.CheckDescriptionPtr("description", r.Description),
+		field.CheckMetadataPtr("metadata", r.Metadata),
 	}
 	if r.Headers != nil {
 		errs = append(errs, checkHeaders(*r.Headers))
@@ -123,7 +124,7 @@ func (r *HTTPResponseUpdate) Validate() error {
 
 func checkStatusCode(code int) error {
 	if code < 100 || code > 599 {
-		return acctapi.Invalid("status_code", "is %d; must be from 100 to 599", code)
+		return field.Invalid("status_code", "is %d; must be from 100 to 599", code)
 	}
 	return nil
 }
@@ -135,9 +136,9 @@ func checkHeaders(h map[string]string) error {
 	for _, name := range slices.Sorted(maps.Keys(h)) {
 		switch {
 		case !isToken(name):
-			errs = append(errs, acctapi.Invalid("headers."+name, "is not a valid header name"))
+			errs = append(errs, field.Invalid("headers."+name, "is not a valid header name"))
 		case strings.ContainsAny(h[name], "\r\n\x00"):
-			errs = append(errs, acctapi.Invalid("headers."+name, "has a CR, LF or NUL in its value"))
+			errs = append(errs, field.Invalid("headers."+name, "has a CR, LF or NUL in its value"))
 		}
 	}
 	return errors.Join(errs...)

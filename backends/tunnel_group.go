@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/acctapi/acctapi"
+	"github.com/acctapi/acctapi/internal/field"
 	"github.com/acctapi/acctapi/internal/rest"
 )
 
@@ -66,8 +67,8 @@ type TunnelGroupCreate struct {
 // Validate checks the request against the API's rules.
 func (r *TunnelGroupCreate) Validate() error {
 	return errors.Join(
-		acctapi.CheckDescription("description", r.Description),
-		acctapi.CheckMetadata("metadata", r.Metadata),
+		field.CheckDescription("description", r.Description),
+		field.CheckMetadata("metadata", r.Metadata),
 		CheckLabels(r.Labels),
 	)
 }
@@ -91,8 +92,8 @@ type TunnelGroupUpdate struct {
 // Validate checks the request against the API's rules.
 func (r *TunnelGroupUpdate) Validate() error {
 	err := errors.Join(
-		acctapi.CheckDescriptionPtr("description", r.Description),
-		acctapi.CheckMetadataPtr("metadata", r.Metadata),
+		field.CheckDescriptionPtr("description", r.Description),
+		field.CheckMetadataPtr("metadata", r.Metadata),
 	)
 	// A pointer to a nil map is sent as null, which the server treats as
 	// absent; only a map that is sent must hold labels.
@@ -107,15 +108,15 @@ func (r *TunnelGroupUpdate) Validate() error {
 // group backends use it, and so does the fake for the tunnels it seeds.
 func CheckLabels(labels map[string]string) error {
 	if len(labels) == 0 {
-		return acctapi.Invalid("labels", "needs at least one label")
+		return field.Invalid("labels", "needs at least one label")
 	}
 	var errs []error
 	for _, k := range slices.Sorted(maps.Keys(labels)) {
 		switch {
 		case k == "":
-			errs = append(errs, acctapi.Invalid("labels", "has an empty key"))
+			errs = append(errs, field.Invalid("labels", "has an empty key"))
 		case labels[k] == "":
-			errs = append(errs, acctapi.Invalid("labels."+k, "is empty"))
+			errs = append(errs, field.Invalid("labels."+k, "is empty"))
 		}
 	}
 	return errors.Join(errs...)

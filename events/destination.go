@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/acctapi/acctapi"
+	"github.com/acctapi/acctapi/internal/field"
 	"github.com/acctapi/acctapi/internal/rest"
 )
 
@@ -187,10 +188,10 @@ type DestinationCreate struct {
 // Validate checks the request against the API's rules.
 func (r *DestinationCreate) Validate() error {
 	return errors.Join(
-		acctapi.CheckDescription("description", r.Description),
-		acctapi.CheckMetadata("metadata", r.Metadata),
+		field.CheckDescription("description", r.Description),
+		field.CheckMetadata("metadata", r.Metadata),
 		checkFormat(r.Format, true),
-		acctapi.Prefix("target", r.Target.validate()),
+		field.Prefix("target", r.Target.validate()),
 	)
 }
 
@@ -223,14 +224,14 @@ type DestinationUpdate struct {
 // Validate checks the request against the API's rules.
 func (r *DestinationUpdate) Validate() error {
 	errs := []error{
-		acctapi.CheckDescriptionPtr("description", r.Description),
-		acctapi.CheckMetadataPtr("metadata", r.Metadata),
+		field.CheckDescriptionPtr("description", r.Description),
+		field.CheckMetadataPtr("metadata", r.Metadata),
 	}
 	if r.Format != nil {
 		errs = append(errs, checkFormat(*r.Format, false))
 	}
 	if r.Target != nil {
-		errs = append(errs, acctapi.Prefix("target", r.Target.validate()))
+		errs = append(errs, field.Prefix("target", r.Target.validate()))
 	}
 	return errors.Join(errs...)
 }
@@ -247,7 +248,7 @@ func (r *DestinationUpdate) Normalize() {
 // checkFormat reports a format other than JSON; emptyOK allows "".
 func checkFormat(f string, emptyOK bool) error {
 	if !isJSON(f) && (f != "" || !emptyOK) {
-		return acctapi.Invalid("format", "is %q; only %q is accepted", f, FormatJSON)
+		return field.Invalid("format", "is %q; only %q is accepted", f, FormatJSON)
 	}
 	return nil
 }
@@ -277,11 +278,11 @@ func (t *Target) validate() error {
 	for _, k := range t.kinds() {
 		if k.set {
 			set = append(set, k.name)
-			errs = append(errs, acctapi.Prefix(k.name, k.check()))
+			errs = append(errs, field.Prefix(k.name, k.check()))
 		}
 	}
 	if len(set) != 1 {
-		return acctapi.Invalid("", "sets %d kinds (%s); exactly one of firehose, kinesis, cloudwatch_logs, s3, monitoring, cloud_logs_ingestion is required",
+		return field.Invalid("", "sets %d kinds (%s); exactly one of firehose, kinesis, cloudwatch_logs, s3, monitoring, cloud_logs_ingestion is required",
 			len(set), strings.Join(set, ", "))
 	}
 	return errors.Join(errs...)
@@ -320,7 +321,7 @@ func (c *CloudLogsIngestion) validate() error {
 func (a *CloudAuth) validate() error {
 	switch {
 	case a.Role != nil && a.Creds != nil:
-		return acctapi.Invalid("auth", "sets both role and creds; exactly one is allowed")
+		return field.Invalid("auth", "sets both role and creds; exactly one is allowed")
 	case a.Role != nil:
 		return required("auth.role.role_arn", a.Role.RoleARN)
 	case a.Creds != nil:
@@ -329,7 +330,7 @@ func (a *CloudAuth) validate() error {
 			required("auth.creds.cloud_secret_access_key", a.Creds.SecretAccessKey),
 		)
 	}
-	return acctapi.Invalid("auth", "sets neither role nor creds; exactly one is required")
+	return field.Invalid("auth", "sets neither role nor creds; exactly one is required")
 }
 
 // Destinations is the client for /event_destinations. It is safe for

@@ -5,6 +5,7 @@ import (
 	"errors"
 
 	"github.com/acctapi/acctapi"
+	"github.com/acctapi/acctapi/internal/field"
 	"github.com/acctapi/acctapi/internal/rest"
 )
 
@@ -97,7 +98,7 @@ func (s *Sources) Delete(ctx context.Context, subscriptionID, typ string) error 
 }
 
 // samePath is a body member checked against the path by
-// [acctapi.CheckPathID], run like any request's Validate.
+// [field.CheckPathID], run like any request's Validate.
 type samePath struct{ field, body, path string }
 
-func (v samePath) Validate() error { return acctapi.CheckPathID(v.field, v.body, v.path) }
+func (v samePath) Validate() error { return field.CheckPathID(v.field, v.body, v.path) }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/acctapi/acctapi"
+	"github.com/acctapi/acctapi/internal/field"
 	"github.com/acctapi/acctapi/internal/rest"
 )
 
@@ -73,8 +74,8 @@ type SubscriptionCreate struct {
 // Validate checks the request against the API's rules.
 func (r *SubscriptionCreate) Validate() error {
 	return errors.Join(
-		acctapi.CheckDescription("description", r.Description),
-		acctapi.CheckMetadata("metadata", r.Metadata),
+		field.CheckDescription("description", r.Description),
+		field.CheckMetadata("metadata", r.Metadata),
 		checkSources(r.Sources),
 		checkDestinationIDs(r.DestinationIDs),
 	)
@@ -102,8 +103,8 @@ type SubscriptionUpdate struct {
 // Validate checks the request against the API's rules.
 func (r *SubscriptionUpdate) Validate() error {
 	errs := []error{
-		acctapi.CheckDescriptionPtr("description", r.Description),
-		acctapi.CheckMetadataPtr("metadata", r.Metadata),
+		field.CheckDescriptionPtr("description", r.Description),
+		field.CheckMetadataPtr("metadata", r.Metadata),
 	}
 	if r.Sources != nil {
 		errs = append(errs, checkSources(*r.Sources))

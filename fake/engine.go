@@ -13,6 +13,7 @@ import (
 	memdb "github.com/hashicorp/go-memdb"
 
 	"github.com/acctapi/acctapi"
+	"github.com/acctapi/acctapi/internal/field"
 )
 
 // meta is what a resource's hooks tell the engine about a value to store.
@@ -299,7 +300,7 @@ func setPathID(in any, id string) error {
 	if !f.IsValid() || f.Kind() != reflect.String || !f.CanSet() {
 		return nil
 	}
-	if err := acctapi.CheckPathID("id", f.String(), id); err != nil {
+	if err := field.CheckPathID("id", f.String(), id); err != nil {
 		return err
 	}
 	f.SetString(id)
@@ -352,7 +353,7 @@ func parseList(raw string) (listParams, error) {
 			err = strconv.ErrSyntax // a sign is not part of an integer here
 		}
 		if err == nil {
-			err = acctapi.CheckLimit(n)
+			err = field.CheckLimit(n)
 		}
 		if err != nil {
 			return p, &apiError{status: http.StatusBadRequest, code: acctapi.CodeBadLimit, field: "limit",

@@ -11,6 +11,7 @@ import (
 
 	"github.com/acctapi/acctapi"
 	"github.com/acctapi/acctapi/events"
+	"github.com/acctapi/acctapi/internal/field"
 )
 
 const (
@@ -155,7 +156,7 @@ func (s *Server) createSource(c *call) (int, any, error) {
 	if err := decode(c.body, &in, &c.s.members); err != nil {
 		return 0, nil, err
 	}
-	if err := acctapi.CheckPathID("subscription_id", in.SubscriptionID, subID); err != nil {
+	if err := field.CheckPathID("subscription_id", in.SubscriptionID, subID); err != nil {
 		return 0, nil, fromValidation(err)
 	}
 	if err := checkRequest(&in); err != nil {
@@ -205,8 +206,8 @@ func (s *Server) updateSource(c *call) (int, any, error) {
 	if err := decode(c.body, &in, &c.s.members); err != nil {
 		return 0, nil, err
 	}
-	if err := errors.Join(acctapi.CheckPathID("subscription_id", in.SubscriptionID, subID),
-		acctapi.CheckPathID("type", in.Type, typ)); err != nil {
+	if err := errors.Join(field.CheckPathID("subscription_id", in.SubscriptionID, subID),
+		field.CheckPathID("type", in.Type, typ)); err != nil {
 		return 0, nil, fromValidation(err)
 	}
 	in.SubscriptionID, in.Type = subID, typ

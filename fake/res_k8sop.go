@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/acctapi/acctapi"
+	"github.com/acctapi/acctapi/internal/field"
 	"github.com/acctapi/acctapi/k8sop"
 )
 
@@ -145,7 +146,7 @@ func selectorsMeta(v k8sop.Operator) (meta, error) {
 	}
 	sel, err := k8sop.CompileSelectors(v.Binding.EndpointSelectors)
 	if err != nil {
-		return meta{}, fromValidation(acctapi.Prefix("binding", err))
+		return meta{}, fromValidation(field.Prefix("binding", err))
 	}
 	return meta{aux: sel}, nil
 }
@@ -153,10 +154,10 @@ func selectorsMeta(v k8sop.Operator) (meta, error) {
 // checkSeededEndpoint applies the rules every resource shares to a seeded
 // endpoint.
 func checkSeededEndpoint(e *k8sop.Endpoint) error {
-	if err := acctapi.CheckDescription("description", e.Description); err != nil {
+	if err := field.CheckDescription("description", e.Description); err != nil {
 		return fromValidation(err)
 	}
-	if err := acctapi.CheckMetadata("metadata", e.Metadata); err != nil {
+	if err := field.CheckMetadata("metadata", e.Metadata); err != nil {
 		return fromValidation(err)
 	}
 	return nil

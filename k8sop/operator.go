@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/acctapi/acctapi"
+	"github.com/acctapi/acctapi/internal/field"
 	"github.com/acctapi/acctapi/internal/rest"
 )
 
@@ -139,13 +140,13 @@ type BindingCreate struct {
 // Validate checks the request against the API's rules.
 func (r *OperatorCreate) Validate() error {
 	errs := []error{
-		acctapi.CheckDescription("description", r.Description),
-		acctapi.CheckMetadata("metadata", r.Metadata),
+		field.CheckDescription("description", r.Description),
+		field.CheckMetadata("metadata", r.Metadata),
 		checkFeatures(r.EnabledFeatures),
 	}
 	if r.Binding != nil {
 		errs = append(errs, checkBindingAllowed(r.EnabledFeatures),
-			acctapi.Prefix("binding", checkBinding(r.Binding.EndpointSelectors, r.Binding.CSR)))
+			field.Prefix("binding", checkBinding(r.Binding.EndpointSelectors, r.Binding.CSR)))
 	}
 	return errors.Join(errs...)
 }
@@ -210,8 +211,8 @@ type DeploymentUpdate struct {
 // checks with [OperatorUpdate.CheckBinding].
 func (r *OperatorUpdate) Validate() error {
 	errs := []error{
-		acctapi.CheckDescriptionPtr("description", r.Description),
-		acctapi.CheckMetadataPtr("metadata", r.Metadata),
+		field.CheckDescriptionPtr("description", r.Description),
+		field.CheckMetadataPtr("metadata", r.Metadata),
 	}
 	if r.EnabledFeatures != nil {
 		errs = append(errs, checkFeatures(*r.EnabledFeatures), r.CheckBinding(nil))
@@ -221,7 +222,7 @@ func (r *OperatorUpdate) Validate() error {
 		if b.EndpointSelectors != nil {
 			selectors = *b.EndpointSelectors
 		}
-		errs = append(errs, acctapi.Prefix("binding", checkBinding(selectors, rest.Str(b.CSR))))
+		errs = append(errs, field.Prefix("binding", checkBinding(selectors, rest.Str(b.CSR))))
 	}
 	return errors.Join(errs...)
 }
@@ -258,7 +259,7 @@ func checkFeatures(list []string) error {
 	var errs []error
 	for i, f := range list {
 		if !slices.Contains(features, strings.ToLower(f)) {
-			errs = append(errs, acctapi.Invalid(fmt.Sprintf("enabled_features[%d]", i),
+			errs = append(errs, field.Invalid(fmt.Sprintf("enabled_features[%d]", i),
 				"is %q; want one of bindings, ingress, gateway", f))
 		}
 	}
@@ -277,7 +278,7 @@ func normalizeFeatures(list []string) []string {
 
 func checkBindingAllowed(features []string) error {
 	if !slices.ContainsFunc(features, func(f string) bool { return strings.EqualFold(f, FeatureBindings) }) {
-		return acctapi.Invalid("binding", "may be set only when enabled_features includes bindings")
+		return field.Invalid("binding", "may be set only when enabled_features includes bindings")
 	}
 	return nil
 }

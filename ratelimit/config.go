@@ -6,7 +6,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/acctapi/acctapi"
+	"github.com/acctapi/acctapi/internal/field"
 )
 
 // ActionType is the traffic-policy action type this package implements.
@@ -67,7 +67,7 @@ func (c *Config) Window() (time.Duration, error) {
 }
 
 // Validate checks every rule of the specification and returns the broken
-// ones joined, each an [*acctapi.FieldError] naming its JSON field
+// ones joined, each an [*field.Error] naming its JSON field
 // ("bucket_key[2]"); nil when c is valid. Bucket keys are compiled in the
 // package's CEL environment.
 func (c *Config) Validate() error {
@@ -80,34 +80,34 @@ func (c *Config) compile() ([]keyProgram, error) {
 	var errs []error
 	switch n := utf8.RuneCountInString(c.Name); {
 	case c.Name == "":
-		errs = append(errs, acctapi.Invalid("name", "is required"))
+		errs = append(errs, field.Invalid("name", "is required"))
 	case n > MaxNameChars:
-		errs = append(errs, acctapi.Invalid("name", "has %d characters; must be fewer than 1024", n))
+		errs = append(errs, field.Invalid("name", "has %d characters; must be fewer than 1024", n))
 	}
 	switch c.Algorithm {
 	case AlgorithmSlidingWindow:
 	case "":
-		errs = append(errs, acctapi.Invalid("algorithm", "is required; the only algorithm is %q", AlgorithmSlidingWindow))
+		errs = append(errs, field.Invalid("algorithm", "is required; the only algorithm is %q", AlgorithmSlidingWindow))
 	default:
-		errs = append(errs, acctapi.Invalid("algorithm", "%q is not supported; the only algorithm is %q", c.Algorithm, AlgorithmSlidingWindow))
+		errs = append(errs, field.Invalid("algorithm", "%q is not supported; the only algorithm is %q", c.Algorithm, AlgorithmSlidingWindow))
 	}
 	if c.Capacity < 1 || c.Capacity > MaxCapacity {
-		errs = append(errs, acctapi.Invalid("capacity", "%d is not from 1 to 2000000000", c.Capacity))
+		errs = append(errs, field.Invalid("capacity", "%d is not from 1 to 2000000000", c.Capacity))
 	}
 	if _, err := c.Window(); err != nil {
-		errs = append(errs, acctapi.Invalid("rate", "%s", err))
+		errs = append(errs, field.Invalid("rate", "%s", err))
 	}
 	var keys []keyProgram
 	switch n := len(c.BucketKey); {
 	case n == 0:
-		errs = append(errs, acctapi.Invalid("bucket_key", "is required: give 1 to 10 expressions"))
+		errs = append(errs, field.Invalid("bucket_key", "is required: give 1 to 10 expressions"))
 	case n > MaxBucketKeys:
-		errs = append(errs, acctapi.Invalid("bucket_key", "has %d expressions; at most 10 allowed", n))
+		errs = append(errs, field.Invalid("bucket_key", "has %d expressions; at most 10 allowed", n))
 	default:
 		for i, expr := range c.BucketKey {
 			k, err := compileKey(expr)
 			if err != nil {
-				errs = append(errs, acctapi.Invalid(fmt.Sprintf("bucket_key[%d]", i), "%s", err))
+				errs = append(errs, field.Invalid(fmt.Sprintf("bucket_key[%d]", i), "%s", err))
 				continue
 			}
 			keys = append(keys, k)
@@ -133,10 +133,10 @@ type Action struct {
 func (a *Action) Validate() error {
 	var errs []error
 	if a.Type != ActionType {
-		errs = append(errs, acctapi.Invalid("type", "%q is not %q", a.Type, ActionType))
+		errs = append(errs, field.Invalid("type", "%q is not %q", a.Type, ActionType))
 	}
 	if err := a.Config.Validate(); err != nil {
-		errs = append(errs, acctapi.Prefix("config", err))
+		errs = append(errs, field.Prefix("config", err))
 	}
 	return errors.Join(errs...)
 }

@@ -8,7 +8,7 @@
 //     capacity requests per key in any window, time passed in, truthful
 //     retry-after, bounded memory, safe for concurrent use.
 //   - [Config] and [Action] are the action's configuration with the
-//     specification's JSON names; Validate returns [acctapi.FieldError]
+//     specification's JSON names; Validate returns [field.Error]
 //     values joined.
 //   - [Limit] is a compiled action: bucket-key expressions compiled once
 //     and evaluated per request against an [*http.Request], giving a

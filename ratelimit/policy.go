@@ -12,7 +12,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/acctapi/acctapi"
+	"github.com/acctapi/acctapi/internal/field"
 	"github.com/google/cel-go/cel"
 	"github.com/google/cel-go/common/types"
 )
@@ -96,7 +96,7 @@ type (
 var otherPhases = map[string]bool{"on_tcp_connect": true, "on_http_response": true}
 
 // NewPolicy parses and compiles a policy document. Everything wrong with it
-// is reported at once as joined [*acctapi.FieldError] values naming JSON
+// is reported at once as joined [*field.Error] values naming JSON
 // paths ("on_http_request[0].actions[1].type"): unsupported phases, unknown
 // action types or members, invalid configs and expressions that do not
 // compile or are not boolean. It uses the options [WithClientIP],
@@ -104,22 +104,22 @@ var otherPhases = map[string]bool{"on_tcp_connect": true, "on_http_response": tr
 func NewPolicy(doc []byte, opts ...Option) (*Policy, error) {
 	var top map[string]json.RawMessage
 	if err := json.Unmarshal(doc, &top); err != nil {
-		return nil, &acctapi.FieldError{Reason: "the policy is not a JSON object", Code: acctapi.CodeInvalidJSON, Err: err}
+		return nil, &field.Error{Reason: "the policy is not a JSON object", Code: field.CodeInvalidJSON, Err: err}
 	}
 	var errs []error
 	for phase := range top {
 		switch {
 		case phase == "on_http_request":
 		case otherPhases[phase]:
-			errs = append(errs, acctapi.Invalid(phase, "phase %s is not supported; only on_http_request is", phase))
+			errs = append(errs, field.Invalid(phase, "phase %s is not supported; only on_http_request is", phase))
 		default:
-			errs = append(errs, acctapi.Invalid(phase, "unknown phase; only on_http_request is supported"))
+			errs = append(errs, field.Invalid(phase, "unknown phase; only on_http_request is supported"))
 		}
 	}
 	var rules []ruleDoc
 	if raw, ok := top["on_http_request"]; ok {
 		if err := strictUnmarshal(raw, &rules); err != nil {
-			errs = append(errs, acctapi.Invalid("on_http_request", "%v", err))
+			errs = append(errs, field.Invalid("on_http_request", "%v", err))
 			rules = nil
 		}
 	}
@@ -132,19 +132,19 @@ func NewPolicy(doc []byte, opts ...Option) (*Policy, error) {
 		for j, expr := range rd.Expressions {
 			prog, err := compile(expr, cel.BoolType)
 			if err != nil {
-				errs = append(errs, acctapi.Invalid(fmt.Sprintf("%s.expressions[%d]", path, j), "%v", err))
+				errs = append(errs, field.Invalid(fmt.Sprintf("%s.expressions[%d]", path, j), "%v", err))
 				continue
 			}
 			r.exprs = append(r.exprs, prog)
 		}
 		if len(rd.Actions) == 0 {
-			errs = append(errs, acctapi.Invalid(path+".actions", "is required"))
+			errs = append(errs, field.Invalid(path+".actions", "is required"))
 		}
 		for j, ad := range rd.Actions {
 			apath := fmt.Sprintf("%s.actions[%d]", path, j)
 			a, err := compileAction(ad, opts)
 			if err != nil {
-				errs = append(errs, acctapi.Prefix(apath, err))
+				errs = append(errs, field.Prefix(apath, err))
 				continue
 			}
 			r.actions = append(r.actions, a)
@@ -162,22 +162,22 @@ func compileAction(ad actionDoc, opts []Option) (policyAction, error) {
 	case ActionType:
 		var cfg Config
 		if err := strictUnmarshal(ad.Config, &cfg); err != nil {
-			return policyAction{}, acctapi.Invalid("config", "%v", err)
+			return policyAction{}, field.Invalid("config", "%v", err)
 		}
 		l, err := NewLimit(cfg, opts...)
 		if err != nil {
-			return policyAction{}, acctapi.Prefix("config", err)
+			return policyAction{}, field.Prefix("config", err)
 		}
 		return policyAction{limit: l}, nil
 	case ActionTypeCustomResponse:
 		var cd customResponseDoc
 		if err := strictUnmarshal(ad.Config, &cd); err != nil {
-			return policyAction{}, acctapi.Invalid("config", "%v", err)
+			return policyAction{}, field.Invalid("config", "%v", err)
 		}
 		// 1xx codes are informational: net/http would send a 200 after
 		// them, not the response the policy describes.
 		if cd.StatusCode < 200 || cd.StatusCode > 599 {
-			return policyAction{}, acctapi.Invalid("config.status_code", "%d is not an HTTP status code from 200 to 599", cd.StatusCode)
+			return policyAction{}, field.Invalid("config.status_code", "%d is not an HTTP status code from 200 to 599", cd.StatusCode)
 		}
 		h := make(http.Header, len(cd.Headers))
 		for k, v := range cd.Headers {
@@ -185,9 +185,9 @@ func compileAction(ad actionDoc, opts []Option) (policyAction, error) {
 		}
 		return policyAction{response: &customResponse{status: cd.StatusCode, body: cd.Body, headers: h}}, nil
 	case "":
-		return policyAction{}, acctapi.Invalid("type", "is required")
+		return policyAction{}, field.Invalid("type", "is required")
 	}
-	return policyAction{}, acctapi.Invalid("type", "unknown action type %q; supported: %q, %q", ad.Type, ActionType, ActionTypeCustomResponse)
+	return policyAction{}, field.Invalid("type", "unknown action type %q; supported: %q, %q", ad.Type, ActionType, ActionTypeCustomResponse)
 }
 
 func strictUnmarshal(raw json.RawMessage, v any) error {

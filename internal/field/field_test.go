@@ -1,4 +1,4 @@
-package acctapi
+package field
 
 import (
 	"errors"
@@ -14,16 +14,16 @@ func TestFieldErrorString(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name string
-		err  *FieldError
+		err  *Error
 		want string
 	}{
-		{name: "field and reason", err: &FieldError{Field: "name", Reason: "is required", Code: CodeInvalidValue},
+		{name: "field and reason", err: &Error{Field: "name", Reason: "is required", Code: CodeInvalidValue},
 			want: "acctapi: name: is required"},
-		{name: "nested path", err: &FieldError{Field: "target.kinesis.auth.role.role_arn", Reason: "is required"},
+		{name: "nested path", err: &Error{Field: "target.kinesis.auth.role.role_arn", Reason: "is required"},
 			want: "acctapi: target.kinesis.auth.role.role_arn: is required"},
-		{name: "no field", err: &FieldError{Reason: "body is empty"},
+		{name: "no field", err: &Error{Reason: "body is empty"},
 			want: "acctapi: body is empty"},
-		{name: "with cause", err: &FieldError{Field: "filter", Reason: "does not compile", Err: errors.New("syntax error")},
+		{name: "with cause", err: &Error{Field: "filter", Reason: "does not compile", Err: errors.New("syntax error")},
 			want: "acctapi: filter: does not compile: syntax error"},
 		{name: "Invalid formats its reason", err: Invalid("enabled_features[2]", "unknown feature %q", "x"),
 			want: `acctapi: enabled_features[2]: unknown feature "x"`},
@@ -42,11 +42,11 @@ func TestFieldErrorMatching(t *testing.T) {
 	t.Parallel()
 	cause := io.ErrUnexpectedEOF
 	name := Invalid("name", "is required")
-	filter := &FieldError{Field: "filter", Reason: "bad", Code: CodeBadFilter, Err: cause}
+	filter := &Error{Field: "filter", Reason: "bad", Code: "ERR_NGROK_250", Err: cause}
 	joined := fmt.Errorf("create: %w", errors.Join(name, filter))
 
 	if !errors.Is(name, ErrInvalid) {
-		t.Error("errors.Is(FieldError, ErrInvalid) = false")
+		t.Error("errors.Is(Error, ErrInvalid) = false")
 	}
 	if !errors.Is(joined, ErrInvalid) {
 		t.Error("errors.Is(joined field errors, ErrInvalid) = false")
@@ -57,7 +57,7 @@ func TestFieldErrorMatching(t *testing.T) {
 	if errors.Is(errors.New("other"), ErrInvalid) {
 		t.Error("errors.Is(plain error, ErrInvalid) = true")
 	}
-	var fe *FieldError
+	var fe *Error
 	if !errors.As(joined, &fe) || fe != name {
 		t.Errorf("errors.As found %v, want the first field error %v", fe, name)
 	}
@@ -69,7 +69,7 @@ func TestFieldErrorMatching(t *testing.T) {
 // fields lists the Field of each field error in err, in order.
 func fields(err error) []string {
 	var out []string
-	for _, fe := range FieldErrors(err) {
+	for _, fe := range Errors(err) {
 		out = append(out, fe.Field)
 	}
 	return out
@@ -94,13 +94,13 @@ func TestFieldErrors(t *testing.T) {
 			want: []string{"a", "b", "c", "d"},
 		},
 		{name: "fmt with two %w", err: fmt.Errorf("%w and %w", b, a), want: []string{"b", "a"}},
-		{name: "cause inside a field error not listed", err: &FieldError{Field: "a", Err: b}, want: []string{"a"}},
+		{name: "cause inside a field error not listed", err: &Error{Field: "a", Err: b}, want: []string{"a"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			if diff := cmp.Diff(tt.want, fields(tt.err)); diff != "" {
-				t.Errorf("FieldErrors (-want +got):\n%s", diff)
+				t.Errorf("Errors (-want +got):\n%s", diff)
 			}
 		})
 	}
@@ -150,16 +150,16 @@ func TestPrefix(t *testing.T) {
 func TestPrefixKeepsInput(t *testing.T) {
 	t.Parallel()
 	cause := errors.New("cause")
-	orig := &FieldError{Field: "role_arn", Reason: "bad", Code: CodeInvalidValue, Err: cause}
+	orig := &Error{Field: "role_arn", Reason: "bad", Code: CodeInvalidValue, Err: cause}
 	got := Prefix("auth", orig)
 	if orig.Field != "role_arn" {
 		t.Errorf("Prefix changed its input's Field to %q", orig.Field)
 	}
-	var fe *FieldError
+	var fe *Error
 	if !errors.As(got, &fe) {
-		t.Fatalf("Prefix result %v holds no FieldError", got)
+		t.Fatalf("Prefix result %v holds no Error", got)
 	}
-	want := &FieldError{Field: "auth.role_arn", Reason: "bad", Code: CodeInvalidValue, Err: cause}
+	want := &Error{Field: "auth.role_arn", Reason: "bad", Code: CodeInvalidValue, Err: cause}
 	if diff := cmp.Diff(*want, *fe, cmp.Comparer(func(a, b error) bool { return a == b })); diff != "" {
 		t.Errorf("prefixed error (-want +got):\n%s", diff)
 	}
@@ -198,9 +198,9 @@ func TestCheckDescriptionAndMetadata(t *testing.T) {
 				}
 				return
 			}
-			var fe *FieldError
+			var fe *Error
 			if !errors.As(err, &fe) {
-				t.Fatalf("check(%d bytes) = %v, want a FieldError", len(tt.s), err)
+				t.Fatalf("check(%d bytes) = %v, want a Error", len(tt.s), err)
 			}
 			if fe.Field != "spec.description" || fe.Code != tt.wantCode {
 				t.Errorf("got field %q code %q, want spec.description %s", fe.Field, fe.Code, tt.wantCode)

@@ -1,0 +1,42 @@
+package acctapi_test
+
+import (
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// deps returns the packages pkg imports, directly or not, as go list
+// reports them.
+func deps(t *testing.T, pkg string) []string {
+	t.Helper()
+	out, err := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "list", "-deps", pkg).Output()
+	if err != nil {
+		t.Fatalf("go list -deps %s: %v", pkg, err)
+	}
+	return strings.Fields(string(out))
+}
+
+// TestLayering pins the module's layers: the rate-limit action is usable
+// without the HTTP transport of the SDK.
+func TestLayering(t *testing.T) {
+	tests := []struct {
+		pkg     string
+		mustNot []string
+	}{
+		{pkg: "./ratelimit", mustNot: []string{"github.com/acctapi/acctapi", "github.com/acctapi/acctapi/internal/iox", "github.com/acctapi/acctapi/internal/rest"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.pkg, func(t *testing.T) {
+			got := deps(t, tt.pkg)
+			for _, p := range tt.mustNot {
+				if slices.Contains(got, p) {
+					t.Errorf("%s imports %s", tt.pkg, p)
+				}
+			}
+		})
+	}
+}
