@@ -378,7 +378,7 @@ func (mc *machine) unseedEndpoint(rt *rapid.T) {
 func (mc *machine) boundEndpoints(rt *rapid.T) {
 	a := mc.acct(rt)
 	id := mc.pickID(rt, a.ref.ops.ids(), "k8sop")
-	path := acctapi.Path("kubernetes_operators", id, "bound_endpoints")
+	path := "/kubernetes_operators/" + url.PathEscape(id) + "/bound_endpoints"
 	limit, ok := mc.drawLimit(rt, a, path, "bound_endpoints", localPathFail(id))
 	if !ok {
 		return
@@ -396,7 +396,7 @@ func (mc *machine) boundEndpoints(rt *rapid.T) {
 	}
 	for i, want := range pages(all, func(e k8sop.Endpoint) string { return e.ID }, before, pageSize(limit)) {
 		if i > 0 {
-			got, err = acctapi.GetPage[k8sop.EndpointList](mc.ctx, a.checked, got.NextPage(), nil)
+			got, err = getPage[k8sop.EndpointList](mc.ctx, a.checked, got.NextPage())
 			if err != nil {
 				rt.Fatalf("%s: page %d: %v", what, i, err)
 			}

@@ -858,11 +858,27 @@ type kindRunner interface {
 	isAlias() bool
 }
 
+// pageOf is one page of a list response, as the domain packages' list
+// types expose it.
+type pageOf[T any] interface {
+	PageItems() []T
+	NextPage() string
+}
+
+// getPage fetches the page at uri (a next_page_uri) into a new L.
+func getPage[L any](ctx context.Context, c *acctapi.Client, uri string) (*L, error) {
+	out := new(L)
+	if err := c.Do(ctx, http.MethodGet, uri, nil, nil, out); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // resKind describes one kind to the shared operations. T is the resource,
 // L its list page.
 type resKind[T any, L any, PL interface {
 	*L
-	acctapi.Page[T]
+	pageOf[T]
 }] struct {
 	name, prefix, path string
 	alias              bool     // the records of another kind, under another path
@@ -1240,7 +1256,7 @@ func (k *resKind[T, L, PL]) list(mc *machine, rt *rapid.T) {
 	outcomes.note("list "+k.name, nil, true)
 	for i, want := range pages(all, k.table(a.ref).id, before, pageSize(limit)) {
 		if i > 0 {
-			pageL, err = acctapi.GetPage[L](mc.ctx, a.checked, PL(pageL).NextPage(), nil)
+			pageL, err = getPage[L](mc.ctx, a.checked, PL(pageL).NextPage())
 		}
 		if err != nil {
 			rt.Fatalf("%s: page %d: %v", what, i, err)
@@ -1363,7 +1379,7 @@ func (k *resKind[T, L, PL]) listAll(mc *machine, rt *rapid.T, a *mAcct) []any {
 		if next == "" {
 			return out
 		}
-		pageL, err = acctapi.GetPage[L](mc.ctx, a.raw, next, nil)
+		pageL, err = getPage[L](mc.ctx, a.raw, next)
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"github.com/google/cel-go/common/types/ref"
 	"net/http"
+	"net/url"
 	"slices"
 
 	memdb "github.com/hashicorp/go-memdb"
@@ -66,7 +67,7 @@ func renderSubscription(base string, v events.Subscription) events.Subscription 
 }
 
 func sourceURI(base, subID, typ string) string {
-	return base + acctapi.Path(kindSubscription, subID, "sources", typ)
+	return itemURI(base, kindSubscription, subID) + "/sources/" + url.PathEscape(typ)
 }
 
 func (s *Server) registerEvents() {
@@ -182,7 +183,7 @@ func (s *Server) listSources(c *call) (int, any, error) {
 		return 0, nil, notFound(subID)
 	}
 	v := renderSubscription(c.base, o.Value.(events.Subscription))
-	return http.StatusOK, events.SourceList{Sources: v.Sources, URI: c.base + acctapi.Path(kindSubscription, subID, "sources")}, nil
+	return http.StatusOK, events.SourceList{Sources: v.Sources, URI: itemURI(c.base, kindSubscription, subID) + "/sources"}, nil
 }
 
 func (s *Server) getSource(c *call) (int, any, error) {
