@@ -1,0 +1,114 @@
+package fake
+
+import (
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+	"time"
+)
+
+// DefaultIngressEndpoint is the ingress_endpoint a Kubernetes operator with
+// bindings gets when it names none; see [WithIngressEndpoint].
+const DefaultIngressEndpoint = "connect.ngrok-endpoints.com:443"
+
+// config is what the options set; New reads it.
+type config struct {
+	clock     Clock
+	seed      uint64
+	seeded    bool
+	accounts  []Account
+	publicURL string
+	ingress   string
+	inMemory  bool
+	rateN     int64
+	rateEvery time.Duration
+}
+
+// Option configures a [Server].
+type Option func(*config) error
+
+// WithClock makes the server read time from c, such as a [ManualClock].
+func WithClock(c Clock) Option {
+	return func(cfg *config) error {
+		if c == nil {
+			return errors.New("fake: WithClock: nil clock")
+		}
+		cfg.clock = c
+		return nil
+	}
+}
+
+// WithIDSeed makes ids and tokens deterministic: two servers with the same
+// seed, clock and requests make the same ids.
+func WithIDSeed(seed uint64) Option {
+	return func(cfg *config) error {
+		cfg.seed, cfg.seeded = seed, true
+		return nil
+	}
+}
+
+// WithAccount adds an account. Without it a server has one account with
+// one made-up key ([Server.APIKey]).
+func WithAccount(a Account) Option {
+	return func(cfg *config) error {
+		for i, k := range a.APIKeys {
+			if k == "" || strings.ContainsAny(k, " \t\r\n") {
+				// Name the key by its place, never by its value.
+				return fmt.Errorf("fake: WithAccount: APIKeys[%d] is empty or holds white space", i)
+			}
+		}
+		cfg.accounts = append(cfg.accounts, a)
+		return nil
+	}
+}
+
+// WithPublicBaseURL sets the base of every uri and next_page_uri the server
+// writes, instead of the scheme and host each request reached.
+func WithPublicBaseURL(u string) Option {
+	return func(cfg *config) error {
+		p, err := url.Parse(u)
+		if err != nil || (p.Scheme != "http" && p.Scheme != "https") || p.Host == "" {
+			return fmt.Errorf("fake: WithPublicBaseURL: %q is not an absolute http(s) URL", u)
+		}
+		cfg.publicURL = strings.TrimSuffix(u, "/")
+		return nil
+	}
+}
+
+// WithIngressEndpoint sets the ingress_endpoint given to Kubernetes
+// operators that enable bindings without naming one. The default is
+// [DefaultIngressEndpoint].
+func WithIngressEndpoint(hostport string) Option {
+	return func(cfg *config) error {
+		if hostport == "" {
+			return errors.New("fake: WithIngressEndpoint: empty endpoint")
+		}
+		cfg.ingress = hostport
+		return nil
+	}
+}
+
+// WithoutListener makes the server listen nowhere: requests reach it only
+// through [Server.HTTPClient] and [Server.Client], in memory, which is
+// faster. [Server.URL] is then "http://acctfake.invalid".
+func WithoutListener() Option {
+	return func(cfg *config) error {
+		cfg.inMemory = true
+		return nil
+	}
+}
+
+// WithRateLimit limits each account to n management API requests in any
+// rolling window of length every; more are answered with 429,
+// ERR_NGROK_226 and a Retry-After header. The real service allows 120 per
+// 60 s. Off unless asked for.
+func WithRateLimit(n int64, every time.Duration) Option {
+	return func(cfg *config) error {
+		if n < 1 || every < time.Second || every%time.Second != 0 {
+			return fmt.Errorf("fake: WithRateLimit(%d, %v): want n ≥ 1 and a window of whole seconds, at least 1s", n, every)
+		}
+		cfg.rateN, cfg.rateEvery = n, every
+		return nil
+	}
+}
