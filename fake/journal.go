@@ -7,13 +7,20 @@ import (
 	"sync"
 	"time"
 	"unicode/utf8"
+	"unsafe"
 )
 
-// maxJournal bounds the journal; the oldest entries are dropped first.
+// maxJournal bounds the journal's entries; the oldest are dropped first.
 const maxJournal = 100_000
 
 // maxJournalBody bounds how much of each body the journal keeps.
 const maxJournalBody = 64 << 10
+
+// DefaultJournalBudget is the most memory, in bytes, that a server's
+// journal holds unless [Server.SetJournalBudget] says otherwise: 64 MiB.
+// Bodies count at the size of the buffers the journal keeps, plus a fixed
+// cost per entry.
+const DefaultJournalBudget = 64 << 20
 
 // Entry is one request the server answered, as [Server.Journal] reports it.
 // The Authorization header is never recorded, and the values of the members
@@ -46,13 +53,19 @@ type Entry struct {
 // journal records requests. Bodies are kept as they came and redacted when
 // [Server.Journal] reads them, so that a request pays nothing for it.
 // Entries are kept in chunks (see journalChunk), so that recording one
-// never copies those before it, and the oldest chunk is dropped whole once
-// the journal is full.
+// never copies those before it. The journal keeps at most limit() entries
+// and budget bytes, dropping the oldest entries one by one beyond either.
 type journal struct {
 	mu     sync.Mutex
 	chunks [][]journalEntry // oldest first; only the last may have room
-	n      int              // entries in chunks
+	head   int              // entries at the front of chunks[0] already dropped
+	n      int              // entries kept
+	bytes  int64            // their cost (journalEntry.size)
 	max    int              // the most entries kept; 0 means maxJournal (tests set it)
+	budget int64            // the most bytes kept, when budgetSet
+	// budgetSet reports that budget was set; the zero journal has
+	// DefaultJournalBudget.
+	budgetSet bool
 }
 
 // journalChunk is the most entries in a chunk. Chunks start at 16
@@ -63,6 +76,17 @@ const journalChunk = 512
 type journalEntry struct {
 	Entry
 	req, resp []byte
+	size      int64 // what the entry costs against the budget; set by add
+}
+
+// entryOverhead is what an entry costs beyond its bodies and strings.
+const entryOverhead = int64(unsafe.Sizeof(journalEntry{}))
+
+// cost is what e holds in memory: its fixed size, the capacity of its
+// body buffers and the bytes of its strings.
+func (e *journalEntry) cost() int64 {
+	return entryOverhead + int64(cap(e.req)+cap(e.resp)+
+		len(e.Method)+len(e.Path)+len(e.Query)+len(e.OperationID))
 }
 
 // clip bounds a body kept in the journal, copying a clipped one so that the
@@ -74,13 +98,19 @@ func clip(b []byte) []byte {
 	return b
 }
 
+// add records e, first dropping the oldest entries that the entry count or
+// the byte budget have no room for. An entry larger than the whole budget
+// is not kept.
 func (j *journal) add(e journalEntry) {
+	e.size = e.cost()
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	if j.n >= j.limit() {
-		j.n -= len(j.chunks[0])
-		j.chunks[0] = nil
-		j.chunks = j.chunks[1:]
+	budget := j.byteBudget()
+	if e.size > budget {
+		return
+	}
+	for j.n > 0 && (j.n >= j.limit() || j.bytes+e.size > budget) {
+		j.dropOldest()
 	}
 	last := len(j.chunks) - 1
 	if last < 0 || len(j.chunks[last]) == cap(j.chunks[last]) {
@@ -93,6 +123,22 @@ func (j *journal) add(e journalEntry) {
 	}
 	j.chunks[last] = append(j.chunks[last], e)
 	j.n++
+	j.bytes += e.size
+}
+
+// dropOldest forgets the oldest entry, releasing its bodies at once and its
+// chunk once the chunk holds no entry. j.n must be positive.
+func (j *journal) dropOldest() {
+	first := j.chunks[0]
+	j.bytes -= first[j.head].size
+	first[j.head] = journalEntry{}
+	j.head++
+	j.n--
+	if j.head == len(first) {
+		j.chunks[0] = nil
+		j.chunks = j.chunks[1:]
+		j.head = 0
+	}
 }
 
 // limit is the most entries the journal keeps.
@@ -103,12 +149,41 @@ func (j *journal) limit() int {
 	return maxJournal
 }
 
+// byteBudget is the most bytes the journal keeps.
+func (j *journal) byteBudget() int64 {
+	if j.budgetSet {
+		return j.budget
+	}
+	return DefaultJournalBudget
+}
+
+// SetJournalBudget sets the most memory, in bytes, that the journal holds
+// ([DefaultJournalBudget] until set): bodies at the size of the buffers
+// kept, plus a fixed cost per entry of a few hundred bytes. Beyond it the
+// oldest entries are dropped first, at once if the journal already holds
+// more; an entry larger than the whole budget is not kept, and a budget of
+// 0 keeps nothing. A negative budget is taken as 0. The journal also never
+// keeps more than the last 100,000 entries.
+func (s *Server) SetJournalBudget(bytes int64) {
+	j := &s.journal
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	j.budget, j.budgetSet = max(bytes, 0), true
+	for j.n > 0 && j.bytes > j.budget {
+		j.dropOldest()
+	}
+}
+
 // Journal returns a copy of the requests the server has answered, oldest
-// first (at most the last 100,000).
+// first: at most the last 100,000, and no more than the journal's byte
+// budget holds (see [Server.SetJournalBudget]).
 func (s *Server) Journal() []Entry {
 	s.journal.mu.Lock()
 	entries := make([]journalEntry, 0, s.journal.n)
-	for _, c := range s.journal.chunks {
+	for i, c := range s.journal.chunks {
+		if i == 0 {
+			c = c[s.journal.head:]
+		}
 		entries = append(entries, c...)
 	}
 	s.journal.mu.Unlock()
@@ -124,7 +199,7 @@ func (s *Server) Journal() []Entry {
 func (s *Server) ClearJournal() {
 	s.journal.mu.Lock()
 	defer s.journal.mu.Unlock()
-	s.journal.chunks, s.journal.n = nil, 0
+	s.journal.chunks, s.journal.head, s.journal.n, s.journal.bytes = nil, 0, 0, 0
 }
 
 // secretMembers are the JSON members whose values the journal redacts.
