@@ -14,8 +14,16 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/acctapi/acctapi/internal/clienthook"
 	"github.com/acctapi/acctapi/internal/iox"
 )
+
+// The domain packages' request plumbing (internal/rest) validates list
+// options through this hook: they travel in the query, which Do cannot
+// validate the way it validates a body.
+func init() {
+	clienthook.Validates = func(c any) bool { return c.(*Client).validate }
+}
 
 // DefaultBaseURL is the base URL a [Client] uses unless [WithBaseURL] says
 // otherwise.
@@ -132,9 +140,10 @@ func WithoutRetry() Option {
 	}
 }
 
-// WithoutValidation makes resource clients send requests without running
-// their Validate method (nor the list options' Validate) first, so a test
-// can send invalid input to a server on purpose.
+// WithoutValidation makes the client send requests without running their
+// Validate methods first, so a test can send invalid input to a server on
+// purpose: neither a request body's (see [Client.Do]) nor the list options'
+// ([ListOptions.Validate], [FilterOptions.Validate]) run.
 func WithoutValidation() Option {
 	return func(c *Client) error {
 		c.validate = false
@@ -173,39 +182,31 @@ func NewClient(apiKey string, opts ...Option) (*Client, error) {
 // BaseURL returns the base URL requests are sent to.
 func (c *Client) BaseURL() string { return c.base.String() }
 
-// Validate runs v.Validate unless the client was built with
-// [WithoutValidation]. Resource clients call it before sending a request.
-func (c *Client) Validate(v interface{ Validate() error }) error {
-	if !c.validate {
-		return nil
-	}
-	return v.Validate()
-}
-
-// Path joins segments into an absolute path, escaping each one, so an id
-// such as "a/b" stays one segment: Path("service_users", "a/b") is
-// "/service_users/a%2Fb".
-func Path(segments ...string) string {
-	var b strings.Builder
-	for _, s := range segments {
-		b.WriteByte('/')
-		b.WriteString(url.PathEscape(s))
-	}
-	return b.String()
-}
-
-// Do sends one API request and decodes the response.
+// Do sends one API request and decodes the response. It is the raw escape
+// hatch beneath the resource clients (package account and its siblings),
+// for an operation they do not have.
 //
-// path is either a path made with [Path], which is joined to the base URL, or
-// an absolute URL (such as a next_page_uri), which is used as it is if it
+// path is either an absolute path, each segment escaped with
+// [url.PathEscape] (such as "/service_users/a%2Fb"), which is joined to the
+// base URL, or an absolute URL (such as a next_page_uri), which is used as it is if it
 // has the base URL's scheme and host (the API key is never sent elsewhere). query,
 // when not nil, is added to the URL. in, when not nil, is sent as the JSON
 // body; it is marshalled once and never modified. out, when not nil, receives
 // the decoded JSON response; unknown members are ignored.
 //
+// When in has a method Validate() error, Do runs it first and returns its
+// error without sending anything, unless the client was built
+// [WithoutValidation]: this is how the resource clients validate request
+// bodies, so the one switch governs them all.
+//
 // A response status of 400 or more becomes an [*Error]. Requests are retried
 // as the client's [RetryPolicy] says.
 func (c *Client) Do(ctx context.Context, method, path string, query url.Values, in, out any) error {
+	if v, ok := in.(interface{ Validate() error }); ok && c.validate {
+		if err := v.Validate(); err != nil {
+			return err
+		}
+	}
 	u, err := c.resolve(path, query)
 	if err != nil {
 		return err
@@ -251,6 +252,11 @@ func (c *Client) resolve(path string, query url.Values) (*url.URL, error) {
 		if u.Scheme != c.base.Scheme || !strings.EqualFold(u.Host, c.base.Host) {
 			return nil, fmt.Errorf("acctapi: URL %s://%s is another origin than the base URL %s://%s; not sending the API key there",
 				u.Scheme, u.Host, c.base.Scheme, c.base.Host)
+		}
+		if u.User != nil {
+			// As for the base URL: credentials go in the Authorization
+			// header, never in URLs.
+			return nil, fmt.Errorf("acctapi: URL %s: must not carry user information", u.Redacted())
 		}
 	} else {
 		if !strings.HasPrefix(path, "/") {

@@ -122,7 +122,7 @@ func TestHeaders(t *testing.T) {
 			t.Parallel()
 			rec := &recorder{}
 			c, _ := newTestServer(t, rec.ServeHTTP, tt.opts...)
-			if err := c.Do(t.Context(), tt.method, Path("things"), nil, tt.in, nil); err != nil {
+			if err := c.Do(t.Context(), tt.method, "/things", nil, tt.in, nil); err != nil {
 				t.Fatalf("Do: %v", err)
 			}
 			h := rec.only(t).Header
@@ -250,7 +250,7 @@ func TestDoEncodesBodyWithoutMutating(t *testing.T) {
 	before := &request{ID: "thing_1", Name: new("new"), Tags: []string{"b", "a"}, Metadata: map[string]string{"k": "v"}}
 
 	var out request
-	if err := c.Do(t.Context(), http.MethodPatch, Path("things", in.ID), nil, in, &out); err != nil {
+	if err := c.Do(t.Context(), http.MethodPatch, "/things/"+in.ID, nil, in, &out); err != nil {
 		t.Fatalf("Do: %v", err)
 	}
 	if diff := cmp.Diff(before, in); diff != "" {
@@ -278,7 +278,7 @@ func TestDoEncodeError(t *testing.T) {
 	t.Parallel()
 	rec := &recorder{}
 	c, _ := newTestServer(t, rec.ServeHTTP)
-	err := c.Do(t.Context(), http.MethodPost, Path("things"), nil, map[string]any{"bad": make(chan int)}, nil)
+	err := c.Do(t.Context(), http.MethodPost, "/things", nil, map[string]any{"bad": make(chan int)}, nil)
 	var ute *json.UnsupportedTypeError
 	if !errors.As(err, &ute) {
 		t.Errorf("Do with an unencodable body = %v, want a *json.UnsupportedTypeError in the chain", err)
@@ -293,34 +293,9 @@ func TestDoDecodeError(t *testing.T) {
 	rec := &recorder{body: `not json`}
 	c, _ := newTestServer(t, rec.ServeHTTP)
 	var out request
-	err := c.Do(t.Context(), http.MethodGet, Path("things", "x"), nil, nil, &out)
+	err := c.Do(t.Context(), http.MethodGet, "/things/x", nil, nil, &out)
 	if err == nil || !strings.HasPrefix(err.Error(), "acctapi: decode GET /things/x response: ") {
 		t.Errorf("Do with a non-JSON 200 = %v, want a decode error", err)
-	}
-}
-
-func TestPath(t *testing.T) {
-	t.Parallel()
-	tests := []struct {
-		name     string
-		segments []string
-		want     string
-	}{
-		{name: "none", want: ""},
-		{name: "one", segments: []string{"service_users"}, want: "/service_users"},
-		{name: "slash in id", segments: []string{"service_users", "a/b"}, want: "/service_users/a%2Fb"},
-		{name: "space and question mark", segments: []string{"things", "a/b c?d"}, want: "/things/a%2Fb%20c%3Fd"},
-		{name: "percent and hash", segments: []string{"things", "50%#1"}, want: "/things/50%25%231"},
-		{name: "multi-byte", segments: []string{"things", "é"}, want: "/things/%C3%A9"},
-		{name: "empty id", segments: []string{"things", ""}, want: "/things/"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			t.Parallel()
-			if got := Path(tt.segments...); got != tt.want {
-				t.Errorf("Path(%q) = %q, want %q", tt.segments, got, tt.want)
-			}
-		})
 	}
 }
 
@@ -329,7 +304,7 @@ func TestDoPathOnTheWire(t *testing.T) {
 	tests := []struct {
 		name      string
 		basePath  string
-		segments  []string
+		path      string // as resource clients build it, each segment escaped
 		query     map[string][]string
 		wantPath  string
 		wantRaw   string
@@ -337,42 +312,42 @@ func TestDoPathOnTheWire(t *testing.T) {
 	}{
 		{
 			name:     "id stays one segment",
-			segments: []string{"things", "a/b c?d"},
+			path:     "/things/a%2Fb%20c%3Fd",
 			wantPath: "/things/a/b c?d", wantRaw: "/things/a%2Fb%20c%3Fd",
 		},
 		{
 			name:     "base URL with a path prefix",
 			basePath: "/api/v2",
-			segments: []string{"things", "thing_1"},
+			path:     "/things/thing_1",
 			wantPath: "/api/v2/things/thing_1", wantRaw: "/api/v2/things/thing_1",
 		},
 		{
 			name:     "base URL with a path prefix and a trailing slash",
 			basePath: "/api/v2/",
-			segments: []string{"things", "a/b c?d"},
+			path:     "/things/a%2Fb%20c%3Fd",
 			wantPath: "/api/v2/things/a/b c?d", wantRaw: "/api/v2/things/a%2Fb%20c%3Fd",
 		},
 		{
 			name:     "base URL with an escaped slash in its prefix",
 			basePath: "/tenant%2F1/",
-			segments: []string{"things", "a/b"},
+			path:     "/things/a%2Fb",
 			wantPath: "/tenant/1/things/a/b", wantRaw: "/tenant%2F1/things/a%2Fb",
 		},
 		{
 			name:     "base URL with an escaped slash in its prefix, plain segments",
 			basePath: "/tenant%2F1/",
-			segments: []string{"things", "thing_1"},
+			path:     "/things/thing_1",
 			wantPath: "/tenant/1/things/thing_1", wantRaw: "/tenant%2F1/things/thing_1",
 		},
 		{
 			name:     "base URL with a path prefix, segments with reserved characters",
 			basePath: "/api",
-			segments: []string{"things", "a:b@c$&+="},
+			path:     "/things/a:b@c$&+=",
 			wantPath: "/api/things/a:b@c$&+=", wantRaw: "/api/things/a:b@c$&+=",
 		},
 		{
 			name:     "query added",
-			segments: []string{"things"},
+			path:     "/things",
 			query:    map[string][]string{"limit": {"5"}, "filter": {`obj.id == "a&b"`}},
 			wantPath: "/things", wantRaw: "/things",
 			wantQuery: "filter=obj.id+%3D%3D+%22a%26b%22&limit=5",
@@ -388,7 +363,7 @@ func TestDoPathOnTheWire(t *testing.T) {
 			if err != nil {
 				t.Fatalf("NewClient: %v", err)
 			}
-			if err := c.Do(t.Context(), http.MethodGet, Path(tt.segments...), tt.query, nil, nil); err != nil {
+			if err := c.Do(t.Context(), http.MethodGet, tt.path, tt.query, nil, nil); err != nil {
 				t.Fatalf("Do: %v", err)
 			}
 			got := rec.only(t)
@@ -409,11 +384,11 @@ func TestDoRejectsBadSegments(t *testing.T) {
 		name string
 		path string
 	}{
-		{name: "empty id at end", path: Path("things", "")},
-		{name: "empty id in the middle", path: Path("things", "", "keys")},
-		{name: "empty first segment", path: Path("", "things")},
-		{name: "dot id", path: Path("things", ".")},
-		{name: "dot-dot id", path: Path("things", "..")},
+		{name: "empty id at end", path: "/things/"},
+		{name: "empty id in the middle", path: "/things//keys"},
+		{name: "empty first segment", path: "//things"},
+		{name: "dot id", path: "/things/."},
+		{name: "dot-dot id", path: "/things/.."},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -444,7 +419,7 @@ func TestDoAcceptsOddButValidPaths(t *testing.T) {
 	}{
 		{name: "root", path: "/", wantURI: "/"},
 		{name: "double slash inside the query", path: "/things?next=a//b/", wantURI: "/things?next=a%2F%2Fb%2F"},
-		{name: "dots inside an id", path: Path("things", "a..b"), wantURI: "/things/a..b"},
+		{name: "dots inside an id", path: "/things/a..b", wantURI: "/things/a..b"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -571,7 +546,10 @@ type validatable struct {
 
 func (v *validatable) Validate() error { v.calls++; return v.err }
 
-func TestClientValidate(t *testing.T) {
+// TestDoValidatesBody checks that Do runs a body's Validate method and
+// sends nothing when it fails, unless the client was built
+// WithoutValidation: the one switch the resource clients rely on.
+func TestDoValidatesBody(t *testing.T) {
 	t.Parallel()
 	bad := field.Invalid("name", "is required")
 	tests := []struct {
@@ -579,23 +557,25 @@ func TestClientValidate(t *testing.T) {
 		opts      []Option
 		wantErr   error
 		wantCalls int
+		wantSent  int
 	}{
-		{name: "validates by default", wantErr: bad, wantCalls: 1},
-		{name: "WithoutValidation skips it", opts: []Option{WithoutValidation()}, wantCalls: 0},
+		{name: "validates by default", wantErr: bad, wantCalls: 1, wantSent: 0},
+		{name: "WithoutValidation skips it", opts: []Option{WithoutValidation()}, wantCalls: 0, wantSent: 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			c, err := NewClient("k", tt.opts...)
-			if err != nil {
-				t.Fatalf("NewClient: %v", err)
-			}
+			rec := &recorder{}
+			c, _ := newTestServer(t, rec.ServeHTTP, tt.opts...)
 			v := &validatable{err: bad}
-			if err := c.Validate(v); err != tt.wantErr {
-				t.Errorf("Validate() = %v, want %v", err, tt.wantErr)
+			if err := c.Do(t.Context(), http.MethodPost, "/things", nil, v, nil); err != tt.wantErr {
+				t.Errorf("Do() = %v, want %v", err, tt.wantErr)
 			}
 			if v.calls != tt.wantCalls {
 				t.Errorf("Validate called %d times, want %d", v.calls, tt.wantCalls)
+			}
+			if n := len(rec.requests()); n != tt.wantSent {
+				t.Errorf("server saw %d requests, want %d", n, tt.wantSent)
 			}
 		})
 	}
@@ -607,7 +587,7 @@ func TestDoNoContent(t *testing.T) {
 		w.WriteHeader(http.StatusNoContent)
 	})
 	out := request{ID: "kept"}
-	if err := c.Do(t.Context(), http.MethodDelete, Path("things", "x"), nil, nil, &out); err != nil {
+	if err := c.Do(t.Context(), http.MethodDelete, "/things/x", nil, nil, &out); err != nil {
 		t.Fatalf("Do: %v", err)
 	}
 	if out.ID != "kept" {
@@ -621,7 +601,7 @@ func TestDoContextDone(t *testing.T) {
 	c, _ := newTestServer(t, rec.ServeHTTP)
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
-	err := c.Do(ctx, http.MethodGet, Path("things"), nil, nil, nil)
+	err := c.Do(ctx, http.MethodGet, "/things", nil, nil, nil)
 	if !errors.Is(err, context.Canceled) {
 		t.Errorf("Do with a cancelled context = %v, want context.Canceled in the chain", err)
 	}
@@ -637,7 +617,7 @@ func TestResponseContentLengthIsAClaim(t *testing.T) {
 				Body: io.NopCloser(strings.NewReader(`{"id":"x"}`)), ContentLength: size, Request: r}, nil
 		})
 		var out struct{ ID string }
-		if err := newFakeClient(t, rt).Do(t.Context(), http.MethodGet, Path("things"), nil, nil, &out); err != nil || out.ID != "x" {
+		if err := newFakeClient(t, rt).Do(t.Context(), http.MethodGet, "/things", nil, nil, &out); err != nil || out.ID != "x" {
 			t.Errorf("Content-Length %d: got %+v, %v", size, out, err)
 		}
 	}

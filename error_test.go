@@ -118,7 +118,7 @@ func TestErrorDecoding(t *testing.T) {
 				w.WriteHeader(tt.status)
 				io.WriteString(w, tt.body)
 			})
-			err := c.Do(t.Context(), http.MethodGet, Path("things", "x"), nil, nil, &request{})
+			err := c.Do(t.Context(), http.MethodGet, "/things/x", nil, nil, &request{})
 			var got *Error
 			if !errors.As(err, &got) {
 				t.Fatalf("Do = %v (%T), want an *Error", err, err)

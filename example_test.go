@@ -32,7 +32,7 @@ func ExampleNewClient() {
 		ID   string `json:"id"`
 		Name string `json:"name"`
 	}
-	err = c.Do(context.Background(), http.MethodGet, acctapi.Path("service_users", "service_1"), nil, nil, &user)
+	err = c.Do(context.Background(), http.MethodGet, "/service_users/service_1", nil, nil, &user)
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -43,13 +43,6 @@ func ExampleNewClient() {
 	// Authorization: Bearer secret-key
 	// Service-Version: 2
 	// service_1 ci
-}
-
-func ExamplePath() {
-	// Each segment is escaped, so an id with a slash stays one segment.
-	fmt.Println(acctapi.Path("service_users", "a/b c"))
-	// Output:
-	// /service_users/a%2Fb%20c
 }
 
 func ExampleIsNotFound() {
@@ -65,7 +58,7 @@ func ExampleIsNotFound() {
 		fmt.Println(err)
 		return
 	}
-	err = c.Do(context.Background(), http.MethodGet, acctapi.Path("service_users", "missing"), nil, nil, nil)
+	err = c.Do(context.Background(), http.MethodGet, "/service_users/missing", nil, nil, nil)
 	err = fmt.Errorf("look up user: %w", err) // Wrapping does not hide it.
 
 	fmt.Println(acctapi.IsNotFound(err))
@@ -97,63 +90,6 @@ func ExampleFieldErrors() {
 	// true
 	// description: is 400 bytes; at most 255 allowed (ERR_NGROK_420)
 	// backends[1]: repeats backends[0] (ERR_NGROK_215)
-}
-
-// note and noteList are a small resource and its list response, as a
-// resource package would define them.
-type note struct {
-	ID string `json:"id"`
-}
-
-type noteList struct {
-	Notes       []note  `json:"notes"`
-	NextPageURI *string `json:"next_page_uri"`
-}
-
-func (l *noteList) PageItems() []note { return l.Notes }
-
-func (l *noteList) NextPage() string {
-	if l.NextPageURI == nil {
-		return ""
-	}
-	return *l.NextPageURI
-}
-
-func ExampleAll() {
-	// A list of three notes served two to a page.
-	var srv *httptest.Server
-	srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		fmt.Println("GET", r.URL.RequestURI())
-		page := noteList{Notes: []note{{"note_3"}, {"note_2"}}}
-		if r.URL.Query().Get("before_id") == "" {
-			next := srv.URL + "/notes?before_id=note_2&limit=2"
-			page.NextPageURI = &next
-		} else {
-			page.Notes = []note{{"note_1"}}
-		}
-		json.NewEncoder(w).Encode(page)
-	}))
-	defer srv.Close()
-
-	c, err := acctapi.NewClient("secret-key", acctapi.WithBaseURL(srv.URL))
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	ctx := context.Background()
-	for n, err := range acctapi.All[note, noteList](ctx, c, acctapi.Path("notes"), &acctapi.ListOptions{Limit: 2}) {
-		if err != nil {
-			fmt.Println(err)
-			break
-		}
-		fmt.Println(n.ID)
-	}
-	// Output:
-	// GET /notes?limit=2
-	// note_3
-	// note_2
-	// GET /notes?before_id=note_2&limit=2
-	// note_1
 }
 
 func ExampleListOptions_Query() {

@@ -128,7 +128,7 @@ func TestRetryAfterHonoured(t *testing.T) {
 				f := &fakeTransport{script: []reply{tooMany(tt.retryAfter(start)), ok200}}
 				c := newFakeClient(t, f, WithRetry(policy))
 				var out request
-				if err := c.Do(t.Context(), http.MethodGet, Path("things", "thing_1"), nil, nil, &out); err != nil {
+				if err := c.Do(t.Context(), http.MethodGet, "/things/thing_1", nil, nil, &out); err != nil {
 					t.Fatalf("Do: %v", err)
 				}
 				if out.ID != "thing_1" {
@@ -161,7 +161,7 @@ func TestRetry429EveryMethod(t *testing.T) {
 					in = map[string]string{"name": "x"}
 				}
 				start := time.Now()
-				if err := c.Do(t.Context(), method, Path("things"), nil, in, nil); err != nil {
+				if err := c.Do(t.Context(), method, "/things", nil, in, nil); err != nil {
 					t.Fatalf("Do: %v", err)
 				}
 				if got := time.Since(start); got != 2*time.Second {
@@ -226,7 +226,7 @@ func TestRetryBounds(t *testing.T) {
 				f := &fakeTransport{script: []reply{tooMany(tt.retryAfter)}}
 				c := newFakeClient(t, f, WithRetry(tt.policy))
 				start := time.Now()
-				err := c.Do(t.Context(), http.MethodGet, Path("things"), nil, nil, nil)
+				err := c.Do(t.Context(), http.MethodGet, "/things", nil, nil, nil)
 				if got := time.Since(start); got != tt.wantElapsed {
 					t.Errorf("Do took %v, want %v", got, tt.wantElapsed)
 				}
@@ -276,7 +276,7 @@ func TestRetryServerErrorsAndConnectionErrors(t *testing.T) {
 					in = map[string]string{"name": "x"}
 				}
 				start := time.Now()
-				err := c.Do(t.Context(), tt.method, Path("things"), nil, in, nil)
+				err := c.Do(t.Context(), tt.method, "/things", nil, in, nil)
 				elapsed := time.Since(start)
 
 				if n := f.count(); n != tt.wantRequests {
@@ -313,7 +313,7 @@ func TestRetryRecovers(t *testing.T) {
 		f := &fakeTransport{script: []reply{{err: errConn}, unavailable, tooMany("2"), ok200}}
 		c := newFakeClient(t, f, WithRetry(RetryPolicy{MaxAttempts: 4, BaseDelay: time.Second}))
 		var out request
-		if err := c.Do(t.Context(), http.MethodGet, Path("things", "thing_1"), nil, nil, &out); err != nil {
+		if err := c.Do(t.Context(), http.MethodGet, "/things/thing_1", nil, nil, &out); err != nil {
 			t.Fatalf("Do: %v", err)
 		}
 		if out.ID != "thing_1" || f.count() != 4 {
@@ -342,7 +342,7 @@ func TestWithoutRetry(t *testing.T) {
 				f := &fakeTransport{script: []reply{tt.reply, ok200}}
 				c := newFakeClient(t, f, WithoutRetry())
 				start := time.Now()
-				if err := c.Do(t.Context(), http.MethodGet, Path("things"), nil, nil, nil); err == nil {
+				if err := c.Do(t.Context(), http.MethodGet, "/things", nil, nil, nil); err == nil {
 					t.Error("Do succeeded, want the first reply's error")
 				}
 				if n := f.count(); n != 1 {
@@ -364,7 +364,7 @@ func TestRetryCancelledMidWait(t *testing.T) {
 		ctx, cancel := context.WithCancel(t.Context())
 		start := time.Now()
 		done := make(chan error, 1)
-		go func() { done <- c.Do(ctx, http.MethodGet, Path("things"), nil, nil, nil) }()
+		go func() { done <- c.Do(ctx, http.MethodGet, "/things", nil, nil, nil) }()
 
 		synctest.Wait() // Do is now waiting out the Retry-After.
 		if n := f.count(); n != 1 {
@@ -392,7 +392,7 @@ func TestRetryDeadlineMidWait(t *testing.T) {
 		ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
 		t.Cleanup(cancel)
 		start := time.Now()
-		err := c.Do(ctx, http.MethodGet, Path("things"), nil, nil, nil)
+		err := c.Do(ctx, http.MethodGet, "/things", nil, nil, nil)
 		if got := time.Since(start); got != 10*time.Second {
 			t.Errorf("Do returned after %v, want at the 10s deadline", got)
 		}
@@ -413,7 +413,7 @@ func TestRetryCancelledDuringRequest(t *testing.T) {
 			return &http.Response{StatusCode: 503, Header: http.Header{}, Body: io.NopCloser(strings.NewReader("")), Request: r}, nil
 		})
 		c := newFakeClient(t, rt)
-		err := c.Do(ctx, http.MethodGet, Path("things"), nil, nil, nil)
+		err := c.Do(ctx, http.MethodGet, "/things", nil, nil, nil)
 		if !errors.Is(err, context.Canceled) {
 			t.Errorf("Do = %v, want context.Canceled in the chain", err)
 		}

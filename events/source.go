@@ -65,13 +65,13 @@ type Sources struct {
 func NewSources(c *acctapi.Client) *Sources { return &Sources{c: c} }
 
 func sourcesPath(subscriptionID string, typ ...string) string {
-	return acctapi.Path(append([]string{"event_subscriptions", subscriptionID, "sources"}, typ...)...)
+	return rest.Path(append([]string{"event_subscriptions", subscriptionID, "sources"}, typ...)...)
 }
 
 // Create adds a source to the subscription. r.SubscriptionID, when set,
 // must equal subscriptionID.
 func (s *Sources) Create(ctx context.Context, subscriptionID string, r *SourceCreate) (*Source, error) {
-	if err := s.c.Validate(samePath{"subscription_id", r.SubscriptionID, subscriptionID}); err != nil {
+	if err := rest.Validate(s.c, samePath{"subscription_id", r.SubscriptionID, subscriptionID}); err != nil {
 		return nil, err
 	}
 	return rest.Create[Source](ctx, s.c, sourcesPath(subscriptionID), r)

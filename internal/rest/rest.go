@@ -1,13 +1,24 @@
 // Package rest holds the typed request helpers that resource clients are
 // built from, so each operation is one line and no resource repeats the
-// request plumbing.
+// request plumbing: paths ([Path]), create, get, update and delete, and
+// paged lists ([GetPage], [All]).
+//
+// Validation: the client's validation switch (acctapi.WithoutValidation)
+// governs both kinds of input a resource client sends. A request body with a
+// Validate method is validated by acctapi.Client.Do itself; list options
+// travel in the query, which Do cannot see as a value with a Validate
+// method, so [GetPage] (and [Validate] for any other value) asks the client
+// through internal/clienthook.
 package rest
 
 import (
 	"context"
 	"net/http"
+	"net/url"
+	"strings"
 
 	"github.com/acctapi/acctapi"
+	"github.com/acctapi/acctapi/internal/clienthook"
 )
 
 // Validator is a request type with a Validate method.
@@ -17,25 +28,43 @@ type Validator interface {
 	Validate() error
 }
 
-// Create validates body (unless the client skips validation), POSTs it to
-// path and decodes the created resource.
+// Validate runs v.Validate unless c was built with
+// acctapi.WithoutValidation; resource clients call it for checks that are
+// not a request body's own (a body's Validate runs in c.Do).
+func Validate(c *acctapi.Client, v Validator) error {
+	if !clienthook.Validates(c) {
+		return nil
+	}
+	return v.Validate()
+}
+
+// Path joins segments into an absolute path, escaping each one, so an id
+// such as "a/b" stays one segment: Path("service_users", "a/b") is
+// "/service_users/a%2Fb".
+func Path(segments ...string) string {
+	var b strings.Builder
+	for _, s := range segments {
+		b.WriteByte('/')
+		b.WriteString(url.PathEscape(s))
+	}
+	return b.String()
+}
+
+// Create POSTs body to path and decodes the created resource; c.Do
+// validates body first unless the client skips validation.
 func Create[T any](ctx context.Context, c *acctapi.Client, path string, body Validator) (*T, error) {
 	return send[T](ctx, c, http.MethodPost, path, body)
 }
 
-// Update validates body (unless the client skips validation), PATCHes it
-// to path and decodes the updated resource.
+// Update PATCHes body to path and decodes the updated resource; c.Do
+// validates body first unless the client skips validation.
 func Update[T any](ctx context.Context, c *acctapi.Client, path string, body Validator) (*T, error) {
 	return send[T](ctx, c, http.MethodPatch, path, body)
 }
 
 // Get fetches the resource at path.
 func Get[T any](ctx context.Context, c *acctapi.Client, path string) (*T, error) {
-	out := new(T)
-	if err := c.Do(ctx, http.MethodGet, path, nil, nil, out); err != nil {
-		return nil, err
-	}
-	return out, nil
+	return send[T](ctx, c, http.MethodGet, path, nil)
 }
 
 // Delete deletes the resource at path.
@@ -44,11 +73,12 @@ func Delete(ctx context.Context, c *acctapi.Client, path string) error {
 }
 
 func send[T any](ctx context.Context, c *acctapi.Client, method, path string, body Validator) (*T, error) {
-	if err := c.Validate(body); err != nil {
-		return nil, err
+	var in any
+	if body != nil {
+		in = body
 	}
 	out := new(T)
-	if err := c.Do(ctx, method, path, nil, body, out); err != nil {
+	if err := c.Do(ctx, method, path, nil, in, out); err != nil {
 		return nil, err
 	}
 	return out, nil

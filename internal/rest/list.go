@@ -1,0 +1,106 @@
+package rest
+
+import (
+	"context"
+	"iter"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/acctapi/acctapi"
+)
+
+// Querier is implemented by *acctapi.ListOptions and
+// *acctapi.FilterOptions.
+type Querier interface {
+	// Query returns the page's query parameters.
+	Query() url.Values
+	// Validate checks the options; [GetPage] runs it before sending unless
+	// the client was built with acctapi.WithoutValidation.
+	Validate() error
+}
+
+// Page is one page of a list response, as resource list types expose it.
+type Page[T any] interface {
+	// PageItems returns the page's items.
+	PageItems() []T
+	// NextPage returns the next page's absolute URL, or "" on the last page.
+	NextPage() string
+}
+
+// GetPage fetches one page of the list at path into a new L, after
+// validating opts unless the client skips validation.
+func GetPage[L any](ctx context.Context, c *acctapi.Client, path string, opts Querier) (*L, error) {
+	var q url.Values
+	if opts != nil {
+		if err := Validate(c, opts); err != nil {
+			return nil, err
+		}
+		q = opts.Query()
+	}
+	out := new(L)
+	if err := c.Do(ctx, http.MethodGet, path, q, nil, out); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// All returns every item of the list at path, newest first, fetching pages as
+// the loop asks for them. It starts with opts and then follows each page's
+// next_page_uri exactly as the server gave it, until one is null (or, as a
+// guard against a server that loops, a page is empty). The API key is never
+// sent anywhere but the base URL's origin: when next_page_uri names another
+// origin (a server's configured public URL, say, or a proxy's name for it),
+// All requests path with next_page_uri's query on the base URL instead, the
+// next page being the same path by the API's contract. An error ends the
+// sequence after it is yielded.
+//
+// L is the list response type (such as account.ServiceUserList); *L must
+// implement [Page].
+func All[T any, L any, PL interface {
+	*L
+	Page[T]
+}](ctx context.Context, c *acctapi.Client, path string, opts Querier) iter.Seq2[T, error] {
+	return func(yield func(T, error) bool) {
+		var zero T
+		page, err := GetPage[L](ctx, c, path, opts)
+		var base *url.URL // parsed when a page has a next page
+		for {
+			if err != nil {
+				yield(zero, err)
+				return
+			}
+			items := PL(page).PageItems()
+			for _, item := range items {
+				if !yield(item, nil) {
+					return
+				}
+			}
+			next := PL(page).NextPage()
+			if next == "" || len(items) == 0 {
+				return
+			}
+			if base == nil {
+				base, _ = url.Parse(c.BaseURL()) // NewClient checked it
+			}
+			page, err = GetPage[L](ctx, c, onBase(base, path, next), nil)
+		}
+	}
+}
+
+// onBase returns next, a next_page_uri, when it is relative or on base's
+// origin, and otherwise path with next's query, to be requested on the base
+// URL.
+func onBase(base *url.URL, path, next string) string {
+	if !strings.HasPrefix(next, "http://") && !strings.HasPrefix(next, "https://") {
+		return next
+	}
+	u, err := url.Parse(next)
+	if err != nil || (u.Scheme == base.Scheme && strings.EqualFold(u.Host, base.Host) && u.User == nil) {
+		return next // Do reports a URL that does not parse
+	}
+	if u.RawQuery == "" {
+		return path
+	}
+	return path + "?" + u.RawQuery
+}
