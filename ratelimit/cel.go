@@ -2,149 +2,150 @@ package ratelimit
 
 import (
 	"fmt"
-	"net"
-	"net/http"
-	"net/textproto"
-	"net/url"
 	"reflect"
-	"strconv"
 	"strings"
 	"sync"
 
 	"github.com/google/cel-go/cel"
+	"github.com/google/cel-go/checker"
 	"github.com/google/cel-go/common/ast"
 	"github.com/google/cel-go/common/types"
 	"github.com/google/cel-go/common/types/ref"
 	"github.com/google/cel-go/common/types/traits"
-	"github.com/google/cel-go/interpreter"
+	"github.com/google/cel-go/ext"
 )
 
-// Names of the traffic-policy variables this package provides to CEL.
-const (
-	varReqHost       = "req.host"
-	varReqMethod     = "req.method"
-	varReqURL        = "req.url"
-	varReqURLPath    = "req.url.path"
-	varReqURLQuery   = "req.url.query"
-	varReqURLHost    = "req.url.host"
-	varReqHeaders    = "req.headers"
-	varReqUserAgent  = "req.user_agent"
-	varConnClientIP  = "conn.client_ip"
-	varConnClientPrt = "conn.client_port"
-	varConnServerIP  = "conn.server_ip"
-	varConnServerPrt = "conn.server_port"
-	varBucketKey     = "actions.ngrok.rate_limit.bucket_key"
-	varLimited       = "actions.ngrok.rate_limit.limited"
-	varErrorCode     = "actions.ngrok.rate_limit.error.code"
-	varErrorMessage  = "actions.ngrok.rate_limit.error.message"
-	// varRequest is the hidden handle the request functions receive.
-	varRequest = "__acctapi_request"
-)
-
-// Limits on the size of an expression, enforced by the parser.
+// Limits on an expression: its size and nesting, enforced by the parser,
+// and its cost per evaluation.
 const (
 	maxExprBytes     = 4096
 	maxExprRecursion = 64
+	// maxEvalCost bounds the work one evaluation of one expression may do,
+	// in cel-go's cost units (about one per operation, and per ten bytes of
+	// a string scanned). An expression whose worst case, with every input
+	// at most maxInputSize long, fits within it runs without cost
+	// tracking; any other runs with a runtime limit and fails to evaluate
+	// beyond it.
+	maxEvalCost = 1_000_000
+	// maxInputSize bounds the size of every string, list and map a request
+	// gives an expression: net/http's default limit on header bytes.
+	maxInputSize = 1 << 20
+	// maxRangeSize bounds lists.range(n).
+	maxRangeSize = 10_000
 )
-
-var requestType = cel.OpaqueType("acctapi.ratelimit.Request")
 
 // env returns the CEL environment shared by bucket keys and rule
 // expressions. It is built once and never modified.
 var env = sync.OnceValues(func() (*cel.Env, error) {
-	str := cel.StringType
-	strList := cel.ListType(str)
-	// The request functions are macros that pass the hidden request handle,
-	// so their bindings can read the request without a per-request closure.
-	// A literal header name is canonicalized at compile time.
-	reqMacro := func(name string, canon bool) cel.Macro {
-		return cel.GlobalMacro(name, 1, func(eh cel.MacroExprFactory, _ ast.Expr, args []ast.Expr) (ast.Expr, *cel.Error) {
-			arg := args[0]
-			if canon && arg.Kind() == ast.LiteralKind {
-				if s, ok := arg.AsLiteral().(types.String); ok {
-					arg = eh.NewLiteral(types.String(textproto.CanonicalMIMEHeaderKey(string(s))))
-				}
-			}
-			return eh.NewCall("__"+name, eh.NewIdent(varRequest), arg), nil
-		})
-	}
-	binding := func(name string, out *cel.Type, fn func(*activation, string) ref.Val) cel.EnvOption {
-		return cel.Function("__"+name, cel.Overload("__"+name+"_request_string",
-			[]*cel.Type{requestType, str}, out,
-			cel.BinaryBinding(func(lhs, rhs ref.Val) ref.Val {
-				h, ok := lhs.(requestHandle)
-				s, ok2 := rhs.(types.String)
-				if !ok || !ok2 {
-					return types.NewErr("%s: unexpected arguments", name)
-				}
-				return fn(h.a, string(s))
-			})))
-	}
-	return cel.NewEnv(
-		cel.Variable(varReqHost, str),
-		cel.Variable(varReqMethod, str),
-		cel.Variable(varReqURL, str),
-		cel.Variable(varReqURLPath, str),
-		cel.Variable(varReqURLQuery, str),
-		cel.Variable(varReqURLHost, str),
-		cel.Variable(varReqHeaders, cel.MapType(str, strList)),
-		cel.Variable(varReqUserAgent, str),
-		cel.Variable(varConnClientIP, str),
-		cel.Variable(varConnClientPrt, cel.IntType),
-		cel.Variable(varConnServerIP, str),
-		cel.Variable(varConnServerPrt, cel.IntType),
-		cel.Variable(varBucketKey, str),
-		cel.Variable(varLimited, cel.BoolType),
-		cel.Variable(varErrorCode, str),
-		cel.Variable(varErrorMessage, str),
+	opts := []cel.EnvOption{
 		cel.Variable(varRequest, requestType),
-		cel.Macros(
-			reqMacro("getReqHeader", true), reqMacro("hasReqHeader", true),
-			reqMacro("getQueryParam", false), reqMacro("hasQueryParam", false),
-		),
-		binding("getReqHeader", strList, func(a *activation, name string) ref.Val {
-			return types.NewStringList(types.DefaultTypeAdapter, a.r.Header.Values(name))
-		}),
-		binding("hasReqHeader", cel.BoolType, func(a *activation, name string) ref.Val {
-			return types.Bool(len(a.r.Header.Values(name)) > 0)
-		}),
-		binding("getQueryParam", strList, func(a *activation, name string) ref.Val {
-			return types.NewStringList(types.DefaultTypeAdapter, a.queryValues()[name])
-		}),
-		binding("hasQueryParam", cel.BoolType, func(a *activation, name string) ref.Val {
-			return types.Bool(a.queryValues().Has(name))
-		}),
+		ext.Strings(),
+		ext.Lists(ext.ListsMaxRangeSize(maxRangeSize)),
+		ext.Encoders(),
 		cel.ParserExpressionSizeLimit(maxExprBytes),
 		cel.ParserRecursionLimit(maxExprRecursion),
-	)
+	}
+	for i := range catalogue {
+		v := &catalogue[i]
+		opts = append(opts, cel.Variable(v.name, v.typ))
+	}
+	return cel.NewEnv(append(opts, funcOptions()...)...)
 })
 
-// compile checks expr and plans it for evaluation. want, when not nil, is
-// the required output type.
-func compile(expr string, want *cel.Type) (cel.Program, error) {
-	p, _, err := compileAST(expr, want)
-	return p, err
+// compiled is a checked and planned expression.
+type compiled struct {
+	prog    cel.Program
+	checked *cel.Ast
 }
 
-// compileAST is compile that also returns the checked expression.
-func compileAST(expr string, want *cel.Type) (cel.Program, *cel.Ast, error) {
+// compile checks expr and plans it for evaluation. want, when not nil, is
+// the required output type (nil: anything but a map, for a bucket key).
+// prov, when not nil, are the providers the expression may use; a
+// variable or function that needs another fails to compile. Validate
+// passes nil, since the specification allows every variable.
+func compile(expr string, want *cel.Type, prov *providers) (compiled, error) {
 	e, err := env()
 	if err != nil {
-		return nil, nil, err
+		return compiled{}, err
 	}
-	checked, iss := e.Compile(expr)
+	parsed, iss := e.Parse(expr)
 	if err := iss.Err(); err != nil {
-		return nil, nil, fmt.Errorf("does not compile: %s", oneLine(err.Error()))
+		return compiled{}, fmt.Errorf("does not compile: %s", oneLine(err.Error()))
+	}
+	checked, iss := e.Check(parsed)
+	if err := iss.Err(); err != nil {
+		return compiled{}, fmt.Errorf("does not compile: %s", explain(oneLine(err.Error()), parsed))
 	}
 	out := checked.OutputType()
 	if want != nil && !want.IsAssignableType(out) && out != cel.DynType {
-		return nil, nil, fmt.Errorf("has type %s; want %s", out, want)
+		return compiled{}, fmt.Errorf("has type %s; want %s", out, want)
 	}
 	if want == nil && out.Kind() == types.MapKind {
-		return nil, nil, fmt.Errorf("has type %s, which cannot be a bucket key", out)
+		return compiled{}, fmt.Errorf("has type %s, which cannot be a bucket key", out)
 	}
-	p, err := e.Program(checked, cel.EvalOptions(cel.OptOptimize))
-	return p, checked, err
+	if prov != nil {
+		if err := checkProviders(checked, prov); err != nil {
+			return compiled{}, err
+		}
+	}
+	popts := []cel.ProgramOption{cel.EvalOptions(cel.OptOptimize)}
+	if est, err := e.EstimateCost(checked, sizeEstimator{}); err != nil || est.Max > maxEvalCost {
+		popts = append(popts, cel.CostLimit(maxEvalCost))
+	}
+	p, err := e.Program(checked, popts...)
+	return compiled{prog: p, checked: checked}, err
+}
+
+// checkProviders reports the variables and functions of checked that need
+// a provider prov lacks, naming the option that supplies it.
+func checkProviders(checked *cel.Ast, prov *providers) error {
+	var missing []string
+	seen := map[string]bool{}
+	add := func(name string, p provider) {
+		if !prov.has(p) && !seen[name] {
+			seen[name] = true
+			missing = append(missing, fmt.Sprintf("%s needs ratelimit.%s", name, p.option()))
+		}
+	}
+	native := checked.NativeRep()
+	refs := native.ReferenceMap()
+	ast.PostOrderVisit(native.Expr(), ast.NewExprVisitor(func(e ast.Expr) {
+		if r, ok := refs[e.ID()]; ok && r.Value == nil {
+			if v, ok := varIndex[r.Name]; ok && v.need != provNone {
+				add(v.name, v.need)
+			}
+		}
+		if e.Kind() == ast.CallKind && e.AsCall().FunctionName() == "__secrets_get" {
+			add("secrets.get", provSecrets)
+		}
+	}))
+	if len(missing) == 0 {
+		return nil
+	}
+	return fmt.Errorf("uses outside data without a provider: %s", strings.Join(missing, "; "))
+}
+
+// sizeEstimator bounds the size of every input an expression can see, so
+// that the cost of most expressions has a finite worst case.
+type sizeEstimator struct{}
+
+func (sizeEstimator) EstimateSize(n checker.AstNode) *checker.SizeEstimate {
+	if path := n.Path(); len(path) > 0 {
+		if _, ok := varIndex[strings.Join(path, ".")]; ok {
+			return &checker.SizeEstimate{Min: 0, Max: maxInputSize}
+		}
+	}
+	return nil
+}
+
+func (sizeEstimator) EstimateCallCost(function, _ string, _ *checker.AstNode, _ []checker.AstNode) *checker.CallEstimate {
+	if strings.HasPrefix(function, "__") {
+		return &checker.CallEstimate{
+			CostEstimate: checker.FixedCostEstimate(1),
+			ResultSize:   &checker.SizeEstimate{Min: 0, Max: maxInputSize},
+		}
+	}
+	return nil
 }
 
 // literalHeader reports whether checked is getReqHeader('<literal>') and
@@ -159,7 +160,7 @@ func literalHeader(checked *cel.Ast) (string, bool) {
 		return "", false
 	}
 	s, ok := c.Args()[1].AsLiteral().(types.String)
-	return string(s), ok
+	return string(s), ok && !strings.EqualFold(string(s), "host")
 }
 
 func oneLine(s string) string {
@@ -177,176 +178,6 @@ func (h requestHandle) ConvertToType(ref.Type) ref.Val { return types.NewErr("no
 func (h requestHandle) Equal(o ref.Val) ref.Val        { return types.Bool(o == ref.Val(h)) }
 func (h requestHandle) Type() ref.Type                 { return requestType }
 func (h requestHandle) Value() any                     { return h.a }
-
-// actionVars are the rate-limit action's result variables.
-type actionVars struct {
-	bucketKey, errCode, errMessage string
-	limited                        bool
-}
-
-// activation resolves the traffic-policy variables for one request. It is
-// reused through a pool, so evaluating needs no map per request; values
-// that cost something to compute are computed on first use.
-type activation struct {
-	r        *http.Request
-	clientIP func(*http.Request) string
-	vars     actionVars
-
-	ip, port  string
-	ipDone    bool
-	query     url.Values
-	queryDone bool
-	headers   ref.Val
-	local     net.Addr
-	localDone bool
-	self      requestHandle
-}
-
-var _ interpreter.Activation = (*activation)(nil)
-
-func (a *activation) reset(r *http.Request, clientIP func(*http.Request) string) {
-	*a = activation{r: r, clientIP: clientIP}
-	a.self = requestHandle{a}
-}
-
-// ResolveName implements interpreter.Activation.
-func (a *activation) ResolveName(name string) (any, bool) {
-	if s, ok := a.stringVar(name); ok {
-		return types.String(s), true
-	}
-	switch name {
-	case varReqHeaders:
-		return a.headerMap(), true
-	case varConnClientPrt:
-		a.clientIPValue()
-		p, _ := strconv.Atoi(a.port)
-		return types.Int(p), true
-	case varConnServerPrt:
-		_, port := a.serverAddr()
-		p, _ := strconv.Atoi(port)
-		return types.Int(p), true
-	case varLimited:
-		return types.Bool(a.vars.limited), true
-	case varRequest:
-		return a.self, true
-	}
-	return nil, false
-}
-
-// isStringVar reports whether name is a variable of type string.
-func isStringVar(name string) bool {
-	var a activation
-	a.reset(&http.Request{URL: &url.URL{}}, nil)
-	_, ok := a.stringVar(name)
-	return ok
-}
-
-// stringVar returns the value of the string variable name.
-func (a *activation) stringVar(name string) (string, bool) {
-	r := a.r
-	switch name {
-	case varReqHost:
-		return r.Host, true
-	case varReqMethod:
-		return r.Method, true
-	case varReqURL:
-		return a.fullURL(), true
-	case varReqURLPath:
-		return r.URL.Path, true
-	case varReqURLQuery:
-		return r.URL.RawQuery, true
-	case varReqURLHost:
-		return a.urlHost(), true
-	case varReqUserAgent:
-		return r.UserAgent(), true
-	case varConnClientIP:
-		return a.clientIPValue(), true
-	case varConnServerIP:
-		host, _ := a.serverAddr()
-		return host, true
-	case varBucketKey:
-		return a.vars.bucketKey, true
-	case varErrorCode:
-		return a.vars.errCode, true
-	case varErrorMessage:
-		return a.vars.errMessage, true
-	}
-	return "", false
-}
-
-// Parent implements interpreter.Activation.
-func (a *activation) Parent() interpreter.Activation { return nil }
-
-func (a *activation) urlHost() string {
-	if a.r.URL.Host != "" {
-		return a.r.URL.Host
-	}
-	return a.r.Host
-}
-
-func (a *activation) fullURL() string {
-	u := *a.r.URL
-	if u.Host == "" {
-		u.Host = a.r.Host
-	}
-	if u.Scheme == "" {
-		u.Scheme = "http"
-		if a.r.TLS != nil {
-			u.Scheme = "https"
-		}
-	}
-	return u.String()
-}
-
-func (a *activation) clientIPValue() string {
-	if !a.ipDone {
-		a.ipDone = true
-		a.ip, a.port = splitHostPort(a.r.RemoteAddr)
-		if a.clientIP != nil {
-			a.ip = a.clientIP(a.r)
-		}
-	}
-	return a.ip
-}
-
-func (a *activation) serverAddr() (string, string) {
-	if !a.localDone {
-		a.localDone = true
-		a.local, _ = a.r.Context().Value(http.LocalAddrContextKey).(net.Addr)
-	}
-	if a.local == nil {
-		return "", ""
-	}
-	return splitHostPort(a.local.String())
-}
-
-func splitHostPort(addr string) (string, string) {
-	host, port, err := net.SplitHostPort(addr)
-	if err != nil {
-		return addr, ""
-	}
-	return host, port
-}
-
-func (a *activation) queryValues() url.Values {
-	if !a.queryDone {
-		a.queryDone = true
-		a.query, _ = url.ParseQuery(a.r.URL.RawQuery)
-	}
-	return a.query
-}
-
-// headerMap returns req.headers: lower-case names to lists of values.
-func (a *activation) headerMap() ref.Val {
-	if a.headers == nil {
-		m := make(map[string][]string, len(a.r.Header))
-		for k, v := range a.r.Header {
-			m[strings.ToLower(k)] = v
-		}
-		a.headers = types.NewDynamicMap(types.DefaultTypeAdapter, m)
-	}
-	return a.headers
-}
 
 // keyString turns a bucket-key value into its part of the key, following
 // the contract (§7): a list joins its elements' forms with ","; null is "";

@@ -69,14 +69,16 @@ func (c *Config) Window() (time.Duration, error) {
 // Validate checks every rule of the specification and returns the broken
 // ones joined, each an [*field.Error] naming its JSON field
 // ("bucket_key[2]"); nil when c is valid. Bucket keys are compiled in the
-// package's CEL environment.
+// package's CEL environment; a key may use any Traffic Policy variable,
+// including those [NewLimit] accepts only with a provider option.
 func (c *Config) Validate() error {
-	_, err := c.compile()
+	_, err := c.compile(nil)
 	return err
 }
 
-// compile validates c and compiles its bucket keys.
-func (c *Config) compile() ([]keyProgram, error) {
+// compile validates c and compiles its bucket keys; prov are the
+// providers they may use (nil: any).
+func (c *Config) compile(prov *providers) ([]keyProgram, error) {
 	var errs []error
 	switch n := utf8.RuneCountInString(c.Name); {
 	case c.Name == "":
@@ -105,7 +107,7 @@ func (c *Config) compile() ([]keyProgram, error) {
 		errs = append(errs, field.Invalid("bucket_key", "has %d expressions; at most 10 allowed", n))
 	default:
 		for i, expr := range c.BucketKey {
-			k, err := compileKey(expr)
+			k, err := compileKey(expr, prov)
 			if err != nil {
 				errs = append(errs, field.Invalid(fmt.Sprintf("bucket_key[%d]", i), "%s", err))
 				continue

@@ -55,18 +55,24 @@ type Limit struct {
 	keys     []keyProgram
 	clientIP func(*http.Request) string
 	now      func() time.Time
+	hook     func(*http.Request, string, Result)
+	prov     *providers
 	pool     sync.Pool
 }
 
 // NewLimit validates cfg (see [Config.Validate]), compiles its bucket keys
-// and returns the action. It uses the options [WithClientIP], [WithClock]
-// and [WithMaxBuckets].
-func NewLimit(cfg Config, opts ...Option) (*Limit, error) {
-	keys, err := cfg.compile()
+// and returns the action. A bucket key that uses outside data (conn.geo.*,
+// endpoint.*, secrets.get, ...) needs the option that provides it, and
+// the error names that option.
+func NewLimit(cfg Config, opts ...LimitOption) (*Limit, error) {
+	return newLimit(cfg, buildOptions(opts))
+}
+
+func newLimit(cfg Config, o options) (*Limit, error) {
+	keys, err := cfg.compile(&o.providers)
 	if err != nil {
 		return nil, err
 	}
-	o := buildOptions(opts)
 	window, _ := cfg.Window()
 	cfg.BucketKey = slices.Clone(cfg.BucketKey)
 	if cfg.Enforce != nil {
@@ -80,6 +86,8 @@ func NewLimit(cfg Config, opts ...Option) (*Limit, error) {
 		keys:     keys,
 		clientIP: o.clientIP,
 		now:      o.now,
+		hook:     o.hook,
+		prov:     &o.providers,
 	}
 	l.pool.New = func() any { return new(activation) }
 	return l, nil
@@ -106,15 +114,24 @@ func (l *Limit) Evaluate(r *http.Request) Result {
 // at now unless the bucket is full. It never writes a response.
 func (l *Limit) EvaluateAt(r *http.Request, now time.Time) Result {
 	a := l.pool.Get().(*activation)
-	a.reset(r, l.clientIP)
+	a.reset(r, now, l.clientIP, l.prov)
 	res := l.evaluate(a, now)
-	a.reset(nil, nil)
+	a.reset(nil, time.Time{}, nil, nil)
 	l.pool.Put(a)
 	return res
 }
 
-// evaluate is EvaluateAt with a prepared activation.
+// evaluate is EvaluateAt with a prepared activation; it calls the decision
+// hook.
 func (l *Limit) evaluate(a *activation, now time.Time) Result {
+	res := l.decide(a, now)
+	if l.hook != nil {
+		l.hook(a.r, l.cfg.Name, res)
+	}
+	return res
+}
+
+func (l *Limit) decide(a *activation, now time.Time) Result {
 	var key string
 	if len(l.keys) == 1 {
 		s, err := l.keys[0].eval(a)
@@ -157,32 +174,31 @@ func evalError(i int, err error) Result {
 }
 
 // keyProgram is one compiled bucket-key expression. A bare variable of
-// string type is read directly, without CEL.
-// So is getReqHeader('<literal>').
+// string type is read directly, without CEL, and so is
+// getReqHeader('<literal>'): neither allocates.
 type keyProgram struct {
 	prog   cel.Program
-	direct string // the variable's name, for the direct path
-	header string // the canonical header name, for the direct path
+	direct func(*activation) string // the variable's reader, for the direct path
+	header string                   // the canonical header name, for the direct path
 }
 
-func compileKey(expr string) (keyProgram, error) {
-	prog, checked, err := compileAST(expr, nil)
+func compileKey(expr string, prov *providers) (keyProgram, error) {
+	c, err := compile(expr, nil, prov)
 	if err != nil {
 		return keyProgram{}, err
 	}
-	k := keyProgram{prog: prog}
-	if name := strings.TrimSpace(expr); isStringVar(name) {
-		k.direct = name
-	} else if h, ok := literalHeader(checked); ok {
+	k := keyProgram{prog: c.prog}
+	if v, ok := varIndex[strings.TrimSpace(expr)]; ok && v.str != nil {
+		k.direct = v.str
+	} else if h, ok := literalHeader(c.checked); ok {
 		k.header = h
 	}
 	return k, nil
 }
 
 func (k *keyProgram) eval(a *activation) (string, error) {
-	if k.direct != "" {
-		s, _ := a.stringVar(k.direct)
-		return s, nil
+	if k.direct != nil {
+		return k.direct(a), nil
 	}
 	if k.header != "" {
 		return strings.Join(a.r.Header[k.header], ","), nil

@@ -18,7 +18,7 @@ func newRequest(method, target string) *http.Request {
 	return r
 }
 
-func mustLimit(t testing.TB, cfg Config, opts ...Option) *Limit {
+func mustLimit(t testing.TB, cfg Config, opts ...LimitOption) *Limit {
 	t.Helper()
 	l, err := NewLimit(cfg, opts...)
 	if err != nil {
@@ -75,7 +75,9 @@ func TestBucketKeyValues(t *testing.T) {
 		{"hasQueryParam('zzz')", "false"},
 		{"null", ""},
 		{"'x-api-key' in req.headers", "true"},
-		{"hasReqHeader('host') ? getReqHeader('host')[0] : 'unknown'", "unknown"},
+		// Go keeps Host out of r.Header; the header functions read it
+		// from r.Host, as the documentation's example expects.
+		{"hasReqHeader('host') ? getReqHeader('host')[0] : 'unknown'", "api.example.com"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.expr, func(t *testing.T) {

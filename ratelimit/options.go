@@ -5,22 +5,67 @@ import (
 	"time"
 )
 
-// Option configures a [Limiter], a [Limit] or a [Policy]. Each constructor
-// documents the options it uses and ignores the others.
-type Option func(*options)
+// The three option types say where an option applies, so that a misplaced
+// option is a compile error rather than silently ignored:
+//
+//   - an [Option] applies to [NewLimiter], [NewLimit] and [NewPolicy];
+//   - a [LimitOption] applies to [NewLimit] and [NewPolicy];
+//   - a [PolicyOption] applies to [NewPolicy] only.
+//
+// For example NewLimiter(1, time.Minute, WithClock(c)) does not compile:
+// a LimitOption is not an Option.
+
+// PolicyOption configures a [Policy]. Every [LimitOption] and [Option] is
+// also a PolicyOption; [WithRateLimitHeaders] and [WithSkipUnsupported]
+// are PolicyOptions only.
+type PolicyOption interface {
+	apply(*options)
+}
+
+// LimitOption configures a [Limit], and a [Policy]'s rate-limit actions.
+// Every [Option] is also a LimitOption.
+type LimitOption interface {
+	PolicyOption
+	limitOption()
+}
+
+// Option configures a [Limiter], and so also a [Limit] or a [Policy]:
+// [WithMaxBuckets] is the only one.
+type Option interface {
+	LimitOption
+	limiterOption()
+}
+
+type (
+	policyOpt  func(*options)
+	limitOpt   func(*options)
+	limiterOpt func(*options)
+)
+
+func (f policyOpt) apply(o *options)  { f(o) }
+func (f limitOpt) apply(o *options)   { f(o) }
+func (f limitOpt) limitOption()       {}
+func (f limiterOpt) apply(o *options) { f(o) }
+func (f limiterOpt) limitOption()     {}
+func (f limiterOpt) limiterOption()   {}
 
 type options struct {
 	maxBuckets int
 	clientIP   func(*http.Request) string
 	now        func() time.Time
 	headers    bool
+	skip       bool
+	hook       func(*http.Request, string, Result)
+	providers  providers
 }
 
-func buildOptions(opts []Option) options {
+// buildOptions applies opts, of whichever option type the constructor
+// takes, over the defaults. Nil options are skipped.
+func buildOptions[O PolicyOption](opts []O) options {
 	o := options{maxBuckets: DefaultMaxBuckets, now: time.Now}
 	for _, opt := range opts {
-		if opt != nil {
-			opt(&o)
+		if PolicyOption(opt) != nil {
+			opt.apply(&o)
 		}
 	}
 	return o
@@ -31,9 +76,9 @@ func buildOptions(opts []Option) options {
 // for what happens when the cap is reached. The default is
 // [DefaultMaxBuckets].
 func WithMaxBuckets(n int) Option {
-	return func(o *options) {
+	return limiterOpt(func(o *options) {
 		o.maxBuckets = min(max(n, 1), maxBuckets)
-	}
+	})
 }
 
 // maxBuckets bounds WithMaxBuckets so that a shard's bucket ids (a 15-bit
@@ -42,22 +87,34 @@ func WithMaxBuckets(n int) Option {
 const maxBuckets = 1 << 27
 
 // WithClientIP makes conn.client_ip (and so a bucket key such as
-// "conn.client_ip") come from fn instead of the connection's remote
-// address. Use it behind a trusted proxy, for example to read the last
-// address of X-Forwarded-For that the proxy appended; never trust a header
-// a client can set. conn.client_port stays the connection's.
-func WithClientIP(fn func(r *http.Request) string) Option {
-	return func(o *options) { o.clientIP = fn }
+// "conn.client_ip", and the IP intelligence looked up for it) come from fn
+// instead of the connection's remote address. Use it behind a trusted
+// proxy, for example to read the last address of X-Forwarded-For that the
+// proxy appended; never trust a header a client can set. conn.client_port
+// stays the connection's.
+func WithClientIP(fn func(r *http.Request) string) LimitOption {
+	return limitOpt(func(o *options) { o.clientIP = fn })
 }
 
-// WithClock sets the clock a [Limit] or [Policy] reads for each request;
-// the default is time.Now. Tests pass a fake clock.
-func WithClock(now func() time.Time) Option {
-	return func(o *options) {
+// WithClock sets the clock a [Limit] or [Policy] reads for each request
+// (and for time.now and req.ts.header_received); the default is time.Now.
+// Tests pass a fake clock.
+func WithClock(now func() time.Time) LimitOption {
+	return limitOpt(func(o *options) {
 		if now != nil {
 			o.now = now
 		}
-	}
+	})
+}
+
+// WithDecisionHook makes every evaluation of a rate-limit action call fn
+// with the request, the action's name (its config's name) and the
+// [Result], after the bucket is updated and before any response is
+// written; with enforce: false too, so it suits counting decisions for
+// metrics. fn runs on the request's goroutine, so it must be safe for
+// concurrent use and should be quick.
+func WithDecisionHook(fn func(r *http.Request, name string, res Result)) LimitOption {
+	return limitOpt(func(o *options) { o.hook = fn })
 }
 
 // WithRateLimitHeaders makes a [Policy] add the IETF draft
@@ -66,6 +123,21 @@ func WithClock(now func() time.Time) Option {
 //
 //	RateLimit-Policy: "per-ip";q=30;w=60
 //	RateLimit: "per-ip";r=0;t=12
-func WithRateLimitHeaders() Option {
-	return func(o *options) { o.headers = true }
+func WithRateLimitHeaders() PolicyOption {
+	return policyOpt(func(o *options) { o.headers = true })
+}
+
+// WithSkipUnsupported makes [NewPolicy] accept a document written for the
+// real service that has phases other than on_http_request
+// (on_tcp_connect, on_http_response, on_event_stream_message) or actions
+// this package does not implement (deny, add-headers, jwt-validation, and
+// the other documented action types): it runs only the rate-limit and
+// custom-response actions and skips the rest, listed by
+// [Policy.Skipped]. Skipped actions do not run at all, so a skipped
+// terminating action (deny, for example) no longer ends the request. A
+// rule whose actions are all skipped is skipped whole, its expressions
+// unchecked. Unknown phases and action types (typing mistakes) are still
+// errors.
+func WithSkipUnsupported() PolicyOption {
+	return policyOpt(func(o *options) { o.skip = true })
 }

@@ -2,6 +2,7 @@ package ratelimit
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -24,14 +25,16 @@ const ActionTypeCustomResponse = "custom-response"
 // A Policy is a traffic policy of on_http_request rules, compiled, that
 // serves as net/http middleware through [Policy.Handler].
 //
-// The document is JSON:
+// The document is YAML, as users of the real service write it, or JSON:
 //
-//	{"on_http_request": [
-//	  {"name": "...", "expressions": ["<CEL>", ...], "actions": [
-//	    {"type": "rate-limit", "config": {...}},
-//	    {"type": "custom-response", "config": {"status_code": 429, "body": "...", "headers": {"k": "v"}}}
-//	  ]}
-//	]}
+//	on_http_request:
+//	  - name: "..."
+//	    expressions: ["<CEL>", ...]
+//	    actions:
+//	      - type: rate-limit
+//	        config: {...}
+//	      - type: custom-response
+//	        config: {status_code: 429, body: "...", headers: {k: v}}
 //
 // Rules run in order. A rule's actions run when all its expressions are
 // true (a rule without expressions always matches; an expression that fails
@@ -41,7 +44,8 @@ const ActionTypeCustomResponse = "custom-response"
 // its limit, or with enforce false, processing continues; an enforced limit
 // answers 429 with retry-after. A custom-response action answers and
 // terminates. When no action answers, the request goes to the next
-// handler.
+// handler, with the [Result] of the last rate-limit action that ran in its
+// request's context ([ResultFromContext]).
 //
 // Each rate-limit action has its own buckets, and its capacity is per
 // process: like the real service, which applies capacity per ingress
@@ -54,6 +58,8 @@ type Policy struct {
 	clientIP func(*http.Request) string
 	now      func() time.Time
 	headers  bool
+	prov     *providers
+	skipped  []string
 	pool     sync.Pool
 }
 
@@ -92,28 +98,47 @@ type (
 	}
 )
 
-// Phases of the real service that a Policy does not support.
-var otherPhases = map[string]bool{"on_tcp_connect": true, "on_http_response": true}
+// Phases of the real service other than on_http_request.
+var otherPhases = []string{"on_tcp_connect", "on_http_response", "on_event_stream_message"}
 
-// NewPolicy parses and compiles a policy document. Everything wrong with it
-// is reported at once as joined [*field.Error] values naming JSON
-// paths ("on_http_request[0].actions[1].type"): unsupported phases, unknown
-// action types or members, invalid configs and expressions that do not
-// compile or are not boolean. It uses the options [WithClientIP],
-// [WithClock], [WithMaxBuckets] and [WithRateLimitHeaders].
-func NewPolicy(doc []byte, opts ...Option) (*Policy, error) {
-	var top map[string]json.RawMessage
-	if err := json.Unmarshal(doc, &top); err != nil {
-		return nil, &field.Error{Reason: "the policy is not a JSON object", Code: field.CodeInvalidJSON, Err: err}
+// actionTypes are the documented action types of the real service; the
+// ones a Policy does not implement are skipped under WithSkipUnsupported.
+var actionTypes = []string{
+	"add-headers", "ai-gateway", "basic-auth", "circuit-breaker", "close-connection", "compress-response",
+	ActionTypeCustomResponse, "deny", "forward-internal", "http-request", "jwt-validation", "log", "oauth",
+	"oidc", "owasp-crs-request", "owasp-crs-response", ActionType, "redirect", "remove-headers",
+	"request-body-find-replace", "response-body-find-replace", "restrict-ips", "set-vars",
+	"sse-find-replace", "terminate-tls", "url-rewrite", "verify-webhook",
+}
+
+// NewPolicy parses and compiles a policy document, YAML or JSON (see
+// [Policy]). Everything wrong with it is reported at once as joined
+// [*field.Error] values naming paths ("on_http_request[0].actions[1].type"):
+// phases other than on_http_request and actions other than rate-limit and
+// custom-response (unless [WithSkipUnsupported]), unknown members, invalid
+// configs, and expressions that do not compile or are not boolean. A
+// document that is a bare rate-limit action or config gets one error
+// saying so. It takes every option; see [PolicyOption].
+func NewPolicy(doc []byte, opts ...PolicyOption) (*Policy, error) {
+	top, err := decodeDocument(doc)
+	if err != nil {
+		return nil, err
 	}
+	o := buildOptions(opts)
+	p := &Policy{clientIP: o.clientIP, now: o.now, headers: o.headers, prov: &o.providers}
+	p.pool.New = func() any { return new(activation) }
 	var errs []error
-	for phase := range top {
+	for _, phase := range sortedKeys(top) {
 		switch {
 		case phase == "on_http_request":
-		case otherPhases[phase]:
-			errs = append(errs, field.Invalid(phase, "phase %s is not supported; only on_http_request is", phase))
+		case slices.Contains(otherPhases, phase) && o.skip:
+			p.skipped = append(p.skipped, phase)
+		case slices.Contains(otherPhases, phase):
+			errs = append(errs, field.Invalid(phase, "phase %s is not supported (only on_http_request is); "+
+				"pass ratelimit.WithSkipUnsupported to skip it", phase))
 		default:
-			errs = append(errs, field.Invalid(phase, "unknown phase; only on_http_request is supported"))
+			errs = append(errs, field.Invalid(phase, "unknown phase%s; the phases are on_http_request, %s",
+				suggest(phase, append([]string{"on_http_request"}, otherPhases...)), strings.Join(otherPhases, ", ")))
 		}
 	}
 	var rules []ruleDoc
@@ -123,33 +148,16 @@ func NewPolicy(doc []byte, opts ...Option) (*Policy, error) {
 			rules = nil
 		}
 	}
-	o := buildOptions(opts)
-	p := &Policy{clientIP: o.clientIP, now: o.now, headers: o.headers}
-	p.pool.New = func() any { return new(activation) }
 	for i, rd := range rules {
 		path := fmt.Sprintf("on_http_request[%d]", i)
-		var r rule
-		for j, expr := range rd.Expressions {
-			prog, err := compile(expr, cel.BoolType)
-			if err != nil {
-				errs = append(errs, field.Invalid(fmt.Sprintf("%s.expressions[%d]", path, j), "%v", err))
-				continue
-			}
-			r.exprs = append(r.exprs, prog)
+		r, err := p.compileRule(path, rd, o)
+		if err != nil {
+			errs = append(errs, err)
+			continue
 		}
-		if len(rd.Actions) == 0 {
-			errs = append(errs, field.Invalid(path+".actions", "is required"))
+		if len(r.actions) > 0 {
+			p.rules = append(p.rules, r)
 		}
-		for j, ad := range rd.Actions {
-			apath := fmt.Sprintf("%s.actions[%d]", path, j)
-			a, err := compileAction(ad, opts)
-			if err != nil {
-				errs = append(errs, field.Prefix(apath, err))
-				continue
-			}
-			r.actions = append(r.actions, a)
-		}
-		p.rules = append(p.rules, r)
 	}
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
@@ -157,14 +165,50 @@ func NewPolicy(doc []byte, opts ...Option) (*Policy, error) {
 	return p, nil
 }
 
-func compileAction(ad actionDoc, opts []Option) (policyAction, error) {
+// compileRule compiles one rule. Under WithSkipUnsupported, a rule whose
+// actions are all skipped comes back without actions, its expressions
+// unchecked.
+func (p *Policy) compileRule(path string, rd ruleDoc, o options) (rule, error) {
+	var errs []error
+	if len(rd.Actions) == 0 {
+		errs = append(errs, field.Invalid(path+".actions", "is required"))
+	}
+	var r rule
+	for j, ad := range rd.Actions {
+		apath := fmt.Sprintf("%s.actions[%d]", path, j)
+		if o.skip && ad.Type != ActionType && ad.Type != ActionTypeCustomResponse && slices.Contains(actionTypes, ad.Type) {
+			p.skipped = append(p.skipped, apath+" ("+ad.Type+")")
+			continue
+		}
+		a, err := compileAction(ad, o)
+		if err != nil {
+			errs = append(errs, field.Prefix(apath, err))
+			continue
+		}
+		r.actions = append(r.actions, a)
+	}
+	if len(r.actions) == 0 && len(errs) == 0 {
+		return r, nil
+	}
+	for j, expr := range rd.Expressions {
+		c, err := compile(expr, cel.BoolType, &o.providers)
+		if err != nil {
+			errs = append(errs, field.Invalid(fmt.Sprintf("%s.expressions[%d]", path, j), "%v", err))
+			continue
+		}
+		r.exprs = append(r.exprs, c.prog)
+	}
+	return r, errors.Join(errs...)
+}
+
+func compileAction(ad actionDoc, o options) (policyAction, error) {
 	switch ad.Type {
 	case ActionType:
 		var cfg Config
 		if err := strictUnmarshal(ad.Config, &cfg); err != nil {
 			return policyAction{}, field.Invalid("config", "%v", err)
 		}
-		l, err := NewLimit(cfg, opts...)
+		l, err := newLimit(cfg, o)
 		if err != nil {
 			return policyAction{}, field.Prefix("config", err)
 		}
@@ -187,8 +231,41 @@ func compileAction(ad actionDoc, opts []Option) (policyAction, error) {
 	case "":
 		return policyAction{}, field.Invalid("type", "is required")
 	}
-	return policyAction{}, field.Invalid("type", "unknown action type %q; supported: %q, %q", ad.Type, ActionType, ActionTypeCustomResponse)
+	if slices.Contains(actionTypes, ad.Type) {
+		return policyAction{}, field.Invalid("type", "action %s is not implemented by this package (only %s and %s are); "+
+			"pass ratelimit.WithSkipUnsupported to skip it", ad.Type, ActionType, ActionTypeCustomResponse)
+	}
+	return policyAction{}, field.Invalid("type", "unknown action type %q%s", ad.Type, suggest(ad.Type, actionTypes))
 }
+
+// suggest returns "; did you mean X?" for the element of names nearest to
+// s, or "" when none is near.
+func suggest(s string, names []string) string {
+	best, bestD := "", max(2, len(s)/3)+1
+	for _, n := range names {
+		if d := editDistance(s, n); d < bestD {
+			best, bestD = n, d
+		}
+	}
+	if best == "" {
+		return ""
+	}
+	return fmt.Sprintf("; did you mean %q?", best)
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+// Skipped returns what [WithSkipUnsupported] made the policy skip: phases
+// ("on_http_response") and actions ("on_http_request[0].actions[1]
+// (deny)"), in document order by phase name; nil when nothing was skipped.
+func (p *Policy) Skipped() []string { return slices.Clone(p.skipped) }
 
 func strictUnmarshal(raw json.RawMessage, v any) error {
 	if len(raw) == 0 {
@@ -199,25 +276,32 @@ func strictUnmarshal(raw json.RawMessage, v any) error {
 	return d.Decode(v)
 }
 
-// Handler returns next wrapped in the policy.
+// Handler returns next wrapped in the policy. When no action answers, next
+// gets the request with the [Result] of the last rate-limit action that
+// ran in its context; see [ResultFromContext].
 func (p *Policy) Handler(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if p.serve(w, r) {
+		res, ran, answered := p.serve(w, r)
+		if answered {
 			return
+		}
+		if ran {
+			r = r.WithContext(&resultContext{Context: r.Context(), res: res})
 		}
 		next.ServeHTTP(w, r)
 	})
 }
 
-// serve runs the rules for r and reports whether an action answered.
-func (p *Policy) serve(w http.ResponseWriter, r *http.Request) bool {
+// serve runs the rules for r. It returns the result of the last rate-limit
+// action that ran, if any, and whether an action answered.
+func (p *Policy) serve(w http.ResponseWriter, r *http.Request) (last Result, ran, answered bool) {
 	a := p.pool.Get().(*activation)
-	a.reset(r, p.clientIP)
+	now := p.now()
+	a.reset(r, now, p.clientIP, p.prov)
 	defer func() {
-		a.reset(nil, nil)
+		a.reset(nil, time.Time{}, nil, nil)
 		p.pool.Put(a)
 	}()
-	var now time.Time
 	for i := range p.rules {
 		rl := &p.rules[i]
 		if !matches(rl.exprs, a) {
@@ -231,12 +315,10 @@ func (p *Policy) serve(w http.ResponseWriter, r *http.Request) bool {
 				}
 				w.WriteHeader(resp.status)
 				_, _ = w.Write([]byte(resp.body))
-				return true
-			}
-			if now.IsZero() {
-				now = p.now()
+				return last, ran, true
 			}
 			res := act.limit.evaluate(a, now)
+			last, ran = res, true
 			a.vars = actionVars{bucketKey: res.BucketKey, limited: res.Limited, errCode: res.ErrorCode, errMessage: res.ErrorMessage}
 			if p.headers && res.ErrorCode == "" {
 				p.writeHeaders(w.Header(), act.limit, res)
@@ -244,11 +326,40 @@ func (p *Policy) serve(w http.ResponseWriter, r *http.Request) bool {
 			if res.Reject {
 				w.Header().Set("Retry-After", strconv.FormatInt(int64(res.RetryAfter/time.Second), 10))
 				http.Error(w, http.StatusText(http.StatusTooManyRequests), http.StatusTooManyRequests)
-				return true
+				return last, ran, true
 			}
 		}
 	}
-	return false
+	return last, ran, false
+}
+
+// resultContext carries a Result without a separate allocation for it.
+type resultContext struct {
+	context.Context
+	res Result
+}
+
+type resultKey struct{}
+
+func (c *resultContext) Value(key any) any {
+	if key == (resultKey{}) {
+		return &c.res
+	}
+	return c.Context.Value(key)
+}
+
+// ResultFromContext returns the [Result] of the last rate-limit action a
+// [Policy] evaluated for the request whose context is ctx (the
+// actions.ngrok.rate_limit.* values, as with the real service only the
+// last execution's), and false when none ran. A Policy's handler gives it
+// to the next handler; with enforce: false, this is how the next handler
+// sees that a request was over its limit.
+func ResultFromContext(ctx context.Context) (Result, bool) {
+	res, ok := ctx.Value(resultKey{}).(*Result)
+	if !ok {
+		return Result{}, false
+	}
+	return *res, true
 }
 
 func matches(exprs []cel.Program, a *activation) bool {

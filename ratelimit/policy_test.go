@@ -31,7 +31,7 @@ func (c *clock) Set(d time.Duration) {
 	c.mu.Unlock()
 }
 
-func mustPolicy(t testing.TB, doc string, opts ...Option) *Policy {
+func mustPolicy(t testing.TB, doc string, opts ...PolicyOption) *Policy {
 	t.Helper()
 	p, err := NewPolicy([]byte(doc), opts...)
 	if err != nil {

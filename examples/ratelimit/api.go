@@ -97,7 +97,7 @@ const Policy = `{
 // WithClientIP behind a proxy, WithRateLimitHeaders to advertise the
 // limits. The handler is safe for concurrent use; its buckets live as long
 // as it does, so build it once.
-func NewHandler(opts ...ratelimit.Option) (http.Handler, error) {
+func NewHandler(opts ...ratelimit.PolicyOption) (http.Handler, error) {
 	p, err := ratelimit.NewPolicy([]byte(Policy), opts...)
 	if err != nil {
 		return nil, fmt.Errorf("limitedapi: %w", err)

@@ -1,0 +1,512 @@
+package ratelimit
+
+import (
+	"crypto/md5"
+	"crypto/sha1"
+	"crypto/sha256"
+	"crypto/sha512"
+	"encoding/base64"
+	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"hash"
+	"hash/crc32"
+	"hash/crc64"
+	"math/bits"
+	"math/rand/v2"
+	"net/netip"
+	"net/textproto"
+	"net/url"
+	"sort"
+	"strings"
+
+	"github.com/google/cel-go/cel"
+	"github.com/google/cel-go/common/ast"
+	"github.com/google/cel-go/common/operators"
+	"github.com/google/cel-go/common/types"
+	"github.com/google/cel-go/common/types/ref"
+	"github.com/google/cel-go/common/types/traits"
+	"github.com/google/cel-go/parser"
+)
+
+// The Traffic Policy macros beyond cel-go's standard library and its
+// Strings, Lists and Encoders extensions. Functions that read the request
+// (getReqHeader, rand.int, secrets.get, ...) are macros that pass a hidden
+// request handle, so their bindings need no per-request closure and are
+// never folded into constants.
+
+// varRequest is the hidden handle the request functions receive.
+const varRequest = "__acctapi_request"
+
+var requestType = cel.OpaqueType("acctapi.ratelimit.Request")
+
+// functionNames lists the functions and macros of the catalogue, for
+// suggestions and for the test that each has a test.
+var functionNames = []string{
+	// request
+	"getReqHeader", "hasReqHeader", "getQueryParam", "hasQueryParam", "getReqCookie", "hasReqCookie",
+	// encoding, hashing, JSON, query strings, URLs
+	"base64.decode", "base64.encode", "basic_auth.encode",
+	"hash.crc32", "hash.crc64", "hash.md5", "hash.sha1", "hash.sha256", "hash.sha512", "hash.xxhash64",
+	"crc32", "crc64", "md5", "sha1", "sha256", "sha512", "xxhash64",
+	"json.decode", "json.encode", "decodeJson", "encodeJson", "isJson", "decodeBase64", "encodeBase64",
+	"queryString.decode", "queryString.encode", "decodeQueryString", "encodeQueryString", "isQueryString",
+	"url.escape", "escapeUrl", "url.unescape", "unescapeUrl", "url.parse", "parseUrl", "isURL",
+	// lists and maps
+	"all", "exists", "exists_one", "filter", "map", "size", "join", "slice", "flatten", "sort", "sortBy",
+	"distinct", "lists.range",
+	// strings
+	"matches", "startsWith", "endsWith", "contains", "charAt", "indexOf", "lastIndexOf", "format", "split",
+	"replace", "substring", "trim", "reverse", "lowerAscii", "upperAscii", "lower", "upper", "strings.quote",
+	"isPrivateIp",
+	// timestamps and durations
+	"getDate", "getDayOfMonth", "getDayOfWeek", "getDayOfYear", "getFullYear", "getMonth", "getHours",
+	"getMinutes", "getSeconds", "getMilliseconds",
+	// random, secrets, utility
+	"rand.double", "rand.int", "secrets.get", "has", "inCidrRange", "inCidrRanges",
+}
+
+// requestMacro expands name(args...) into __name(<request>, args...); a
+// literal first argument of a header function is canonicalized.
+func requestMacro(name string, args int, canon bool) cel.Macro {
+	return cel.GlobalMacro(name, args, func(eh cel.MacroExprFactory, _ ast.Expr, in []ast.Expr) (ast.Expr, *cel.Error) {
+		out := []ast.Expr{eh.NewIdent(varRequest)}
+		for i, arg := range in {
+			if canon && i == 0 && arg.Kind() == ast.LiteralKind {
+				if s, ok := arg.AsLiteral().(types.String); ok {
+					arg = eh.NewLiteral(types.String(textproto.CanonicalMIMEHeaderKey(string(s))))
+				}
+			}
+			out = append(out, arg)
+		}
+		return eh.NewCall("__"+name, out...), nil
+	})
+}
+
+// namespacedMacro expands ns.fn(args...) into __<ns>_<fn>(<request>,
+// args...) (or with defaults, when args are missing); other receivers are
+// left alone.
+func namespacedMacro(ns, fn string, args int, defaults ...ref.Val) cel.Macro {
+	return cel.ReceiverMacro(fn, args, func(eh cel.MacroExprFactory, target ast.Expr, in []ast.Expr) (ast.Expr, *cel.Error) {
+		if target.Kind() != ast.IdentKind || target.AsIdent() != ns {
+			return nil, nil
+		}
+		out := []ast.Expr{eh.NewIdent(varRequest)}
+		out = append(out, in...)
+		for _, d := range defaults {
+			out = append(out, eh.NewLiteral(d))
+		}
+		return eh.NewCall("__"+ns+"_"+fn, out...), nil
+	})
+}
+
+// memberMacro rewrites <x>.member(args...) into fn(x, args...).
+func memberMacro(member string, args int, fn string) cel.Macro {
+	return cel.ReceiverMacro(member, args, func(eh cel.MacroExprFactory, target ast.Expr, in []ast.Expr) (ast.Expr, *cel.Error) {
+		if target.Kind() == ast.IdentKind && strings.Contains(fn, ".") && strings.HasPrefix(fn, target.AsIdent()+".") {
+			return nil, nil // the namespaced function itself
+		}
+		return eh.NewCall(fn, append([]ast.Expr{target}, in...)...), nil
+	})
+}
+
+// hasMacro is has() that also accepts the documentation's index form,
+// has(m[k]) meaning k in m, and a variable whose value may be absent,
+// has(req.url.port).
+var hasMacro = cel.GlobalMacro(operators.Has, 1, func(eh cel.MacroExprFactory, target ast.Expr, args []ast.Expr) (ast.Expr, *cel.Error) {
+	arg := args[0]
+	if arg.Kind() == ast.CallKind && arg.AsCall().FunctionName() == operators.Index && len(arg.AsCall().Args()) == 2 {
+		c := arg.AsCall()
+		return eh.NewCall(operators.In, c.Args()[1], c.Args()[0]), nil
+	}
+	if name, ok := dottedName(arg); ok {
+		if _, ok := varIndex[name]; ok {
+			return eh.NewCall("__present", eh.NewIdent(varRequest), eh.NewLiteral(types.String(name))), nil
+		}
+	}
+	return parser.MakeHas(eh, target, args)
+})
+
+// dottedName returns the qualified name a chain of selections spells
+// ("req.url.port"), if e is one.
+func dottedName(e ast.Expr) (string, bool) {
+	switch e.Kind() {
+	case ast.IdentKind:
+		return e.AsIdent(), true
+	case ast.SelectKind:
+		s := e.AsSelect()
+		if s.IsTestOnly() {
+			return "", false
+		}
+		if p, ok := dottedName(s.Operand()); ok {
+			return p + "." + s.FieldName(), true
+		}
+	}
+	return "", false
+}
+
+// requestFunc declares __name(request, args...) with a binding that gets
+// the activation.
+func requestFunc(name string, args []*cel.Type, out *cel.Type, fn func(a *activation, args []ref.Val) ref.Val) cel.EnvOption {
+	return cel.Function("__"+name, cel.Overload("__"+name+"_"+fmt.Sprint(len(args)),
+		append([]*cel.Type{requestType}, args...), out,
+		cel.FunctionBinding(func(vals ...ref.Val) ref.Val {
+			h, ok := vals[0].(requestHandle)
+			if !ok {
+				return types.NewErr("%s: no request", name)
+			}
+			return fn(h.a, vals[1:])
+		})))
+}
+
+func str(v ref.Val) string { s, _ := v.(types.String); return string(s) }
+
+// funcOptions returns the environment options declaring the catalogue's
+// functions and macros.
+func funcOptions() []cel.EnvOption {
+	strT, intT, dblT, boolT, dynT := cel.StringType, cel.IntType, cel.DoubleType, cel.BoolType, cel.DynType
+	macros := []cel.Macro{
+		hasMacro,
+		requestMacro("getReqHeader", 1, true), requestMacro("hasReqHeader", 1, true),
+		requestMacro("getQueryParam", 1, false), requestMacro("hasQueryParam", 1, false),
+		requestMacro("getReqCookie", 1, false), requestMacro("hasReqCookie", 1, false),
+		namespacedMacro("rand", "double", 0),
+		namespacedMacro("rand", "int", 0, types.Int(0), types.Int(1)),
+		namespacedMacro("rand", "int", 2),
+		namespacedMacro("secrets", "get", 2),
+		memberMacro("decodeJson", 0, "json.decode"), memberMacro("encodeJson", 0, "json.encode"),
+		memberMacro("decodeQueryString", 0, "queryString.decode"),
+		memberMacro("encodeQueryString", 0, "queryString.encode"),
+		memberMacro("escapeUrl", 0, "url.escape"), memberMacro("unescapeUrl", 0, "url.unescape"),
+		memberMacro("parseUrl", 0, "url.parse"),
+	}
+	opts := []cel.EnvOption{
+		requestFunc("getReqHeader", []*cel.Type{strT}, strList, func(a *activation, v []ref.Val) ref.Val {
+			return stringList(a.headerValues(str(v[0])))
+		}),
+		requestFunc("hasReqHeader", []*cel.Type{strT}, boolT, func(a *activation, v []ref.Val) ref.Val {
+			return types.Bool(len(a.headerValues(str(v[0]))) > 0)
+		}),
+		requestFunc("getQueryParam", []*cel.Type{strT}, strList, func(a *activation, v []ref.Val) ref.Val {
+			return stringList(a.queryValues()[str(v[0])])
+		}),
+		requestFunc("hasQueryParam", []*cel.Type{strT}, boolT, func(a *activation, v []ref.Val) ref.Val {
+			return types.Bool(a.queryValues().Has(str(v[0])))
+		}),
+		requestFunc("getReqCookie", []*cel.Type{strT}, cookieT, func(a *activation, v []ref.Val) ref.Val {
+			c := map[string]string{"name": "", "value": ""}
+			for _, k := range a.cookies() {
+				if k.Name == str(v[0]) {
+					c = map[string]string{"name": k.Name, "value": k.Value}
+					break
+				}
+			}
+			return types.NewStringStringMap(types.DefaultTypeAdapter, c)
+		}),
+		requestFunc("hasReqCookie", []*cel.Type{strT}, boolT, func(a *activation, v []ref.Val) ref.Val {
+			for _, k := range a.cookies() {
+				if k.Name == str(v[0]) {
+					return types.True
+				}
+			}
+			return types.False
+		}),
+		requestFunc("present", []*cel.Type{strT}, boolT, func(a *activation, v []ref.Val) ref.Val {
+			return types.Bool(!types.IsError(varIndex[str(v[0])].value(a)))
+		}),
+		requestFunc("rand_double", nil, dblT, func(*activation, []ref.Val) ref.Val { return types.Double(rand.Float64()) }),
+		requestFunc("rand_int", []*cel.Type{intT, intT}, intT, func(_ *activation, v []ref.Val) ref.Val {
+			lo, hi := v[0].(types.Int), v[1].(types.Int)
+			if lo < 0 || hi < lo {
+				return types.NewErr("rand.int: want 0 <= min <= max, got min %d and max %d", lo, hi)
+			}
+			return lo + types.Int(rand.Int64N(int64(hi-lo)+1))
+		}),
+		requestFunc("secrets_get", []*cel.Type{strT, strT}, strT, func(a *activation, v []ref.Val) ref.Val {
+			s, err := a.prov.secrets(str(v[0]), str(v[1]))
+			if err != nil {
+				return types.NewErr("secrets.get(%q, %q): %v", str(v[0]), str(v[1]), err)
+			}
+			return types.String(s)
+		}),
+		cel.Function("basic_auth.encode", cel.Overload("basic_auth_encode", []*cel.Type{strT, strT}, strT,
+			cel.BinaryBinding(func(u, p ref.Val) ref.Val {
+				return types.String("Basic " + base64.StdEncoding.EncodeToString([]byte(str(u)+":"+str(p))))
+			}))),
+		cel.Function("json.decode", cel.Overload("json_decode_string", []*cel.Type{strT}, dynT,
+			cel.UnaryBinding(func(s ref.Val) ref.Val {
+				var v any
+				if err := json.Unmarshal([]byte(str(s)), &v); err != nil {
+					return types.NewErr("json.decode: %v", err)
+				}
+				return types.DefaultTypeAdapter.NativeToValue(v)
+			}))),
+		strMember("isJson", boolT, func(s string) ref.Val { return types.Bool(json.Valid([]byte(s))) }),
+		strMember("decodeBase64", strT, func(s string) ref.Val {
+			b, err := base64.StdEncoding.DecodeString(s)
+			if err != nil {
+				return types.NewErr("decodeBase64: %v", err)
+			}
+			return types.String(b)
+		}),
+		strMember("encodeBase64", strT, func(s string) ref.Val {
+			return types.String(base64.StdEncoding.EncodeToString([]byte(s)))
+		}),
+		cel.Function("queryString.decode", cel.Overload("query_string_decode", []*cel.Type{strT}, strMap,
+			cel.UnaryBinding(func(s ref.Val) ref.Val {
+				q, err := url.ParseQuery(str(s))
+				if err != nil {
+					return types.NewErr("queryString.decode: %v", err)
+				}
+				m := make(map[string]string, len(q))
+				for k, v := range q {
+					m[k] = v[0]
+				}
+				return types.NewStringStringMap(types.DefaultTypeAdapter, m)
+			}))),
+		cel.Function("queryString.encode", cel.Overload("query_string_encode", []*cel.Type{cel.MapType(strT, dynT)}, strT,
+			cel.UnaryBinding(encodeQueryString))),
+		strMember("isQueryString", boolT, func(s string) ref.Val { return types.Bool(isQueryString(s)) }),
+		strFunc("url.escape", func(s string) ref.Val { return types.String(url.QueryEscape(s)) }),
+		strFunc("url.unescape", func(s string) ref.Val {
+			u, err := url.QueryUnescape(s)
+			if err != nil {
+				return types.NewErr("url.unescape: %v", err)
+			}
+			return types.String(u)
+		}),
+		cel.Function("url.parse", cel.Overload("url_parse_string", []*cel.Type{strT}, cel.MapType(strT, dynT),
+			cel.UnaryBinding(func(s ref.Val) ref.Val { return parseURL(str(s)) }))),
+		strMember("isURL", boolT, func(s string) ref.Val {
+			u, err := url.Parse(s)
+			return types.Bool(err == nil && u.Scheme != "" && (u.Host != "" || u.Opaque != ""))
+		}),
+		strMember("lower", strT, func(s string) ref.Val { return types.String(strings.ToLower(s)) }),
+		strMember("upper", strT, func(s string) ref.Val { return types.String(strings.ToUpper(s)) }),
+		strMember("isPrivateIp", boolT, func(s string) ref.Val {
+			ip, err := netip.ParseAddr(s)
+			return types.Bool(err == nil && ip.Is4() && ip.IsPrivate())
+		}),
+		cel.Function("split", cel.MemberOverload("string_split_whitespace", []*cel.Type{strT}, strList,
+			cel.UnaryBinding(func(s ref.Val) ref.Val { return stringList(strings.Fields(str(s))) }))),
+		cel.Function("inCidrRange", cel.Overload("in_cidr_range", []*cel.Type{strT, strT}, boolT,
+			cel.BinaryBinding(func(ip, cidr ref.Val) ref.Val { return types.Bool(inCIDRs(str(ip), str(cidr))) }))),
+		cel.Function("inCidrRanges", cel.Overload("in_cidr_ranges", []*cel.Type{strT, strList}, boolT,
+			cel.BinaryBinding(func(ip, cidrs ref.Val) ref.Val {
+				var list []string
+				if l, ok := cidrs.(traits.Lister); ok {
+					for it := l.Iterator(); it.HasNext() == types.True; {
+						list = append(list, str(it.Next()))
+					}
+				}
+				return types.Bool(inCIDRs(str(ip), list...))
+			}))),
+	}
+	for _, h := range hashes {
+		opts = append(opts,
+			cel.Function("hash."+h.name,
+				cel.Overload("hash_"+h.name, []*cel.Type{strT}, strT,
+					cel.UnaryBinding(func(s ref.Val) ref.Val { return h.sum(str(s), "hex") })),
+				cel.Overload("hash_"+h.name+"_format", []*cel.Type{strT, strT}, strT,
+					cel.BinaryBinding(func(s, f ref.Val) ref.Val { return h.sum(str(s), str(f)) }))),
+		)
+		macros = append(macros, memberMacro(h.name, 0, "hash."+h.name), memberMacro(h.name, 1, "hash."+h.name))
+	}
+	return append(opts, cel.Macros(macros...))
+}
+
+func strFunc(name string, fn func(string) ref.Val) cel.EnvOption {
+	return cel.Function(name, cel.Overload(strings.ReplaceAll(name, ".", "_")+"_string",
+		[]*cel.Type{cel.StringType}, cel.StringType,
+		cel.UnaryBinding(func(s ref.Val) ref.Val { return fn(str(s)) })))
+}
+
+func strMember(name string, out *cel.Type, fn func(string) ref.Val) cel.EnvOption {
+	return cel.Function(name, cel.MemberOverload("string_"+name, []*cel.Type{cel.StringType}, out,
+		cel.UnaryBinding(func(s ref.Val) ref.Val { return fn(str(s)) })))
+}
+
+// headerValues returns the values of the request header name, in any
+// case; host is the request's Host.
+func (a *activation) headerValues(name string) []string {
+	if strings.EqualFold(name, "host") {
+		if a.r.Host == "" {
+			return nil
+		}
+		return []string{a.r.Host}
+	}
+	return a.r.Header.Values(name)
+}
+
+type hashFunc struct {
+	name string
+	new  func() hash.Hash
+}
+
+var crc64Table = crc64.MakeTable(crc64.ISO)
+
+var hashes = []hashFunc{
+	{"crc32", func() hash.Hash { return crc32.NewIEEE() }},
+	{"crc64", func() hash.Hash { return crc64.New(crc64Table) }},
+	{"md5", md5.New},
+	{"sha1", sha1.New},
+	{"sha256", sha256.New},
+	{"sha512", sha512.New},
+	{"xxhash64", func() hash.Hash { return new(xxh64) }},
+}
+
+// sum hashes s and formats the digest as "hex" or "base64".
+func (h hashFunc) sum(s, format string) ref.Val {
+	d := h.new()
+	d.Write([]byte(s))
+	b := d.Sum(nil)
+	switch format {
+	case "hex":
+		return types.String(hex.EncodeToString(b))
+	case "base64":
+		return types.String(base64.StdEncoding.EncodeToString(b))
+	}
+	return types.NewErr("hash.%s: format %q is neither \"hex\" nor \"base64\"", h.name, format)
+}
+
+func encodeQueryString(m ref.Val) ref.Val {
+	mp, ok := m.(traits.Mapper)
+	if !ok {
+		return types.NewErr("queryString.encode: not a map")
+	}
+	q := url.Values{}
+	for it := mp.Iterator(); it.HasNext() == types.True; {
+		k := it.Next()
+		v := mp.Get(k)
+		vals := []ref.Val{v}
+		if l, ok := v.(traits.Lister); ok {
+			vals = vals[:0]
+			for li := l.Iterator(); li.HasNext() == types.True; {
+				vals = append(vals, li.Next())
+			}
+		}
+		for _, e := range vals {
+			s, err := keyString(e)
+			if err != nil {
+				return types.NewErr("queryString.encode: %v", err)
+			}
+			q.Add(str(k), s)
+		}
+	}
+	return types.String(q.Encode())
+}
+
+// isQueryString reports whether s is a non-empty query string of
+// key[=value] pairs joined with "&", without spaces and with valid escapes.
+func isQueryString(s string) bool {
+	if s == "" || strings.ContainsAny(s, " \t\r\n") {
+		return false
+	}
+	for p := range strings.SplitSeq(s, "&") {
+		k, _, _ := strings.Cut(p, "=")
+		if k == "" {
+			return false
+		}
+	}
+	_, err := url.ParseQuery(s)
+	return err == nil
+}
+
+// parseURL is url.parse: the parts of a URL as a map with the names of
+// Go's url.URL in snake case, plus hostname, port and query_params.
+func parseURL(s string) ref.Val {
+	u, err := url.Parse(s)
+	if err != nil {
+		return types.NewErr("url.parse: %v", err)
+	}
+	q := u.Query()
+	keys := make([]string, 0, len(q))
+	for k := range q {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return types.DefaultTypeAdapter.NativeToValue(map[string]any{
+		"scheme": u.Scheme, "opaque": u.Opaque, "user": u.User.String(), "host": u.Host,
+		"hostname": u.Hostname(), "port": u.Port(), "path": u.Path, "raw_path": u.EscapedPath(),
+		"raw_query": u.RawQuery, "fragment": u.Fragment, "query_params": map[string][]string(q),
+	})
+}
+
+// inCIDRs reports whether ip lies in any of cidrs; an invalid CIDR is
+// ignored and an invalid ip is in none. An IPv4-mapped IPv6 address
+// counts as its IPv4 address.
+func inCIDRs(ip string, cidrs ...string) bool {
+	addr, err := netip.ParseAddr(ip)
+	if err != nil {
+		return false
+	}
+	addr = addr.Unmap().WithZone("")
+	for _, c := range cidrs {
+		if p, err := netip.ParsePrefix(c); err == nil && p.Contains(addr) {
+			return true
+		}
+	}
+	return false
+}
+
+// xxh64 is XXH64 with seed 0 as a hash.Hash that buffers its input.
+type xxh64 struct{ buf []byte }
+
+const (
+	xxPrime1 uint64 = 11400714785074694791
+	xxPrime2 uint64 = 14029467366897019727
+	xxPrime3 uint64 = 1609587929392839161
+	xxPrime4 uint64 = 9650029242287828579
+	xxPrime5 uint64 = 2870177450012600261
+)
+
+func (x *xxh64) Write(p []byte) (int, error) { x.buf = append(x.buf, p...); return len(p), nil }
+func (x *xxh64) Reset()                      { x.buf = x.buf[:0] }
+func (x *xxh64) Size() int                   { return 8 }
+func (x *xxh64) BlockSize() int              { return 32 }
+func (x *xxh64) Sum(b []byte) []byte         { return binary.BigEndian.AppendUint64(b, xxhash64(x.buf)) }
+
+func xxRound(acc, in uint64) uint64 {
+	return bits.RotateLeft64(acc+in*xxPrime2, 31) * xxPrime1
+}
+
+func xxMerge(acc, v uint64) uint64 {
+	return (acc^xxRound(0, v))*xxPrime1 + xxPrime4
+}
+
+func xxhash64(b []byte) uint64 {
+	n := uint64(len(b))
+	var h uint64
+	if len(b) >= 32 {
+		p1, p2 := xxPrime1, xxPrime2
+		v1, v2, v3, v4 := p1+p2, p2, uint64(0), -p1
+		for ; len(b) >= 32; b = b[32:] {
+			v1 = xxRound(v1, binary.LittleEndian.Uint64(b))
+			v2 = xxRound(v2, binary.LittleEndian.Uint64(b[8:]))
+			v3 = xxRound(v3, binary.LittleEndian.Uint64(b[16:]))
+			v4 = xxRound(v4, binary.LittleEndian.Uint64(b[24:]))
+		}
+		h = bits.RotateLeft64(v1, 1) + bits.RotateLeft64(v2, 7) + bits.RotateLeft64(v3, 12) + bits.RotateLeft64(v4, 18)
+		h = xxMerge(xxMerge(xxMerge(xxMerge(h, v1), v2), v3), v4)
+	} else {
+		h = xxPrime5
+	}
+	h += n
+	for ; len(b) >= 8; b = b[8:] {
+		h = bits.RotateLeft64(h^xxRound(0, binary.LittleEndian.Uint64(b)), 27)*xxPrime1 + xxPrime4
+	}
+	if len(b) >= 4 {
+		h = bits.RotateLeft64(h^uint64(binary.LittleEndian.Uint32(b))*xxPrime1, 23)*xxPrime2 + xxPrime3
+		b = b[4:]
+	}
+	for _, c := range b {
+		h = bits.RotateLeft64(h^uint64(c)*xxPrime5, 11) * xxPrime1
+	}
+	h ^= h >> 33
+	h *= xxPrime2
+	h ^= h >> 29
+	h *= xxPrime3
+	h ^= h >> 32
+	return h
+}

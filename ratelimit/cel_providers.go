@@ -1,0 +1,194 @@
+package ratelimit
+
+import (
+	"crypto/x509"
+	"net/http"
+	"net/netip"
+)
+
+// Some Traffic Policy variables need data from outside the request: GeoIP
+// and IP intelligence databases, the server's region and endpoint, the
+// certificate the server presented, secrets. A user supplies each through
+// an option; an expression that uses such a variable without its option
+// does not compile, and the error names the option.
+
+// provider identifies one source of outside data.
+type provider uint8
+
+const (
+	provNone provider = iota
+	provIPIntel
+	provServerRegion
+	provEndpoint
+	provSecrets
+	provServerCert
+	provTLSFingerprint
+	provUserAgent
+	provPod
+)
+
+// option returns the name of the option that supplies p.
+func (p provider) option() string {
+	return [...]string{"", "WithIPIntel", "WithServerRegion", "WithEndpoint", "WithSecrets",
+		"WithServerCertificate", "WithTLSFingerprint", "WithUserAgentParser", "WithPodIdentity"}[p]
+}
+
+// providers holds the user's providers; a nil or absent one is missing.
+type providers struct {
+	ipIntel        func(netip.Addr) IPIntel
+	region         *string
+	endpoint       *Endpoint
+	secrets        func(vault, name string) (string, error)
+	serverCert     func(*http.Request) *x509.Certificate
+	tlsFingerprint func(*http.Request) string
+	userAgent      func(string) UserAgent
+	pod            func(*http.Request) PodIdentity
+}
+
+// has reports whether the provider p is configured.
+func (ps *providers) has(p provider) bool {
+	switch p {
+	case provIPIntel:
+		return ps.ipIntel != nil
+	case provServerRegion:
+		return ps.region != nil
+	case provEndpoint:
+		return ps.endpoint != nil
+	case provSecrets:
+		return ps.secrets != nil
+	case provServerCert:
+		return ps.serverCert != nil
+	case provTLSFingerprint:
+		return ps.tlsFingerprint != nil
+	case provUserAgent:
+		return ps.userAgent != nil
+	case provPod:
+		return ps.pod != nil
+	}
+	return true
+}
+
+// IPIntel is what an IP intelligence provider ([WithIPIntel]) knows about
+// an address: the values of conn.client_ip.* and conn.server_ip.* (and,
+// from Location, conn.geo.*). The zero value means nothing is known, and
+// gives empty strings, false and 0.
+type IPIntel struct {
+	// Categories are the address's category names, such as
+	// "proxy.anonymous.tor" or "com.cloudflare.ipv4". The package adds
+	// every ancestor ("com.cloudflare", "com"), and derives is_tor_node
+	// ("proxy.anonymous.tor") and is_on_blocklist (a category under
+	// "blocklist.") from them.
+	Categories []string
+	// ASNumber and ASOrganization are as.number and as.organization.
+	ASNumber       int64
+	ASOrganization string
+	// Location is where the address is located: geo.location.* and
+	// conn.geo.*.
+	Location GeoLocation
+	// Registered is where the address is registered:
+	// geo.registered_location.* (which has no latitude, longitude, radius
+	// or postal code).
+	Registered GeoLocation
+}
+
+// GeoLocation is a GeoIP record, with the Traffic Policy's fields.
+// Latitude, Longitude and Radius (in kilometres) are strings, as the
+// variables are.
+type GeoLocation struct {
+	City, Continent, Country, CountryCode string
+	IsEU                                  bool
+	Latitude, Longitude, Radius           string
+	MetroCode, PostalCode                 string
+	Subdivision, Timezone                 string
+}
+
+// WithIPIntel supplies GeoIP and IP intelligence: fn returns what is known
+// about an address (for conn.client_ip.*, conn.server_ip.* and conn.geo.*).
+// It is called at most once per address and request, only for
+// expressions that use those variables; an address that does not parse
+// gets the zero [IPIntel] without a call. fn must be safe for concurrent
+// use.
+func WithIPIntel(fn func(ip netip.Addr) IPIntel) LimitOption {
+	return limitOpt(func(o *options) { o.providers.ipIntel = fn })
+}
+
+// WithServerRegion sets conn.server_region, which names the region that
+// served the connection (at the real service, a point of presence such as
+// "eu").
+func WithServerRegion(region string) LimitOption {
+	return limitOpt(func(o *options) { o.providers.region = &region })
+}
+
+// Endpoint describes the endpoint a policy serves: the values of
+// endpoint.*.
+type Endpoint struct {
+	ID       string // endpoint.id
+	URL      string // endpoint.url, "https://api.example.com"
+	Host     string // endpoint.host, "api.example.com"
+	Port     int    // endpoint.port, 443
+	Protocol string // endpoint.protocol: "http", "https", "tcp" or "tls"
+	Addr     string // endpoint.addr, "api.example.com:443"
+}
+
+// WithEndpoint sets the endpoint.* variables.
+func WithEndpoint(e Endpoint) LimitOption {
+	return limitOpt(func(o *options) { o.providers.endpoint = &e })
+}
+
+// WithSecrets supplies secrets.get(vault, name): fn returns the secret, or
+// an error, which makes the expression fail to evaluate. fn must be safe
+// for concurrent use.
+func WithSecrets(fn func(vault, name string) (string, error)) LimitOption {
+	return limitOpt(func(o *options) { o.providers.secrets = fn })
+}
+
+// WithServerCertificate supplies the certificate the server presented on
+// the request's connection, for conn.tls.server.* (a
+// [crypto/tls.ConnectionState] does not hold it). With one certificate,
+// return its Leaf; with several, record the one GetCertificate chose. A
+// nil certificate gives empty values.
+func WithServerCertificate(fn func(r *http.Request) *x509.Certificate) LimitOption {
+	return limitOpt(func(o *options) { o.providers.serverCert = fn })
+}
+
+// WithTLSFingerprint supplies conn.tls.ja4_fingerprint, the JA4
+// fingerprint of the connection's ClientHello, which only the code that
+// terminates TLS sees (for example in tls.Config.GetConfigForClient).
+func WithTLSFingerprint(fn func(r *http.Request) string) LimitOption {
+	return limitOpt(func(o *options) { o.providers.tlsFingerprint = fn })
+}
+
+// UserAgent is a parsed User-Agent header: the values of
+// req.user_agent.*.
+type UserAgent struct {
+	Name, Version  string // "Safari", "10.1.2"
+	OS, OSVersion  string // "macOS", "10.12.6"
+	Device         string
+	URL            string // a URL in the header, as bots often send
+	Mobile, Tablet bool
+	Desktop, Bot   bool
+}
+
+// WithUserAgentParser supplies the parsed user agent for
+// req.user_agent.name, .version, .os, .os_version, .device, .url,
+// .is_mobile, .is_tablet, .is_desktop and .is_bot; fn receives the
+// User-Agent header (req.user_agent itself needs no parser). It is called
+// at most once per request. fn must be safe for concurrent use.
+func WithUserAgentParser(fn func(userAgent string) UserAgent) LimitOption {
+	return limitOpt(func(o *options) { o.providers.userAgent = fn })
+}
+
+// PodIdentity is the Kubernetes pod a connection came from: the values of
+// conn.k8s.pod.*.
+type PodIdentity struct {
+	ID, Name, Namespace     string
+	Annotations             map[string]string
+	ErrorCode, ErrorMessage string
+}
+
+// WithPodIdentity supplies conn.k8s.pod.*, the Kubernetes pod the request
+// came from (at the real service, its in-cluster pod identity). fn must be
+// safe for concurrent use.
+func WithPodIdentity(fn func(r *http.Request) PodIdentity) LimitOption {
+	return limitOpt(func(o *options) { o.providers.pod = fn })
+}

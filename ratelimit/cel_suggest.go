@@ -1,0 +1,127 @@
+package ratelimit
+
+import (
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/google/cel-go/cel"
+	"github.com/google/cel-go/common/ast"
+)
+
+var undeclared = regexp.MustCompile(`undeclared reference to '([^']*)'`)
+
+// explain rewrites cel-go's "undeclared reference to 'req'", which names
+// only the first part of an unknown name such as req.cookie, into a
+// message that names the whole of it and lists the closest valid names.
+func explain(msg string, parsed *cel.Ast) string {
+	m := undeclared.FindStringSubmatch(msg)
+	if m == nil {
+		return msg
+	}
+	name := longestUse(parsed.NativeRep().Expr(), m[1])
+	return fmt.Sprintf("unknown name %s%s", name, hint(name))
+}
+
+// longestUse returns the longest qualified name rooted at ident that expr
+// uses: a chain of selections (req.cookie.x) or a namespaced function
+// (hash.md55).
+func longestUse(expr ast.Expr, ident string) string {
+	best := ident
+	consider := func(s string) {
+		if (s == ident || strings.HasPrefix(s, ident+".")) && len(s) > len(best) {
+			best = s
+		}
+	}
+	ast.PostOrderVisit(expr, ast.NewExprVisitor(func(e ast.Expr) {
+		switch e.Kind() {
+		case ast.SelectKind:
+			if s, ok := dottedName(e); ok {
+				consider(s)
+			}
+		case ast.CallKind:
+			c := e.AsCall()
+			if !c.IsMemberFunction() {
+				consider(c.FunctionName())
+			} else if s, ok := dottedName(c.Target()); ok {
+				consider(s + "." + c.FunctionName())
+			}
+		}
+	}))
+	return best
+}
+
+// hint explains why name is unknown, or lists the closest valid names.
+func hint(name string) string {
+	root, _, _ := strings.Cut(name, ".")
+	switch {
+	case root == "res":
+		return "; res.* belongs to on_http_response and cannot be used in on_http_request"
+	case root == "vars":
+		return "; vars.* are set by set-vars, which this package does not run"
+	case strings.HasPrefix(name, "actions.ngrok.") && !strings.HasPrefix(name, "actions.ngrok.rate_limit."):
+		return "; only the rate-limit action's results (actions.ngrok.rate_limit.*) exist here"
+	}
+	if s := closest(name, 3); len(s) > 0 {
+		return "; did you mean " + strings.Join(s, ", ") + "?"
+	}
+	return ""
+}
+
+// closest returns up to n variable and function names nearest to name by
+// edit distance, nearest first, among those within a third of its length.
+func closest(name string, n int) []string {
+	type cand struct {
+		name string
+		d    int
+	}
+	var cs []cand
+	limit := max(2, len(name)/3)
+	try := func(c string) {
+		d := editDistance(name, c)
+		// A name that extends what was written (req.url for
+		// req.url.sheme's parent) counts as near too.
+		if d <= limit || strings.HasPrefix(c, name+".") {
+			cs = append(cs, cand{c, d})
+		}
+	}
+	for i := range catalogue {
+		try(catalogue[i].name)
+	}
+	for _, f := range functionNames {
+		try(f)
+	}
+	slices.SortStableFunc(cs, func(a, b cand) int { return a.d - b.d })
+	var out []string
+	for _, c := range cs {
+		if !slices.Contains(out, c.name) {
+			out = append(out, c.name)
+		}
+		if len(out) == n {
+			break
+		}
+	}
+	return out
+}
+
+// editDistance is the Levenshtein distance between a and b, in bytes.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}

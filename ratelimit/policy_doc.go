@@ -1,0 +1,195 @@
+package ratelimit
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+
+	"github.com/acctapi/acctapi/internal/field"
+	"go.yaml.in/yaml/v3"
+)
+
+// decodeDocument reads a policy document, JSON or YAML, into its top-level
+// members. A document that is valid JSON is read as JSON; anything else as
+// YAML, converted to JSON so that one strict decoder checks both.
+func decodeDocument(doc []byte) (map[string]json.RawMessage, error) {
+	trimmed := bytes.TrimSpace(doc)
+	var top any
+	if json.Valid(trimmed) {
+		d := json.NewDecoder(bytes.NewReader(trimmed))
+		d.UseNumber() // numbers reach the strict decoder as written
+		if err := d.Decode(&top); err != nil {
+			return nil, invalidDocument("the policy is not valid JSON", err)
+		}
+	} else {
+		v, err := decodeYAML(doc)
+		if err != nil {
+			reason := "the policy is neither valid YAML nor valid JSON"
+			if len(trimmed) > 0 && trimmed[0] == '{' {
+				// It was meant to be JSON: say where JSON breaks.
+				var syn *json.SyntaxError
+				if jerr := json.Unmarshal(trimmed, new(any)); errors.As(jerr, &syn) {
+					reason = fmt.Sprintf("the policy is not valid JSON (at byte %d: %v) nor YAML", syn.Offset, syn)
+				}
+			}
+			return nil, invalidDocument(reason, err)
+		}
+		top = v
+	}
+	m, ok := top.(map[string]any)
+	if !ok {
+		return nil, notAPolicy(top)
+	}
+	if err := bareAction(m); err != nil {
+		return nil, err
+	}
+	out := make(map[string]json.RawMessage, len(m))
+	for k, v := range m {
+		raw, err := json.Marshal(v)
+		if err != nil {
+			return nil, field.Invalid(k, "cannot be read: %v", err)
+		}
+		out[k] = raw
+	}
+	return out, nil
+}
+
+func invalidDocument(reason string, err error) error {
+	return &field.Error{Reason: reason, Code: field.CodeInvalidJSON, Err: err}
+}
+
+// decodeYAML reads one YAML document into maps with string keys, lists
+// and scalars.
+func decodeYAML(doc []byte) (any, error) {
+	d := yaml.NewDecoder(bytes.NewReader(doc))
+	var v any
+	if err := d.Decode(&v); err != nil {
+		if err == io.EOF {
+			return nil, errors.New("the document is empty")
+		}
+		return nil, err
+	}
+	var extra any
+	if err := d.Decode(&extra); err != io.EOF {
+		return nil, errors.New("a policy is one YAML document; this has more (\"---\")")
+	}
+	return normalizeYAML(v, "")
+}
+
+// normalizeYAML turns the maps yaml.v3 makes for mappings with non-string
+// keys into maps with string keys (a scalar key as written: 200 becomes
+// "200"), and rejects other keys and values JSON cannot hold.
+func normalizeYAML(v any, path string) (any, error) {
+	switch v := v.(type) {
+	case map[string]any:
+		for k, e := range v {
+			n, err := normalizeYAML(e, join(path, k))
+			if err != nil {
+				return nil, err
+			}
+			v[k] = n
+		}
+		return v, nil
+	case map[any]any:
+		m := make(map[string]any, len(v))
+		for k, e := range v {
+			switch k.(type) {
+			case string, int, int64, uint64, float64, bool:
+			default:
+				return nil, fmt.Errorf("%s: a key of type %T; keys must be strings", orTop(path), k)
+			}
+			ks := fmt.Sprint(k)
+			n, err := normalizeYAML(e, join(path, ks))
+			if err != nil {
+				return nil, err
+			}
+			m[ks] = n
+		}
+		return m, nil
+	case []any:
+		for i, e := range v {
+			n, err := normalizeYAML(e, fmt.Sprintf("%s[%d]", path, i))
+			if err != nil {
+				return nil, err
+			}
+			v[i] = n
+		}
+		return v, nil
+	case float64:
+		if math.IsInf(v, 0) || math.IsNaN(v) {
+			return nil, fmt.Errorf("%s: %v is not a number JSON can hold", orTop(path), v)
+		}
+	}
+	return v, nil
+}
+
+func join(path, k string) string {
+	if path == "" {
+		return k
+	}
+	return path + "." + k
+}
+
+func orTop(path string) string {
+	if path == "" {
+		return "the document"
+	}
+	return path
+}
+
+// notAPolicy explains a document that is not an object.
+func notAPolicy(top any) error {
+	if l, ok := top.([]any); ok {
+		if len(l) > 0 {
+			if m, ok := l[0].(map[string]any); ok {
+				if _, ok := m["actions"]; ok {
+					return field.Invalid("", "this is a list of rules, not a policy: put it under on_http_request")
+				}
+				if _, ok := m["type"]; ok {
+					return field.Invalid("", "this is a list of actions, not a policy: put it in a rule, "+
+						"as on_http_request: [{actions: [...]}]")
+				}
+			}
+		}
+		return field.Invalid("", "the policy is a list; a policy is a mapping such as on_http_request: [rules]")
+	}
+	return field.Invalid("", "the policy is a %s; a policy is a mapping such as on_http_request: [rules]", kindOf(top))
+}
+
+func kindOf(v any) string {
+	switch v.(type) {
+	case nil:
+		return "null"
+	case string:
+		return "string"
+	case bool:
+		return "boolean"
+	}
+	return "number"
+}
+
+// bareAction reports a document that is a rate-limit action or config
+// instead of a policy, with one error instead of one per member.
+func bareAction(m map[string]any) error {
+	for k := range m {
+		if len(k) > 3 && k[:3] == "on_" {
+			return nil
+		}
+	}
+	_, hasType := m["type"]
+	_, hasConfig := m["config"]
+	if hasType && hasConfig {
+		return field.Invalid("", "this is an action config, not a policy: wrap it as "+
+			"on_http_request: [{actions: [<this action>]}], or use NewLimit with its config")
+	}
+	for _, k := range []string{"bucket_key", "capacity", "rate", "algorithm"} {
+		if _, ok := m[k]; ok {
+			return field.Invalid("", "this is an action config (a rate-limit config), not a policy: wrap it as "+
+				"on_http_request: [{actions: [{type: rate-limit, config: <this>}]}], or use NewLimit")
+		}
+	}
+	return nil
+}
