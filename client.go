@@ -38,8 +38,22 @@ var (
 	jsonHeader    = []string{"application/json"}
 )
 
-// maxErrorBody bounds how much of an error response is read.
+// maxErrorBody bounds how much of an error response is read, and how much
+// of an unwanted success body is drained for the connection's reuse.
 const maxErrorBody = 64 << 10
+
+// DefaultMaxResponseBytes is the longest success response body a [Client]
+// reads unless [WithMaxResponseBytes] says otherwise: 64 MiB. A page of 100
+// items of any resource the API serves is far smaller (HTTP response
+// backends with bodies near the 1 MiB request limit aside), while a broken
+// or hostile server cannot make a call hold more memory than this.
+const DefaultMaxResponseBytes = 64 << 20
+
+// DefaultTimeout is the time limit of the HTTP client a [Client] makes when
+// [WithHTTPClient] gives none: 30 s for one attempt, from sending the
+// request to reading the whole response, so a server that hangs cannot block
+// a call whose context has no deadline. Retries each get the full limit.
+const DefaultTimeout = 30 * time.Second
 
 // maxErrorMsg bounds, in bytes, the Msg made from an error body that is not
 // the API's JSON.
@@ -59,6 +73,7 @@ type Client struct {
 	userAgent string
 	retry     RetryPolicy
 	validate  bool
+	maxResp   int64    // longest success body read; see WithMaxResponseBytes
 	auth, ua  []string // header values, made once by NewClient
 }
 
@@ -95,14 +110,30 @@ func WithBaseURL(raw string) Option {
 	}
 }
 
-// WithHTTPClient sets the HTTP client requests go through; the default is
-// [http.DefaultClient]. It must not be nil.
+// WithHTTPClient sets the HTTP client requests go through, with its own
+// Timeout (zero means none) and Transport. The default is a client of the
+// Client's own with [http.DefaultTransport] and a Timeout of
+// [DefaultTimeout]. It must not be nil.
 func WithHTTPClient(h *http.Client) Option {
 	return func(c *Client) error {
 		if h == nil {
 			return errors.New("acctapi: WithHTTPClient: nil *http.Client")
 		}
 		c.http = h
+		return nil
+	}
+}
+
+// WithMaxResponseBytes sets the longest success response body the client
+// reads, n bytes (at least 1); the default is [DefaultMaxResponseBytes]. A
+// longer body is not read past the limit: the call returns a
+// [*ResponseTooLargeError].
+func WithMaxResponseBytes(n int64) Option {
+	return func(c *Client) error {
+		if n < 1 {
+			return fmt.Errorf("acctapi: WithMaxResponseBytes(%d): want at least 1", n)
+		}
+		c.maxResp = n
 		return nil
 	}
 }
@@ -164,10 +195,11 @@ func NewClient(apiKey string, opts ...Option) (*Client, error) {
 	c := &Client{
 		base:      base,
 		apiKey:    apiKey,
-		http:      http.DefaultClient,
+		http:      &http.Client{Timeout: DefaultTimeout},
 		userAgent: userAgent(),
 		retry:     DefaultRetryPolicy(),
 		validate:  true,
+		maxResp:   DefaultMaxResponseBytes,
 	}
 	for _, opt := range opts {
 		if err := opt(c); err != nil {
@@ -199,8 +231,10 @@ func (c *Client) BaseURL() string { return c.base.String() }
 // [WithoutValidation]: this is how the resource clients validate request
 // bodies, so the one switch governs them all.
 //
-// A response status of 400 or more becomes an [*Error]. Requests are retried
-// as the client's [RetryPolicy] says.
+// A response status of 400 or more becomes an [*Error]. A success body
+// longer than the client's limit ([WithMaxResponseBytes]) is not read past
+// it and becomes a [*ResponseTooLargeError]. Requests are retried as the
+// client's [RetryPolicy] says.
 func (c *Client) Do(ctx context.Context, method, path string, query url.Values, in, out any) error {
 	if v, ok := in.(interface{ Validate() error }); ok && c.validate {
 		if err := v.Validate(); err != nil {
@@ -226,12 +260,19 @@ func (c *Client) Do(ctx context.Context, method, path string, query url.Values, 
 		return decodeError(resp)
 	}
 	if out == nil || resp.StatusCode == http.StatusNoContent {
-		_, _ = io.Copy(io.Discard, resp.Body)
+		// Drained only so far, so that a body without end cannot hold the
+		// call; a longer one costs the connection instead.
+		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxErrorBody))
 		return nil
 	}
-	raw, err := iox.ReadAll(resp.Body, resp.ContentLength)
+	// Content-Length is only a claim: the body is read as it comes, up to
+	// one byte past the limit.
+	raw, err := iox.ReadAll(io.LimitReader(resp.Body, c.maxResp+1), min(resp.ContentLength, c.maxResp))
 	if err != nil {
 		return fmt.Errorf("acctapi: read %s %s response: %w", method, u.Path, err)
+	}
+	if int64(len(raw)) > c.maxResp {
+		return &ResponseTooLargeError{Method: method, Path: u.Path, Limit: c.maxResp}
 	}
 	if err := json.Unmarshal(raw, out); err != nil {
 		return fmt.Errorf("acctapi: decode %s %s response: %w", method, u.Path, err)

@@ -523,9 +523,6 @@ func TestNewClientDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatalf("NewClient: %v", err)
 	}
-	if c.http != http.DefaultClient {
-		t.Error("default HTTP client is not http.DefaultClient")
-	}
 	if diff := cmp.Diff(DefaultRetryPolicy(), c.retry); diff != "" {
 		t.Errorf("default retry policy (-want +got):\n%s", diff)
 	}

@@ -45,6 +45,31 @@ func (e *Error) Error() string {
 	return b.String()
 }
 
+// ResponseTooLargeError is returned by [Client.Do], and so by every
+// resource client, when a success response's body is longer than the
+// client's limit ([WithMaxResponseBytes], by default
+// [DefaultMaxResponseBytes]). The body is read no further than one byte
+// past the limit.
+// Match it with [errors.As].
+type ResponseTooLargeError struct {
+	// Method and Path are the request's method and URL path.
+	Method, Path string
+	// Limit is the client's limit, in bytes.
+	Limit int64
+}
+
+// Error names the request and the limit.
+func (e *ResponseTooLargeError) Error() string {
+	return fmt.Sprintf("acctapi: %s %s response: body longer than %d bytes (see WithMaxResponseBytes)", e.Method, e.Path, e.Limit)
+}
+
+// ErrPageLoop is the error a list's iterator (the List method of every
+// resource client) yields, wrapped, when the server does not advance: its
+// next_page_uri names a page the iterator has already fetched, or asks again
+// for items before an id it already asked with. Without it, such a server
+// would keep the loop going forever. Match it with [errors.Is].
+var ErrPageLoop = errors.New("acctapi: the server's next_page_uri does not advance")
+
 // IsNotFound reports whether err, or any error it wraps, is an [*Error] with
 // status 404.
 func IsNotFound(err error) bool {

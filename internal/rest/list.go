@@ -2,6 +2,7 @@ package rest
 
 import (
 	"context"
+	"fmt"
 	"iter"
 	"net/http"
 	"net/url"
@@ -55,6 +56,14 @@ func GetPage[L any](ctx context.Context, c *acctapi.Client, path string, opts Qu
 // next page being the same path by the API's contract. An error ends the
 // sequence after it is yielded.
 //
+// A server that does not advance ends the sequence with an error wrapping
+// acctapi.ErrPageLoop, rather than a loop without end: a next_page_uri that
+// names a page already fetched (the same path and query, whatever the
+// query's order), or that asks for items before an id already asked for
+// (whatever else its query says).
+// (A server that makes up a new cursor for every page cannot be told from a
+// long list; the caller's break or context ends that.)
+//
 // L is the list response type (such as account.ServiceUserList); *L must
 // implement [Page].
 func All[T any, L any, PL interface {
@@ -64,7 +73,10 @@ func All[T any, L any, PL interface {
 	return func(yield func(T, error) bool) {
 		var zero T
 		page, err := GetPage[L](ctx, c, path, opts)
-		var base *url.URL // parsed when a page has a next page
+		var (
+			base   *url.URL        // parsed when a page has a next page
+			visits map[string]bool // keys of the pages and cursors asked for
+		)
 		for {
 			if err != nil {
 				yield(zero, err)
@@ -82,10 +94,51 @@ func All[T any, L any, PL interface {
 			}
 			if base == nil {
 				base, _ = url.Parse(c.BaseURL()) // NewClient checked it
+				visits = map[string]bool{}
+				var q url.Values
+				if opts != nil {
+					q = opts.Query()
+				}
+				visit(visits, base, path+"?"+q.Encode())
 			}
-			page, err = GetPage[L](ctx, c, onBase(base, path, next), nil)
+			nextPath := onBase(base, path, next)
+			if !visit(visits, base, nextPath) {
+				yield(zero, fmt.Errorf("acctapi: list %s: next_page_uri %q: %w", path, next, acctapi.ErrPageLoop))
+				return
+			}
+			page, err = GetPage[L](ctx, c, nextPath, nil)
 		}
 	}
+}
+
+// visit records the page at p (a path on base or an absolute URL) and its
+// before_id cursor in visits, and reports whether neither was there before.
+// A page is keyed by its path below base and its query in a canonical
+// order; a cursor by its value alone, since within one listing the server
+// has no reason to ask for items before the same id twice.
+func visit(visits map[string]bool, base *url.URL, p string) bool {
+	u, err := url.Parse(p)
+	if err != nil {
+		return true // Do reports it
+	}
+	path := u.EscapedPath()
+	if !u.IsAbs() {
+		path = base.EscapedPath() + path
+	}
+	q := u.Query()
+	page := "page " + path + "?" + q.Encode()
+	cursor := ""
+	if before := q.Get("before_id"); before != "" {
+		cursor = "before_id " + before
+	}
+	if visits[page] || (cursor != "" && visits[cursor]) {
+		return false
+	}
+	visits[page] = true
+	if cursor != "" {
+		visits[cursor] = true
+	}
+	return true
 }
 
 // onBase returns next, a next_page_uri, when it is relative or on base's

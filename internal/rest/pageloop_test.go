@@ -1,0 +1,134 @@
+package rest_test
+
+import (
+	"errors"
+	"fmt"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/acctapi/acctapi"
+	"github.com/acctapi/acctapi/internal/rest"
+)
+
+// maxItems bounds how many items the loop tests take from a pager, so that
+// a pager that never stops fails the test instead of hanging it.
+const maxItems = 50
+
+// TestAllEndsWhenTheServerDoesNotAdvance checks that a server whose
+// next_page_uri never advances ends the sequence with ErrPageLoop, after
+// the items it served once, instead of looping forever.
+func TestAllEndsWhenTheServerDoesNotAdvance(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name  string
+		setup func(p *pager, base string)
+		opts  *acctapi.ListOptions
+		want  []string
+		reqs  []string
+	}{
+		{
+			name: "the same next page again and again",
+			setup: func(p *pager, base string) {
+				next := base + "/things?before_id=t2"
+				p.pages["/things"] = page(&next, "t3", "t2")
+				p.pages["/things?before_id=t2"] = page(&next, "t1")
+			},
+			want: []string{"t3", "t2", "t1", "error"},
+			reqs: []string{"/things", "/things?before_id=t2"},
+		},
+		{
+			name: "back to the first page, query reordered",
+			setup: func(p *pager, base string) {
+				next := base + "/things?before_id=t9&limit=2"
+				p.pages["/things?before_id=t9&limit=2"] = page(&next, "t8", "t7")
+			},
+			opts: &acctapi.ListOptions{Limit: 2, BeforeID: "t9"},
+			want: []string{"t8", "t7", "error"},
+			reqs: []string{"/things?before_id=t9&limit=2"},
+		},
+		{
+			name: "a relative next page that repeats",
+			setup: func(p *pager, base string) {
+				next := "/things?before_id=t1"
+				p.pages["/things"] = page(&next, "t1")
+				p.pages["/things?before_id=t1"] = page(&next, "t0")
+			},
+			want: []string{"t1", "t0", "error"},
+			reqs: []string{"/things", "/things?before_id=t1"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			p, srv := newPager(t)
+			tt.setup(p, srv.URL)
+			c, err := acctapi.NewClient(testKey, acctapi.WithBaseURL(srv.URL), acctapi.WithHTTPClient(srv.Client()), acctapi.WithoutRetry())
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, last := collectLoop(t, c, tt.opts)
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("sequence (-want +got):\n%s", diff)
+			}
+			if !errors.Is(last, acctapi.ErrPageLoop) {
+				t.Errorf("last error = %v, want ErrPageLoop", last)
+			}
+			if diff := cmp.Diff(tt.reqs, p.requests()); diff != "" {
+				t.Errorf("requests (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestAllEndsOnARepeatedCursor checks a server that answers every page
+// with the same items and a next_page_uri that differs each time only in a
+// parameter of its own: the cursor, before_id, does not advance.
+func TestAllEndsOnARepeatedCursor(t *testing.T) {
+	t.Parallel()
+	p, srv := newPager(t)
+	n := 0 // pages served; requests come one at a time
+	for i := range maxItems + 2 {
+		key := "/things"
+		if i > 0 {
+			key = fmt.Sprintf("/things?before_id=t1&n=%d", i)
+		}
+		p.pages[key] = func() any {
+			n++
+			next := fmt.Sprintf("%s/things?before_id=t1&n=%d", srv.URL, n)
+			return page(&next, "t1")()
+		}
+	}
+	c, err := acctapi.NewClient(testKey, acctapi.WithBaseURL(srv.URL), acctapi.WithHTTPClient(srv.Client()), acctapi.WithoutRetry())
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, last := collectLoop(t, c, nil)
+	if diff := cmp.Diff([]string{"t1", "t1", "error"}, got); diff != "" {
+		t.Errorf("sequence (-want +got):\n%s", diff)
+	}
+	if !errors.Is(last, acctapi.ErrPageLoop) {
+		t.Errorf("last error = %v, want ErrPageLoop", last)
+	}
+}
+
+// collectLoop drains List over /things, recording item ids and "error",
+// and fails the test if it yields more than maxItems items.
+func collectLoop(t *testing.T, c *acctapi.Client, opts *acctapi.ListOptions) (got []string, last error) {
+	t.Helper()
+	var q rest.Querier
+	if opts != nil {
+		q = opts
+	}
+	for item, err := range rest.All[thing, thingList](t.Context(), c, rest.Path("things"), q) {
+		if err != nil {
+			got, last = append(got, "error"), err
+			continue
+		}
+		got = append(got, item.ID)
+		if len(got) > maxItems {
+			t.Fatalf("the pager yielded over %d items: %v", maxItems, got[:10])
+		}
+	}
+	return got, last
+}
