@@ -607,8 +607,11 @@ func (a *activation) scheme() string {
 	return "http"
 }
 
+// fullURL is req.url: scheme, host and request URI, without user
+// information.
 func (a *activation) fullURL() string {
 	u := *a.r.URL
+	u.User = nil
 	u.Host = a.host()
 	u.Scheme = a.scheme()
 	return u.String()
