@@ -1,19 +1,36 @@
 package fake
 
 import (
+	"crypto/sha256"
 	"fmt"
 
-	memdb "github.com/hashicorp/go-memdb"
-
 	"github.com/acctapi/acctapi/account"
+	"github.com/acctapi/acctapi/fake/internal/store"
+	"github.com/acctapi/acctapi/internal/resources"
 )
 
-const (
-	kindAccount = "account"
-	kindAPIKey  = "api_keys"
-	kindSvcUser = "service_users"
-	kindCA      = "certificate_authorities"
+// Table names, which filter caches key by.
+var (
+	kindAPIKey  = resources.APIKeys.Name
+	kindSvcUser = resources.ServiceUsers.Name
+	kindCA      = resources.CertificateAuthorities.Name
 )
+
+// tokenHash is the SHA-256 of an API key's token, as raw bytes: what the
+// store keeps of a key's token, beside the key.
+type tokenHash string
+
+// hashToken returns the hash of a token, the form keys are stored in.
+func hashToken(token string) tokenHash {
+	sum := sha256.Sum256([]byte(token))
+	return tokenHash(sum[:])
+}
+
+// registerAccounts defines the accounts' table. An account's row is the
+// account (without its keys' tokens) in its own account.
+func (s *Server) registerAccounts() {
+	s.accts = store.Define(s.schema, "accounts", store.Constraints[Account, none]{})
+}
 
 // AddAccount adds an account to a running server and returns it with its
 // ids and keys filled in. An account id already in use is an error.
@@ -26,30 +43,32 @@ func (s *Server) AddAccount(a Account) (Account, error) {
 		a.UserID = s.ids.next("usr", now)
 	}
 	if len(a.APIKeys) == 0 {
-		a.APIKeys = []string{s.newToken()}
+		a.APIKeys = []string{s.env.newToken()}
 	}
 	a.APIKeys = append([]string(nil), a.APIKeys...)
 	// The store and the account list change together, under the lock that
 	// Snapshot and Restore take, so neither sees one without the other.
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	txn := s.db.Txn(true)
-	defer txn.Abort()
-	if lookup(txn, a.ID, kindAccount, a.ID) != nil {
-		return Account{}, fmt.Errorf("fake: AddAccount: account %q exists", a.ID)
-	}
-	if err := insert(txn, &object{Account: a.ID, Kind: kindAccount, ID: a.ID, Value: Account{ID: a.ID, UserID: a.UserID}}); err != nil {
+	err := s.db.Write(func(tx *store.Txn) error {
+		if s.accts.Has(tx, a.ID, a.ID) {
+			return fmt.Errorf("fake: AddAccount: account %q exists", a.ID)
+		}
+		if err := s.accts.Insert(tx, a.ID, a.ID, Account{ID: a.ID, UserID: a.UserID}, none{}); err != nil {
+			return err
+		}
+		for i, tok := range a.APIKeys {
+			key := account.APIKey{ID: s.ids.next("ak", now), CreatedAt: now, OwnerID: a.UserID}
+			if err := s.keys.Insert(tx, a.ID, key.ID, key, hashToken(tok)); err != nil {
+				// Name the key by its place, never by its value.
+				return fmt.Errorf("fake: AddAccount: APIKeys[%d] is already in use", i)
+			}
+		}
+		return nil
+	})
+	if err != nil {
 		return Account{}, err
 	}
-	for i, tok := range a.APIKeys {
-		key := account.APIKey{ID: s.ids.next("ak", now), CreatedAt: now, OwnerID: a.UserID}
-		o := &object{Account: a.ID, Kind: kindAPIKey, ID: key.ID, Value: key}
-		if err := s.store(txn, o, meta{token: hashToken(tok)}, nil); err != nil {
-			// Name the key by its place, never by its value.
-			return Account{}, fmt.Errorf("fake: AddAccount: APIKeys[%d] is already in use", i)
-		}
-	}
-	txn.Commit()
 	s.accounts = append(s.accounts, a)
 	return a, nil
 }
@@ -74,12 +93,6 @@ func (s *Server) APIKey() string {
 	return s.accounts[0].APIKeys[0]
 }
 
-// newToken makes an API key token: random base-62 text, shaped like the
-// real service's tokens.
-func (s *Server) newToken() string {
-	return s.ids.token(27) + "_" + s.ids.token(22)
-}
-
 // accountOf returns the account id for a, or the first account for "".
 func (s *Server) accountOf(id string) (string, error) {
 	s.mu.RLock()
@@ -95,13 +108,11 @@ func (s *Server) accountOf(id string) (string, error) {
 	return "", fmt.Errorf("fake: no account %q", id)
 }
 
-// accountUser returns an account's user id as the store has it; handlers
+// accountUser returns an account's user id as the store has it; hooks
 // use it inside a transaction, where taking s.mu could deadlock.
-func accountUser(txn *memdb.Txn, accountID string) string {
-	if o := lookup(txn, accountID, kindAccount, accountID); o != nil {
-		return o.Value.(Account).UserID
-	}
-	return ""
+func (s *Server) accountUser(tx *store.Txn, accountID string) string {
+	row, _ := s.accts.Get(tx, accountID, accountID)
+	return row.Value.UserID
 }
 
 // userOf returns an account's user id.
@@ -116,17 +127,8 @@ func (s *Server) userOf(accountID string) string {
 	return ""
 }
 
-// keyOwner returns the owner_id of a stored API key.
-func keyOwner(o *object) string {
-	k, _ := o.Value.(account.APIKey)
-	return k.OwnerID
-}
-
 // serviceUserActive reports whether a service user exists and is active.
-func serviceUserActive(txn *memdb.Txn, accountID, id string) bool {
-	o := lookup(txn, accountID, kindSvcUser, id)
-	if o == nil {
-		return false
-	}
-	return o.Value.(account.ServiceUser).Active
+func (s *Server) serviceUserActive(tx *store.Txn, accountID, id string) bool {
+	row, ok := s.users.Get(tx, accountID, id)
+	return ok && row.Value.Active
 }

@@ -2,7 +2,6 @@ package fake
 
 import (
 	"bytes"
-	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/json"
 	"errors"
@@ -16,20 +15,12 @@ import (
 	"time"
 	"unicode/utf8"
 
-	memdb "github.com/hashicorp/go-memdb"
-
 	"github.com/acctapi/acctapi"
+	"github.com/acctapi/acctapi/fake/internal/store"
 	"github.com/acctapi/acctapi/internal/iox"
-	"github.com/acctapi/acctapi/k8sop"
 )
 
 func (s *Server) now() time.Time { return s.cfg.clock.Now().UTC().Truncate(time.Second) }
-
-// hashToken returns the SHA-256 of a token (raw bytes in a string), the form keys are stored in.
-func hashToken(token string) string {
-	sum := sha256.Sum256([]byte(token))
-	return string(sum[:])
-}
 
 // call is one request on its way through the pipeline.
 type call struct {
@@ -42,10 +33,8 @@ type call struct {
 	owner   string // the key's owner_id: a usr_ or service_ id
 	params  pathParams
 	body    []byte
-	txn     *memdb.Txn // set by handlers that write
-	rtxn    *memdb.Txn // the request's read transaction; see read
+	rtx     *store.Txn // the request's read transaction; see read
 	header  http.Header
-	cert    *k8sop.Cert // a certificate signed before the write (operators)
 }
 
 // baseURL is the base of uris for a request.
@@ -209,17 +198,17 @@ func (s *Server) authenticate(c *call) error {
 	if !ok || !strings.EqualFold(scheme, "Bearer") || token == "" || strings.ContainsAny(token, " \t") {
 		return errorf(http.StatusUnauthorized, acctapi.CodeBadAuthorization, "The Authorization header could not be parsed; use \"Bearer <API key>\".")
 	}
-	txn := c.read()
+	tx := c.read()
 	key := hashToken(token)
-	o := byToken(txn, key)
+	row, ok := s.keys.ByToken(tx, string(key))
 	// Compare the stored hash in constant time as well, so the answer's
 	// timing does not depend on how much of a guess was right.
-	if o == nil || subtle.ConstantTimeCompare([]byte(o.Token), []byte(key)) != 1 {
+	if !ok || subtle.ConstantTimeCompare([]byte(row.Extra), []byte(key)) != 1 {
 		return errorf(http.StatusUnauthorized, acctapi.CodeInvalidToken, "The API key you specified is invalid or has been deleted.")
 	}
-	c.account = o.Account
-	c.owner = keyOwner(o)
-	if strings.HasPrefix(c.owner, "service_") && !serviceUserActive(txn, c.account, c.owner) {
+	c.account = row.Account
+	c.owner = row.Value.OwnerID
+	if strings.HasPrefix(c.owner, "service_") && !s.serviceUserActive(tx, c.account, c.owner) {
 		return errorf(http.StatusForbidden, acctapi.CodeInactivePrincipal, "The API key belongs to an inactive service user.")
 	}
 	return nil
@@ -298,41 +287,14 @@ func truncate(s string, n int) string {
 
 // read returns the request's read transaction, made on first use: one
 // consistent snapshot serves authentication and the handler.
-func (c *call) read() *memdb.Txn {
-	if c.rtxn == nil {
-		c.rtxn = c.s.read()
+func (c *call) read() *store.Txn {
+	if c.rtx == nil {
+		c.rtx = c.s.db.Read()
 	}
-	return c.rtxn
+	return c.rtx
 }
 
-// read returns a read transaction on the current store.
-func (s *Server) read() *memdb.Txn {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	return s.db.Txn(false)
-}
-
-// write runs fn in a write transaction, committing when it returns nil. It
-// holds the read side of s.mu throughout, so Restore and Reset, which swap
-// the store, wait for writes in progress. fn never calls user code and
-// never takes s.mu again (a second read lock deadlocks once a writer
-// waits): what it needs of the accounts it reads from the store.
-func (s *Server) write(fn func(txn *memdb.Txn) error) error {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	txn := s.db.Txn(true)
-	committed := false
-	defer func() {
-		if !committed { // failed, or panicked
-			s.names.discard()
-			txn.Abort()
-		}
-	}()
-	if err := fn(txn); err != nil {
-		return err
-	}
-	s.names.commit()
-	txn.Commit()
-	committed = true
-	return nil
+// op is what the resource hooks see of the call.
+func (c *call) op() *op {
+	return &op{now: c.now, account: c.account, owner: c.owner, env: &c.s.env}
 }

@@ -6,18 +6,17 @@ import (
 
 	"github.com/google/cel-go/common/types"
 	"github.com/google/cel-go/common/types/ref"
-	memdb "github.com/hashicorp/go-memdb"
 
 	"github.com/acctapi/acctapi"
 	"github.com/acctapi/acctapi/account"
+	"github.com/acctapi/acctapi/fake/internal/store"
+	"github.com/acctapi/acctapi/internal/resources"
 )
 
-// Filterable fields (contract §3).
+// Filterable fields (contract §3), as filter tests name them.
 var (
-	annotatedFields = []string{"id", "description", "metadata", "created_at"}
-	apiKeyFields    = []string{"id", "description", "metadata", "owner_id", "created_at"}
-	svcUserFields   = []string{"id", "created_at"}
-	caFields        = []string{"id", "description", "metadata", "subject_common_name", "created_at", "not_before", "not_after"}
+	apiKeyFields  = resources.APIKeys.Filter
+	svcUserFields = resources.ServiceUsers.Filter
 )
 
 // annotated returns the filterable field name that every annotated
@@ -47,85 +46,59 @@ func nameTaken() error {
 	return errorf(http.StatusConflict, acctapi.CodeNameTaken, "Service User names must be unique within an account.")
 }
 
-func serviceUsers() *resource[account.ServiceUser, account.ServiceUserCreate, account.ServiceUserUpdate] {
-	const kind = kindSvcUser
-	return &resource[account.ServiceUser, account.ServiceUserCreate, account.ServiceUserUpdate]{
-		kind: kind, prefix: "service", member: "service_users", alias: "bot_users", aliasMember: "bot_users",
-		filter: svcUserFields,
+func (s *Server) registerAccount() {
+	users := &resource[account.ServiceUser, none, account.ServiceUserCreate, account.ServiceUserUpdate]{
+		Desc:        resources.ServiceUsers,
+		constraints: store.Constraints[account.ServiceUser, none]{Unique: func(v account.ServiceUser) string { return v.Name }, Taken: nameTaken},
 		field: func(v account.ServiceUser, name string) ref.Val {
-			return annotated(name, v.ID, "", "", v.CreatedAt) // svcUserFields has id and created_at only
+			return annotated(name, v.ID, "", "", v.CreatedAt) // the filter has id and created_at only
 		},
-		build: func(c *call, id string, in *account.ServiceUserCreate) (account.ServiceUser, meta, error) {
-			v := account.ServiceUser{ID: id, Name: in.Name, Active: true, CreatedAt: c.now}
+		build: func(o *op, id string, in *account.ServiceUserCreate, _ none) (account.ServiceUser, none, error) {
+			v := account.ServiceUser{ID: id, Name: in.Name, Active: true, CreatedAt: o.now}
 			patch(&v.Active, in.Active)
-			return v, meta{unique: v.Name, uniqueErr: nameTaken}, nil
+			return v, none{}, nil
 		},
-		apply: func(c *call, v account.ServiceUser, in *account.ServiceUserUpdate) (account.ServiceUser, meta, error) {
+		apply: func(o *op, cur store.Row[account.ServiceUser, none], in *account.ServiceUserUpdate, _ none) (account.ServiceUser, none, error) {
+			v := cur.Value
 			patch(&v.Name, in.Name)
 			patch(&v.Active, in.Active)
-			return v, meta{unique: v.Name, uniqueErr: nameTaken}, nil
+			return v, none{}, nil
 		},
 		// A service user's API keys go with it.
-		deleted: func(c *call, v account.ServiceUser) error {
-			for _, o := range all(c.txn, c.account, kindAPIKey) {
-				if keyOwner(o) == v.ID {
-					if err := c.s.drop(c.txn, o); err != nil {
+		deleted: func(o *op, v account.ServiceUser) error {
+			for _, k := range s.keys.All(o.tx, o.account) {
+				if k.Value.OwnerID == v.ID {
+					if err := s.keys.Delete(o.tx, o.account, k.ID); err != nil {
 						return err
 					}
 				}
 			}
 			return nil
 		},
-		render: func(base string, v account.ServiceUser) account.ServiceUser {
-			v.URI = itemURI(base, kind, v.ID)
-			return v
-		},
 	}
-}
+	users.render = renderAt(users.Name, func(v *account.ServiceUser) (*string, string) { return &v.URI, v.ID })
+	register(s, users)
+	s.users = users.table
 
-func apiKeys() *resource[account.APIKey, account.APIKeyCreate, account.APIKeyUpdate] {
-	const kind = kindAPIKey
-	return &resource[account.APIKey, account.APIKeyCreate, account.APIKeyUpdate]{
-		kind: kind, prefix: "ak", member: "keys", filter: apiKeyFields,
-		field: func(v account.APIKey, name string) ref.Val {
-			if name == "owner_id" {
-				return types.String(v.OwnerID)
-			}
-			return annotated(name, v.ID, v.Description, v.Metadata, v.CreatedAt)
-		},
-		build: func(c *call, id string, in *account.APIKeyCreate) (account.APIKey, meta, error) {
-			owner := in.OwnerID
-			if owner == "" {
-				owner = c.owner
-			}
-			if owner != accountUser(c.txn, c.account) && lookup(c.txn, c.account, kindSvcUser, owner) == nil {
-				return account.APIKey{}, meta{}, &apiError{status: http.StatusBadRequest, code: acctapi.CodeInvalidValue, field: "owner_id",
-					msg: "owner_id must be the account's user or one of its service users."}
-			}
-			token := c.s.newToken()
-			v := account.APIKey{ID: id, Description: in.Description, Metadata: in.Metadata, CreatedAt: c.now, OwnerID: owner, Token: &token}
-			return v, meta{token: hashToken(token)}, nil
-		},
-		redact: func(v account.APIKey) account.APIKey {
-			v.Token = nil
-			return v
-		},
-		apply: func(c *call, v account.APIKey, in *account.APIKeyUpdate) (account.APIKey, meta, error) {
-			patch(&v.Description, in.Description)
-			patch(&v.Metadata, in.Metadata)
-			return v, meta{}, nil
-		},
-		render: func(base string, v account.APIKey) account.APIKey {
-			v.URI = itemURI(base, kind, v.ID)
-			return v
-		},
+	keys := apiKeys()
+	keys.build = func(o *op, id string, in *account.APIKeyCreate, _ tokenHash) (account.APIKey, tokenHash, error) {
+		owner := in.OwnerID
+		if owner == "" {
+			owner = o.owner
+		}
+		if owner != s.accountUser(o.tx, o.account) && !s.users.Has(o.tx, o.account, owner) {
+			return account.APIKey{}, "", &apiError{status: http.StatusBadRequest, code: acctapi.CodeInvalidValue, field: "owner_id",
+				msg: "owner_id must be the account's user or one of its service users."}
+		}
+		token := o.env.newToken()
+		v := account.APIKey{ID: id, Description: in.Description, Metadata: in.Metadata, CreatedAt: o.now, OwnerID: owner, Token: &token}
+		return v, hashToken(token), nil
 	}
-}
+	register(s, keys)
+	s.keys = keys.table
 
-func certificateAuthorities() *resource[account.CertificateAuthority, account.CertificateAuthorityCreate, account.CertificateAuthorityUpdate] {
-	const kind = kindCA
-	return &resource[account.CertificateAuthority, account.CertificateAuthorityCreate, account.CertificateAuthorityUpdate]{
-		kind: kind, prefix: "ca", member: "certificate_authorities", filter: caFields,
+	cas := &resource[account.CertificateAuthority, *account.CAInfo, account.CertificateAuthorityCreate, account.CertificateAuthorityUpdate]{
+		Desc: resources.CertificateAuthorities,
 		field: func(v account.CertificateAuthority, name string) ref.Val {
 			switch name {
 			case "subject_common_name":
@@ -137,33 +110,74 @@ func certificateAuthorities() *resource[account.CertificateAuthority, account.Ce
 			}
 			return annotated(name, v.ID, v.Description, v.Metadata, v.CreatedAt)
 		},
-		build: func(c *call, id string, in *account.CertificateAuthorityCreate) (account.CertificateAuthority, meta, error) {
+		// The certificate is parsed before the write transaction, and what
+		// it holds goes to build.
+		prepare: func(o *op, in *account.CertificateAuthorityCreate, _ *account.CertificateAuthorityUpdate) (*account.CAInfo, error) {
+			if in == nil {
+				return nil, nil
+			}
 			info, err := account.ParseCA(in.CAPEM)
 			if err != nil {
-				return account.CertificateAuthority{}, meta{}, &apiError{status: http.StatusBadRequest, code: acctapi.CodeInvalidValue, field: "ca_pem", msg: err.Error()}
+				return nil, &apiError{status: http.StatusBadRequest, code: acctapi.CodeInvalidValue, field: "ca_pem", msg: err.Error()}
 			}
-			return account.CertificateAuthority{ID: id, CreatedAt: c.now, Description: in.Description, Metadata: in.Metadata, CAPEM: in.CAPEM, CAInfo: *info}, meta{}, nil
+			return info, nil
 		},
-		apply: func(c *call, v account.CertificateAuthority, in *account.CertificateAuthorityUpdate) (account.CertificateAuthority, meta, error) {
+		build: func(o *op, id string, in *account.CertificateAuthorityCreate, info *account.CAInfo) (account.CertificateAuthority, *account.CAInfo, error) {
+			return account.CertificateAuthority{ID: id, CreatedAt: o.now, Description: in.Description, Metadata: in.Metadata, CAPEM: in.CAPEM, CAInfo: *info}, nil, nil
+		},
+		apply: func(o *op, cur store.Row[account.CertificateAuthority, *account.CAInfo], in *account.CertificateAuthorityUpdate, _ *account.CAInfo) (account.CertificateAuthority, *account.CAInfo, error) {
+			v := cur.Value
 			patch(&v.Description, in.Description)
 			patch(&v.Metadata, in.Metadata)
-			return v, meta{}, nil
+			return v, nil, nil
 		},
-		render: func(base string, v account.CertificateAuthority) account.CertificateAuthority {
-			v.URI = itemURI(base, kind, v.ID)
+	}
+	cas.render = renderAt(cas.Name, func(v *account.CertificateAuthority) (*string, string) { return &v.URI, v.ID })
+	register(s, cas)
+}
+
+// apiKeys describes API keys but for build, which needs the server's
+// tables (registerAccount sets it).
+func apiKeys() *resource[account.APIKey, tokenHash, account.APIKeyCreate, account.APIKeyUpdate] {
+	keys := &resource[account.APIKey, tokenHash, account.APIKeyCreate, account.APIKeyUpdate]{
+		Desc:        resources.APIKeys,
+		constraints: store.Constraints[account.APIKey, tokenHash]{Token: func(h tokenHash) string { return string(h) }},
+		field: func(v account.APIKey, name string) ref.Val {
+			if name == "owner_id" {
+				return types.String(v.OwnerID)
+			}
+			return annotated(name, v.ID, v.Description, v.Metadata, v.CreatedAt)
+		},
+		redact: func(v account.APIKey) account.APIKey {
+			v.Token = nil
 			return v
 		},
+		apply: func(o *op, cur store.Row[account.APIKey, tokenHash], in *account.APIKeyUpdate, _ tokenHash) (account.APIKey, tokenHash, error) {
+			v := cur.Value
+			patch(&v.Description, in.Description)
+			patch(&v.Metadata, in.Metadata)
+			return v, cur.Extra, nil
+		},
+	}
+	keys.render = renderAt(keys.Name, func(v *account.APIKey) (*string, string) { return &v.URI, v.ID })
+	return keys
+}
+
+// renderAt returns a render hook that sets a value's uri, which at
+// returns with its id, to its item uri under the collection coll.
+func renderAt[T any](coll string, at func(v *T) (uri *string, id string)) func(base string, v T) T {
+	return func(base string, v T) T {
+		uri, id := at(&v)
+		*uri = itemURI(base, coll, id)
+		return v
 	}
 }
 
-// register adds every resource's routes.
+// register adds every resource's table and routes.
 func (s *Server) register() {
-	register(s, serviceUsers())
-	register(s, apiKeys())
-	register(s, certificateAuthorities())
+	s.registerAccounts()
+	s.registerAccount()
 	s.registerBackends()
 	s.registerEvents()
 	s.registerOperators()
 }
-
-var _ *memdb.Txn

@@ -2,27 +2,17 @@ package fake
 
 import (
 	"fmt"
-	"github.com/google/cel-go/common/types/ref"
 	"maps"
 	"net/http"
 	"slices"
 	"time"
 
-	memdb "github.com/hashicorp/go-memdb"
-
 	"github.com/acctapi/acctapi"
 	"github.com/acctapi/acctapi/backends"
+	"github.com/acctapi/acctapi/fake/internal/store"
+	"github.com/acctapi/acctapi/internal/resources"
+	"github.com/google/cel-go/common/types/ref"
 )
-
-const (
-	kindFailover     = "backends/failover"
-	kindHTTPResponse = "backends/http_response"
-	kindTunnelGroup  = "backends/tunnel_group"
-	kindTunnel       = "tunnels"
-)
-
-// backendKinds are the kinds a failover backend may reference.
-var backendKinds = []string{kindFailover, kindHTTPResponse, kindTunnelGroup}
 
 // Tunnel is a tunnel of an account. Tunnels have no API path; seed them
 // with [Seed] (&Tunnel{...} as the request) so that tunnel group backends
@@ -48,14 +38,18 @@ func (t *Tunnel) Validate() error {
 	return backends.CheckLabels(t.Labels)
 }
 
-// checkBackendRefs checks that every id is a backend of the account.
-func checkBackendRefs(c *call, ids []string) error {
+// backendTables are the tables a failover's backends may name.
+type backendTables struct {
+	failovers *store.Table[backends.Failover, none]
+	responses *store.Table[backends.HTTPResponse, none]
+	groups    *store.Table[backends.TunnelGroup, none]
+	tunnels   *store.Table[Tunnel, none]
+}
+
+// checkRefs checks that every id is a backend of the account.
+func (b *backendTables) checkRefs(o *op, ids []string) error {
 	for i, id := range ids {
-		found := false
-		for _, k := range backendKinds {
-			found = found || lookup(c.txn, c.account, k, id) != nil
-		}
-		if !found {
+		if !b.failovers.Has(o.tx, o.account, id) && !b.responses.Has(o.tx, o.account, id) && !b.groups.Has(o.tx, o.account, id) {
 			return &apiError{status: http.StatusBadRequest, code: acctapi.CodeUnknownBackend, field: fmt.Sprintf("backends[%d]", i),
 				msg: fmt.Sprintf("Cannot save backend reference %q because it does not exist.", truncate(id, 64))}
 		}
@@ -66,150 +60,27 @@ func checkBackendRefs(c *call, ids []string) error {
 // checkNoLoop refuses child backends that lead back to the failover id
 // through other failovers: a failover may not contain itself, directly or
 // not (and a loop could never be deleted, each part referencing the next).
-func checkNoLoop(c *call, id string, children []string) error {
+func (b *backendTables) checkNoLoop(o *op, id string, children []string) error {
 	seen := map[string]bool{}
-	var reaches func(b string) bool
-	reaches = func(b string) bool {
-		if b == id {
+	var reaches func(c string) bool
+	reaches = func(c string) bool {
+		if c == id {
 			return true
 		}
-		if seen[b] {
+		if seen[c] {
 			return false
 		}
-		seen[b] = true
-		o := lookup(c.txn, c.account, kindFailover, b)
-		return o != nil && slices.ContainsFunc(o.Value.(backends.Failover).Backends, reaches)
+		seen[c] = true
+		row, ok := b.failovers.Get(o.tx, o.account, c)
+		return ok && slices.ContainsFunc(row.Value.Backends, reaches)
 	}
-	for i, b := range children {
-		if reaches(b) {
+	for i, c := range children {
+		if reaches(c) {
 			return &apiError{status: http.StatusBadRequest, code: acctapi.CodeInvalidValue, field: fmt.Sprintf("backends[%d]", i),
-				msg: fmt.Sprintf("Backend %q leads back to failover %q; a failover may not contain itself.", truncate(b, 64), id)}
+				msg: fmt.Sprintf("Backend %q leads back to failover %q; a failover may not contain itself.", truncate(c, 64), id)}
 		}
 	}
 	return nil
-}
-
-func (s *Server) registerBackends() {
-	register(s, &resource[backends.Failover, backends.FailoverCreate, backends.FailoverUpdate]{
-		kind: kindFailover, prefix: "bkdfo", member: "backends",
-		build: func(c *call, id string, in *backends.FailoverCreate) (backends.Failover, meta, error) {
-			v := backends.Failover{ID: id, CreatedAt: c.now, Description: in.Description, Metadata: in.Metadata, Backends: orEmpty(in.Backends)}
-			return v, meta{refs: v.Backends}, checkBackendRefs(c, v.Backends)
-		},
-		apply: func(c *call, v backends.Failover, in *backends.FailoverUpdate) (backends.Failover, meta, error) {
-			patch(&v.Description, in.Description)
-			patch(&v.Metadata, in.Metadata)
-			if in.Backends != nil {
-				v.Backends = orEmpty(*in.Backends)
-			}
-			if err := checkBackendRefs(c, v.Backends); err != nil {
-				return v, meta{}, err
-			}
-			return v, meta{refs: v.Backends}, checkNoLoop(c, v.ID, v.Backends)
-		},
-		render: func(base string, v backends.Failover) backends.Failover {
-			v.URI = itemURI(base, kindFailover, v.ID)
-			return v
-		},
-	})
-	register(s, &resource[backends.HTTPResponse, backends.HTTPResponseCreate, backends.HTTPResponseUpdate]{
-		kind: kindHTTPResponse, prefix: "bkdhr", member: "backends",
-		build: func(c *call, id string, in *backends.HTTPResponseCreate) (backends.HTTPResponse, meta, error) {
-			return backends.HTTPResponse{ID: id, CreatedAt: c.now, Description: in.Description, Metadata: in.Metadata,
-				Body: in.Body, Headers: orEmptyMap(in.Headers), StatusCode: in.StatusCode}, meta{}, nil
-		},
-		apply: func(c *call, v backends.HTTPResponse, in *backends.HTTPResponseUpdate) (backends.HTTPResponse, meta, error) {
-			patch(&v.Description, in.Description)
-			patch(&v.Metadata, in.Metadata)
-			patch(&v.Body, in.Body)
-			patch(&v.StatusCode, in.StatusCode)
-			if in.Headers != nil {
-				v.Headers = orEmptyMap(*in.Headers)
-			}
-			return v, meta{}, nil
-		},
-		render: func(base string, v backends.HTTPResponse) backends.HTTPResponse {
-			v.URI = itemURI(base, kindHTTPResponse, v.ID)
-			return v
-		},
-	})
-	register(s, &resource[backends.TunnelGroup, backends.TunnelGroupCreate, backends.TunnelGroupUpdate]{
-		kind: kindTunnelGroup, prefix: "bkdtg", member: "backends", filter: annotatedFields,
-		field: func(v backends.TunnelGroup, name string) ref.Val {
-			return annotated(name, v.ID, v.Description, v.Metadata, v.CreatedAt)
-		},
-		build: func(c *call, id string, in *backends.TunnelGroupCreate) (backends.TunnelGroup, meta, error) {
-			v := backends.TunnelGroup{ID: id, CreatedAt: c.now, Description: in.Description, Metadata: in.Metadata, Labels: maps.Clone(in.Labels)}
-			v.Tunnels = matchingTunnels(c.txn, c.account, v.Labels)
-			return v, meta{}, nil
-		},
-		apply: func(c *call, v backends.TunnelGroup, in *backends.TunnelGroupUpdate) (backends.TunnelGroup, meta, error) {
-			patch(&v.Description, in.Description)
-			patch(&v.Metadata, in.Metadata)
-			if in.Labels != nil {
-				v.Labels = maps.Clone(*in.Labels)
-				v.Tunnels = matchingTunnels(c.txn, c.account, v.Labels)
-			}
-			return v, meta{}, nil
-		},
-		render: func(base string, v backends.TunnelGroup) backends.TunnelGroup {
-			v.URI = itemURI(base, kindTunnelGroup, v.ID)
-			refs := make([]acctapi.Ref, len(v.Tunnels))
-			for i, t := range v.Tunnels {
-				refs[i] = acctapi.Ref{ID: t.ID, URI: itemURI(base, kindTunnel, t.ID)}
-			}
-			v.Tunnels = refs
-			return v
-		},
-	})
-	// Tunnels: seeded only. Seeding one adds it to the tunnel groups whose
-	// labels it carries.
-	s.registerSeedOnly(&resource[Tunnel, Tunnel, Tunnel]{
-		kind: kindTunnel, prefix: "tn",
-		build: func(c *call, id string, in *Tunnel) (Tunnel, meta, error) {
-			t := Tunnel{ID: id, Labels: maps.Clone(in.Labels), CreatedAt: c.now}
-			for _, o := range all(c.txn, c.account, kindTunnelGroup) {
-				g := o.Value.(backends.TunnelGroup)
-				if carries(t.Labels, g.Labels) {
-					g.Tunnels = append(append([]acctapi.Ref(nil), g.Tunnels...), acctapi.Ref{ID: id})
-					if err := c.s.store(c.txn, &object{Account: o.Account, Kind: o.Kind, ID: o.ID, Value: g}, meta{}, o); err != nil {
-						return Tunnel{}, meta{}, err
-					}
-				}
-			}
-			return t, meta{}, nil
-		},
-		deleted: func(c *call, t Tunnel) error {
-			for _, o := range all(c.txn, c.account, kindTunnelGroup) {
-				g := o.Value.(backends.TunnelGroup)
-				i := slices.IndexFunc(g.Tunnels, func(r acctapi.Ref) bool { return r.ID == t.ID })
-				if i < 0 {
-					continue
-				}
-				g.Tunnels = slices.Delete(slices.Clone(g.Tunnels), i, i+1)
-				if err := c.s.store(c.txn, &object{Account: o.Account, Kind: o.Kind, ID: o.ID, Value: g}, meta{}, o); err != nil {
-					return err
-				}
-			}
-			return nil
-		},
-		render: func(base string, v Tunnel) Tunnel {
-			v.URI = itemURI(base, kindTunnel, v.ID)
-			return v
-		},
-	})
-}
-
-// matchingTunnels returns refs (ids only) of the account's tunnels that
-// carry every label.
-func matchingTunnels(txn *memdb.Txn, account string, labels map[string]string) []acctapi.Ref {
-	refs := []acctapi.Ref{}
-	for _, o := range all(txn, account, kindTunnel) {
-		if carries(o.Value.(Tunnel).Labels, labels) {
-			refs = append(refs, acctapi.Ref{ID: o.ID})
-		}
-	}
-	return refs
 }
 
 // carries reports whether have includes every label of want.
@@ -233,4 +104,140 @@ func orEmptyMap(m map[string]string) map[string]string {
 		return map[string]string{}
 	}
 	return maps.Clone(m)
+}
+
+// matchingTunnels returns refs (ids only) of the account's tunnels that
+// carry every label.
+func (b *backendTables) matchingTunnels(o *op, labels map[string]string) []acctapi.Ref {
+	refs := []acctapi.Ref{}
+	for _, row := range b.tunnels.All(o.tx, o.account) {
+		if carries(row.Value.Labels, labels) {
+			refs = append(refs, acctapi.Ref{ID: row.ID})
+		}
+	}
+	return refs
+}
+
+// changeGroups stores what change makes of each of the account's tunnel
+// groups for which it reports a change.
+func (b *backendTables) changeGroups(o *op, change func(g *backends.TunnelGroup) bool) error {
+	for _, row := range b.groups.All(o.tx, o.account) {
+		g := row.Value
+		if !change(&g) {
+			continue
+		}
+		if err := b.groups.Replace(o.tx, row, g, none{}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (s *Server) registerBackends() {
+	var b backendTables
+	failovers := &resource[backends.Failover, none, backends.FailoverCreate, backends.FailoverUpdate]{
+		Desc:        resources.Failovers,
+		constraints: store.Constraints[backends.Failover, none]{Refs: func(v backends.Failover) []string { return v.Backends }},
+		build: func(o *op, id string, in *backends.FailoverCreate, _ none) (backends.Failover, none, error) {
+			v := backends.Failover{ID: id, CreatedAt: o.now, Description: in.Description, Metadata: in.Metadata, Backends: orEmpty(in.Backends)}
+			return v, none{}, b.checkRefs(o, v.Backends)
+		},
+		apply: func(o *op, cur store.Row[backends.Failover, none], in *backends.FailoverUpdate, _ none) (backends.Failover, none, error) {
+			v := cur.Value
+			patch(&v.Description, in.Description)
+			patch(&v.Metadata, in.Metadata)
+			if in.Backends != nil {
+				v.Backends = orEmpty(*in.Backends)
+			}
+			if err := b.checkRefs(o, v.Backends); err != nil {
+				return v, none{}, err
+			}
+			return v, none{}, b.checkNoLoop(o, v.ID, v.Backends)
+		},
+	}
+	failovers.render = renderAt(failovers.Name, func(v *backends.Failover) (*string, string) { return &v.URI, v.ID })
+	register(s, failovers)
+
+	responses := &resource[backends.HTTPResponse, none, backends.HTTPResponseCreate, backends.HTTPResponseUpdate]{
+		Desc: resources.HTTPResponses,
+		build: func(o *op, id string, in *backends.HTTPResponseCreate, _ none) (backends.HTTPResponse, none, error) {
+			return backends.HTTPResponse{ID: id, CreatedAt: o.now, Description: in.Description, Metadata: in.Metadata,
+				Body: in.Body, Headers: orEmptyMap(in.Headers), StatusCode: in.StatusCode}, none{}, nil
+		},
+		apply: func(o *op, cur store.Row[backends.HTTPResponse, none], in *backends.HTTPResponseUpdate, _ none) (backends.HTTPResponse, none, error) {
+			v := cur.Value
+			patch(&v.Description, in.Description)
+			patch(&v.Metadata, in.Metadata)
+			patch(&v.Body, in.Body)
+			patch(&v.StatusCode, in.StatusCode)
+			if in.Headers != nil {
+				v.Headers = orEmptyMap(*in.Headers)
+			}
+			return v, none{}, nil
+		},
+	}
+	responses.render = renderAt(responses.Name, func(v *backends.HTTPResponse) (*string, string) { return &v.URI, v.ID })
+	register(s, responses)
+
+	groups := &resource[backends.TunnelGroup, none, backends.TunnelGroupCreate, backends.TunnelGroupUpdate]{
+		Desc: resources.TunnelGroups,
+		field: func(v backends.TunnelGroup, name string) ref.Val {
+			return annotated(name, v.ID, v.Description, v.Metadata, v.CreatedAt)
+		},
+		build: func(o *op, id string, in *backends.TunnelGroupCreate, _ none) (backends.TunnelGroup, none, error) {
+			v := backends.TunnelGroup{ID: id, CreatedAt: o.now, Description: in.Description, Metadata: in.Metadata, Labels: maps.Clone(in.Labels)}
+			v.Tunnels = b.matchingTunnels(o, v.Labels)
+			return v, none{}, nil
+		},
+		apply: func(o *op, cur store.Row[backends.TunnelGroup, none], in *backends.TunnelGroupUpdate, _ none) (backends.TunnelGroup, none, error) {
+			v := cur.Value
+			patch(&v.Description, in.Description)
+			patch(&v.Metadata, in.Metadata)
+			if in.Labels != nil {
+				v.Labels = maps.Clone(*in.Labels)
+				v.Tunnels = b.matchingTunnels(o, v.Labels)
+			}
+			return v, none{}, nil
+		},
+		render: func(base string, v backends.TunnelGroup) backends.TunnelGroup {
+			v.URI = itemURI(base, resources.TunnelGroups.Name, v.ID)
+			refs := make([]acctapi.Ref, len(v.Tunnels))
+			for i, t := range v.Tunnels {
+				refs[i] = acctapi.Ref{ID: t.ID, URI: itemURI(base, resources.Tunnels.Name, t.ID)}
+			}
+			v.Tunnels = refs
+			return v
+		},
+	}
+	register(s, groups)
+
+	// Tunnels: seeded only. Seeding one adds it to the tunnel groups whose
+	// labels it carries.
+	tunnels := &resource[Tunnel, none, Tunnel, Tunnel]{
+		Desc: resources.Tunnels,
+		build: func(o *op, id string, in *Tunnel, _ none) (Tunnel, none, error) {
+			t := Tunnel{ID: id, Labels: maps.Clone(in.Labels), CreatedAt: o.now}
+			err := b.changeGroups(o, func(g *backends.TunnelGroup) bool {
+				if !carries(t.Labels, g.Labels) {
+					return false
+				}
+				g.Tunnels = append(append([]acctapi.Ref(nil), g.Tunnels...), acctapi.Ref{ID: id})
+				return true
+			})
+			return t, none{}, err
+		},
+		deleted: func(o *op, t Tunnel) error {
+			return b.changeGroups(o, func(g *backends.TunnelGroup) bool {
+				i := slices.IndexFunc(g.Tunnels, func(r acctapi.Ref) bool { return r.ID == t.ID })
+				if i < 0 {
+					return false
+				}
+				g.Tunnels = slices.Delete(slices.Clone(g.Tunnels), i, i+1)
+				return true
+			})
+		},
+	}
+	tunnels.render = renderAt(tunnels.Name, func(v *Tunnel) (*string, string) { return &v.URI, v.ID })
+	register(s, tunnels)
+	b = backendTables{failovers: failovers.table, responses: responses.table, groups: groups.table, tunnels: tunnels.table}
 }

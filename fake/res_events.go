@@ -3,29 +3,30 @@ package fake
 import (
 	"errors"
 	"fmt"
-	"github.com/google/cel-go/common/types/ref"
 	"net/http"
 	"net/url"
 	"slices"
 
-	memdb "github.com/hashicorp/go-memdb"
+	"github.com/google/cel-go/common/types/ref"
 
 	"github.com/acctapi/acctapi"
 	"github.com/acctapi/acctapi/events"
+	"github.com/acctapi/acctapi/fake/internal/store"
 	"github.com/acctapi/acctapi/internal/field"
+	"github.com/acctapi/acctapi/internal/resources"
 )
 
-const (
-	kindDestination  = "event_destinations"
-	kindSubscription = "event_subscriptions"
+var (
+	kindDestination  = resources.EventDestinations.Name
+	kindSubscription = resources.EventSubscriptions.Name
 )
 
 // destinationRefs checks that every id names a destination of the account
 // and returns them as refs (uris are filled when rendered).
-func destinationRefs(c *call, ids []string) ([]acctapi.Ref, error) {
+func destinationRefs(o *op, dests *store.Table[events.Destination, none], ids []string) ([]acctapi.Ref, error) {
 	refs := make([]acctapi.Ref, 0, len(ids))
 	for i, id := range ids {
-		if lookup(c.txn, c.account, kindDestination, id) == nil {
+		if !dests.Has(o.tx, o.account, id) {
 			return nil, &apiError{status: http.StatusBadRequest, code: acctapi.CodeUnknownDestination, field: fmt.Sprintf("destination_ids[%d]", i),
 				msg: fmt.Sprintf("Event destination %q does not exist.", truncate(id, 64))}
 		}
@@ -71,54 +72,57 @@ func sourceURI(base, subID, typ string) string {
 }
 
 func (s *Server) registerEvents() {
-	register(s, &resource[events.Destination, events.DestinationCreate, events.DestinationUpdate]{
-		kind: kindDestination, prefix: "ed", member: "event_destinations", filter: annotatedFields,
+	dests := &resource[events.Destination, none, events.DestinationCreate, events.DestinationUpdate]{
+		Desc: resources.EventDestinations,
 		field: func(v events.Destination, name string) ref.Val {
 			return annotated(name, v.ID, v.Description, v.Metadata, v.CreatedAt)
 		},
-		build: func(c *call, id string, in *events.DestinationCreate) (events.Destination, meta, error) {
-			return events.Destination{ID: id, CreatedAt: c.now, Description: in.Description, Metadata: in.Metadata, Format: in.Format, Target: in.Target}, meta{}, nil
+		build: func(o *op, id string, in *events.DestinationCreate, _ none) (events.Destination, none, error) {
+			return events.Destination{ID: id, CreatedAt: o.now, Description: in.Description, Metadata: in.Metadata, Format: in.Format, Target: in.Target}, none{}, nil
 		},
-		apply: func(c *call, v events.Destination, in *events.DestinationUpdate) (events.Destination, meta, error) {
+		apply: func(o *op, cur store.Row[events.Destination, none], in *events.DestinationUpdate, _ none) (events.Destination, none, error) {
+			v := cur.Value
 			patch(&v.Description, in.Description)
 			patch(&v.Metadata, in.Metadata)
 			patch(&v.Format, in.Format)
 			patch(&v.Target, in.Target)
-			return v, meta{}, nil
+			return v, none{}, nil
 		},
-		render: func(base string, v events.Destination) events.Destination {
-			v.URI = itemURI(base, kindDestination, v.ID)
-			return v
-		},
-	})
-	register(s, &resource[events.Subscription, events.SubscriptionCreate, events.SubscriptionUpdate]{
-		kind: kindSubscription, prefix: "esb", member: "event_subscriptions", filter: annotatedFields,
+	}
+	dests.render = renderAt(dests.Name, func(v *events.Destination) (*string, string) { return &v.URI, v.ID })
+	register(s, dests)
+	subs := &resource[events.Subscription, none, events.SubscriptionCreate, events.SubscriptionUpdate]{
+		Desc:        resources.EventSubscriptions,
+		constraints: store.Constraints[events.Subscription, none]{Refs: func(v events.Subscription) []string { return refIDs(v.Destinations) }},
 		field: func(v events.Subscription, name string) ref.Val {
 			return annotated(name, v.ID, v.Description, v.Metadata, v.CreatedAt)
 		},
-		build: func(c *call, id string, in *events.SubscriptionCreate) (events.Subscription, meta, error) {
-			dst, err := destinationRefs(c, in.DestinationIDs)
-			v := events.Subscription{ID: id, CreatedAt: c.now, Description: in.Description, Metadata: in.Metadata,
+		build: func(o *op, id string, in *events.SubscriptionCreate, _ none) (events.Subscription, none, error) {
+			dst, err := destinationRefs(o, dests.table, in.DestinationIDs)
+			v := events.Subscription{ID: id, CreatedAt: o.now, Description: in.Description, Metadata: in.Metadata,
 				Sources: subscriptionSources(in.Sources), Destinations: dst}
-			return v, meta{refs: refIDs(dst)}, err
+			return v, none{}, err
 		},
-		apply: func(c *call, v events.Subscription, in *events.SubscriptionUpdate) (events.Subscription, meta, error) {
+		apply: func(o *op, cur store.Row[events.Subscription, none], in *events.SubscriptionUpdate, _ none) (events.Subscription, none, error) {
+			v := cur.Value
 			patch(&v.Description, in.Description)
 			patch(&v.Metadata, in.Metadata)
 			if in.Sources != nil {
 				v.Sources = subscriptionSources(*in.Sources)
 			}
 			if in.DestinationIDs != nil {
-				dst, err := destinationRefs(c, *in.DestinationIDs)
+				dst, err := destinationRefs(o, dests.table, *in.DestinationIDs)
 				if err != nil {
-					return v, meta{}, err
+					return v, none{}, err
 				}
 				v.Destinations = dst
 			}
-			return v, meta{refs: refIDs(v.Destinations)}, nil
+			return v, none{}, nil
 		},
 		render: renderSubscription,
-	})
+	}
+	register(s, subs)
+	s.subs = subs.table
 	const coll, item = "/event_subscriptions/{id}/sources", "/event_subscriptions/{id}/sources/{type}"
 	s.routes.handle(http.MethodPost, coll, nil, s.createSource)
 	s.routes.handle(http.MethodGet, coll, nil, s.listSources)
@@ -130,16 +134,16 @@ func (s *Server) registerEvents() {
 // changeSubscription runs fn on the subscription named in the path, in a
 // write transaction, and stores what fn returns.
 func (s *Server) changeSubscription(c *call, fn func(v events.Subscription) (events.Subscription, error)) error {
-	return s.write(func(txn *memdb.Txn) error {
-		o := lookup(txn, c.account, kindSubscription, c.params.get("id"))
-		if o == nil {
+	return s.db.Write(func(tx *store.Txn) error {
+		row, ok := s.subs.Get(tx, c.account, c.params.get("id"))
+		if !ok {
 			return notFound(c.params.get("id"))
 		}
-		v, err := fn(o.Value.(events.Subscription))
+		v, err := fn(row.Value)
 		if err != nil {
 			return err
 		}
-		return s.store(txn, &object{Account: o.Account, Kind: o.Kind, ID: o.ID, Value: v}, meta{refs: o.Refs}, o)
+		return s.subs.Replace(tx, row, v, none{})
 	})
 }
 
@@ -178,21 +182,21 @@ func (s *Server) createSource(c *call) (int, any, error) {
 
 func (s *Server) listSources(c *call) (int, any, error) {
 	subID := c.params.get("id")
-	o := lookup(c.read(), c.account, kindSubscription, subID)
-	if o == nil {
+	row, ok := s.subs.Get(c.read(), c.account, subID)
+	if !ok {
 		return 0, nil, notFound(subID)
 	}
-	v := renderSubscription(c.base, o.Value.(events.Subscription))
+	v := renderSubscription(c.base, row.Value)
 	return http.StatusOK, events.SourceList{Sources: v.Sources, URI: itemURI(c.base, kindSubscription, subID) + "/sources"}, nil
 }
 
 func (s *Server) getSource(c *call) (int, any, error) {
 	subID, typ := c.params.get("id"), c.params.get("type")
-	o := lookup(c.read(), c.account, kindSubscription, subID)
-	if o == nil {
+	row, ok := s.subs.Get(c.read(), c.account, subID)
+	if !ok {
 		return 0, nil, notFound(subID)
 	}
-	if sourceIndex(o.Value.(events.Subscription), typ) < 0 {
+	if sourceIndex(row.Value, typ) < 0 {
 		return 0, nil, sourceNotFound(subID, typ)
 	}
 	return http.StatusOK, events.Source{Type: typ, URI: sourceURI(c.base, subID, typ)}, nil

@@ -6,13 +6,10 @@ import (
 	"strings"
 
 	"github.com/acctapi/acctapi"
+	"github.com/acctapi/acctapi/fake/internal/store"
 	"github.com/acctapi/acctapi/internal/field"
+	"github.com/acctapi/acctapi/internal/resources"
 	"github.com/acctapi/acctapi/k8sop"
-)
-
-const (
-	kindOperator = "kubernetes_operators"
-	kindEndpoint = "endpoints"
 )
 
 // badRequest is a 400 on one field with the generic invalid-value code.
@@ -20,8 +17,17 @@ func badRequest(field, msg string) *apiError {
 	return &apiError{status: http.StatusBadRequest, code: acctapi.CodeInvalidValue, field: field, msg: msg}
 }
 
+// operatorExtra is what prepare makes of an operator request before the
+// write transaction: the certificate signed for its CSR and its compiled
+// endpoint selectors. The store keeps the selectors beside the operator,
+// for bound-endpoints requests; the certificate goes into the operator.
+type operatorExtra struct {
+	sel  *k8sop.Selectors // nil: no selectors (or, from an update's prepare, none given)
+	cert *k8sop.Cert      // nil: no CSR
+}
+
 // signCSR signs a binding's CSR with the fake's CA; "" signs nothing (nil).
-func signCSR(c *call, csr string) (*k8sop.Cert, error) {
+func signCSR(o *op, csr string) (*k8sop.Cert, error) {
 	if csr == "" {
 		return nil, nil
 	}
@@ -29,34 +35,55 @@ func signCSR(c *call, csr string) (*k8sop.Cert, error) {
 	if err != nil {
 		return nil, badRequest("binding.csr", err.Error())
 	}
-	pemText, nb, na, err := c.s.signer.sign(req, c.now)
+	pemText, nb, na, err := o.env.signer.sign(req, o.now)
 	if err != nil {
 		return nil, err
 	}
 	return &k8sop.Cert{Cert: pemText, NotBefore: nb, NotAfter: na}, nil
 }
 
-// prepareOperator signs a create's or an update's CSR before the write
-// transaction, so that signing does not hold up other writes; build and
-// apply take the certificate from c.cert.
-func prepareOperator(c *call, in *k8sop.OperatorCreate, up *k8sop.OperatorUpdate) error {
+// compileSelectors compiles endpoint selectors; none compile to nil.
+func compileSelectors(exprs []string) (*k8sop.Selectors, error) {
+	if len(exprs) == 0 {
+		return nil, nil
+	}
+	sel, err := k8sop.CompileSelectors(exprs)
+	if err != nil {
+		return nil, fromValidation(field.Prefix("binding", err))
+	}
+	return sel, nil
+}
+
+// prepareOperator signs a create's or an update's CSR and compiles its
+// selectors before the write transaction, so that neither holds up other
+// writes; build and apply take both from what it returns.
+func prepareOperator(o *op, in *k8sop.OperatorCreate, up *k8sop.OperatorUpdate) (*operatorExtra, error) {
 	var csr string
+	var exprs []string
 	switch {
 	case in != nil && in.Binding != nil:
-		csr = in.Binding.CSR
-	case up != nil && up.Binding != nil && up.Binding.CSR != nil:
-		csr = *up.Binding.CSR
+		csr, exprs = in.Binding.CSR, in.Binding.EndpointSelectors
+	case up != nil && up.Binding != nil:
+		if up.Binding.CSR != nil {
+			csr = *up.Binding.CSR
+		}
+		if up.Binding.EndpointSelectors != nil {
+			exprs = *up.Binding.EndpointSelectors
+		}
 	}
-	cert, err := signCSR(c, csr)
-	c.cert = cert
-	return err
+	sel, err := compileSelectors(exprs)
+	if err != nil {
+		return nil, err
+	}
+	cert, err := signCSR(o, csr)
+	return &operatorExtra{sel: sel, cert: cert}, err
 }
 
 // defaultIngress gives an operator with bindings the configured ingress
 // endpoint when it has none.
-func defaultIngress(c *call, v *k8sop.Operator) {
+func defaultIngress(o *op, v *k8sop.Operator) {
 	if slices.Contains(v.EnabledFeatures, k8sop.FeatureBindings) && v.Binding.IngressEndpoint == "" {
-		v.Binding.IngressEndpoint = c.s.cfg.ingress
+		v.Binding.IngressEndpoint = o.env.ingress
 	}
 }
 
@@ -65,33 +92,33 @@ func defaultIngress(c *call, v *k8sop.Operator) {
 // service's samples show).
 func principalURI(base, id string) string {
 	if strings.HasPrefix(id, "service_") {
-		return itemURI(base, kindSvcUser, id)
+		return itemURI(base, resources.ServiceUsers.Name, id)
 	}
 	return ""
 }
 
 func (s *Server) registerOperators() {
-	register(s, &resource[k8sop.Operator, k8sop.OperatorCreate, k8sop.OperatorUpdate]{
-		kind: kindOperator, prefix: "k8sop", member: "operators",
+	operators := &resource[k8sop.Operator, *operatorExtra, k8sop.OperatorCreate, k8sop.OperatorUpdate]{
+		Desc:    resources.Operators,
 		prepare: prepareOperator,
-		build: func(c *call, id string, in *k8sop.OperatorCreate) (k8sop.Operator, meta, error) {
-			v := k8sop.Operator{ID: id, CreatedAt: c.now, UpdatedAt: c.now, Description: in.Description, Metadata: in.Metadata,
-				Principal: acctapi.Ref{ID: c.owner}, EnabledFeatures: in.EnabledFeatures, Region: in.Region, Deployment: in.Deployment,
+		build: func(o *op, id string, in *k8sop.OperatorCreate, x *operatorExtra) (k8sop.Operator, *operatorExtra, error) {
+			v := k8sop.Operator{ID: id, CreatedAt: o.now, UpdatedAt: o.now, Description: in.Description, Metadata: in.Metadata,
+				Principal: acctapi.Ref{ID: o.owner}, EnabledFeatures: in.EnabledFeatures, Region: in.Region, Deployment: in.Deployment,
 				Binding: &k8sop.Binding{}}
 			if b := in.Binding; b != nil {
 				v.Binding.EndpointSelectors = slices.Clone(b.EndpointSelectors)
 				v.Binding.IngressEndpoint = b.IngressEndpoint
-				if c.cert != nil {
-					v.Binding.Cert = *c.cert
+				if x.cert != nil {
+					v.Binding.Cert = *x.cert
 				}
 			}
-			defaultIngress(c, &v)
-			m, err := selectorsMeta(v)
-			return v, m, err
+			defaultIngress(o, &v)
+			return v, &operatorExtra{sel: x.sel}, nil
 		},
-		apply: func(c *call, v k8sop.Operator, in *k8sop.OperatorUpdate) (k8sop.Operator, meta, error) {
+		apply: func(o *op, cur store.Row[k8sop.Operator, *operatorExtra], in *k8sop.OperatorUpdate, x *operatorExtra) (k8sop.Operator, *operatorExtra, error) {
+			v := cur.Value
 			if err := in.CheckBinding(v.EnabledFeatures); err != nil {
-				return v, meta{}, fromValidation(err)
+				return v, nil, fromValidation(err)
 			}
 			patch(&v.Description, in.Description)
 			patch(&v.Metadata, in.Metadata)
@@ -102,53 +129,46 @@ func (s *Server) registerOperators() {
 				patch(&v.Deployment.Version, d.Version)
 			}
 			b := *v.Binding
+			sel := cur.Extra.sel
 			if u := in.Binding; u != nil {
-				patch(&b.EndpointSelectors, u.EndpointSelectors)
+				if u.EndpointSelectors != nil {
+					b.EndpointSelectors, sel = *u.EndpointSelectors, x.sel
+				}
 				patch(&b.IngressEndpoint, u.IngressEndpoint)
-				if c.cert != nil {
-					b.Cert = *c.cert
+				if x.cert != nil {
+					b.Cert = *x.cert
 				}
 			}
 			v.Binding = &b
-			defaultIngress(c, &v)
-			v.UpdatedAt = c.now
-			m, err := selectorsMeta(v)
-			return v, m, err
+			defaultIngress(o, &v)
+			v.UpdatedAt = o.now
+			return v, &operatorExtra{sel: sel}, nil
 		},
 		render: func(base string, v k8sop.Operator) k8sop.Operator {
-			v.URI = itemURI(base, kindOperator, v.ID)
+			v.URI = itemURI(base, resources.Operators.Name, v.ID)
 			v.Principal.URI = principalURI(base, v.Principal.ID)
 			return v
 		},
-	})
-	s.routes.handle(http.MethodGet, "/kubernetes_operators/{id}/bound_endpoints", []string{"limit", "before_id"}, s.boundEndpoints)
+	}
+	register(s, operators)
+	s.operators = operators.table
+	s.routes.handle(http.MethodGet, resources.BoundEndpoints, []string{"limit", "before_id"}, s.boundEndpoints)
 	// Endpoints: seeded only; bound endpoints lists them.
-	s.registerSeedOnly(&resource[k8sop.Endpoint, k8sop.Endpoint, k8sop.Endpoint]{
-		kind: kindEndpoint, prefix: "ep",
-		build: func(c *call, id string, in *k8sop.Endpoint) (k8sop.Endpoint, meta, error) {
+	endpoints := &resource[k8sop.Endpoint, none, k8sop.Endpoint, k8sop.Endpoint]{
+		Desc: resources.Endpoints,
+		build: func(o *op, id string, in *k8sop.Endpoint, _ none) (k8sop.Endpoint, none, error) {
 			if err := checkSeededEndpoint(in); err != nil {
-				return k8sop.Endpoint{}, meta{}, err
+				return k8sop.Endpoint{}, none{}, err
 			}
 			v := *in
-			v.ID, v.CreatedAt, v.UpdatedAt = id, c.now, c.now
+			v.ID, v.CreatedAt, v.UpdatedAt = id, o.now, o.now
 			v.Bindings = slices.Clone(in.Bindings)
-			return v, meta{}, nil
+			return v, none{}, nil
 		},
 		render: renderEndpoint,
-	})
-}
-
-// selectorsMeta compiles an operator's endpoint selectors once, when it is
-// stored, for bound-endpoints requests to use.
-func selectorsMeta(v k8sop.Operator) (meta, error) {
-	if v.Binding == nil || len(v.Binding.EndpointSelectors) == 0 {
-		return meta{}, nil
 	}
-	sel, err := k8sop.CompileSelectors(v.Binding.EndpointSelectors)
-	if err != nil {
-		return meta{}, fromValidation(field.Prefix("binding", err))
-	}
-	return meta{aux: sel}, nil
+	register(s, endpoints)
+	s.endpoints = endpoints.table
 }
 
 // checkSeededEndpoint applies the rules every resource shares to a seeded
@@ -172,32 +192,31 @@ func (s *Server) boundEndpoints(c *call) (int, any, error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	txn := c.read()
-	o := lookup(txn, c.account, kindOperator, c.params.get("id"))
-	if o == nil {
+	tx := c.read()
+	row, ok := s.operators.Get(tx, c.account, c.params.get("id"))
+	if !ok {
 		return 0, nil, notFound(c.params.get("id"))
 	}
 	uri := c.base + c.r.URL.EscapedPath()
-	sel, _ := o.Aux.(*k8sop.Selectors)
+	sel := row.Extra.sel
 	if sel == nil { // no selectors: nothing is bound, and nothing need be read
 		return http.StatusOK, listPage("endpoints", []k8sop.Endpoint{}, uri, nil), nil
 	}
-	objs, more, err := page(txn, c.account, kindEndpoint, p.beforeID, p.limit, func(o *object) (bool, error) {
-		e := o.Value.(k8sop.Endpoint)
-		if !slices.Contains(e.Bindings, "kubernetes") {
+	rows, more, err := s.endpoints.Page(tx, c.account, p.beforeID, p.limit, func(row store.Row[k8sop.Endpoint, none]) (bool, error) {
+		if !slices.Contains(row.Value.Bindings, "kubernetes") {
 			return false, nil
 		}
-		ok, _ := sel.Match(&e)
+		ok, _ := sel.Match(&row.Value)
 		return ok, nil
 	})
 	if err != nil {
 		return 0, nil, err
 	}
-	return pageResponse(c, "endpoints", p, objs, more, renderEndpoint)
+	return pageResponse(c, "endpoints", p, rows, more, renderEndpoint)
 }
 
 // renderEndpoint fills an endpoint's uri.
 func renderEndpoint(base string, v k8sop.Endpoint) k8sop.Endpoint {
-	v.URI = itemURI(base, kindEndpoint, v.ID)
+	v.URI = itemURI(base, resources.Endpoints.Name, v.ID)
 	return v
 }

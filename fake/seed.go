@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
-	"slices"
 )
 
 // Seed creates a resource in an account without an HTTP request, through
@@ -45,7 +44,7 @@ func Seed[T any, C any](s *Server, accountID string, in *C) (T, error) {
 		}
 		return zero, fmt.Errorf("fake: Seed: %w", err)
 	}
-	return deepCopy(info.render(c.base, v).(T)), nil
+	return deepCopy(v.(T)), nil
 }
 
 // seedBase is the base URL of uris outside a request.
@@ -66,11 +65,11 @@ func Get[T any](s *Server, accountID, id string) (T, bool) {
 	if info == nil || err != nil {
 		return zero, false
 	}
-	o := lookup(s.read(), acct, info.kind, id)
-	if o == nil {
+	v, ok := info.get(s.db.Read(), s.seedBase(), acct, id)
+	if !ok {
 		return zero, false
 	}
-	return deepCopy(info.render(s.seedBase(), o.Value).(T)), true
+	return deepCopy(v.(T)), true
 }
 
 // Delete removes the resource of type T with id from an account ("" for
@@ -104,12 +103,11 @@ func List[T any](s *Server, accountID string) []T {
 	if info == nil || err != nil {
 		return nil
 	}
-	objs := all(s.read(), acct, info.kind)
-	out := make([]T, len(objs))
-	for i, o := range objs {
-		out[i] = deepCopy(info.render(s.seedBase(), o.Value).(T))
+	vs := info.list(s.db.Read(), s.seedBase(), acct)
+	out := make([]T, len(vs))
+	for i, v := range vs {
+		out[i] = deepCopy(v.(T))
 	}
-	slices.Reverse(out)
 	return out
 }
 

@@ -6,7 +6,10 @@ import (
 	"net/http/httptest"
 	"sync"
 
-	memdb "github.com/hashicorp/go-memdb"
+	"github.com/acctapi/acctapi/account"
+	"github.com/acctapi/acctapi/events"
+	"github.com/acctapi/acctapi/fake/internal/store"
+	"github.com/acctapi/acctapi/k8sop"
 )
 
 // MaxBodyBytes is the largest request body the fake reads (1 MiB); a larger
@@ -31,9 +34,16 @@ type Server struct {
 	URL string
 
 	cfg       config
-	mu        sync.RWMutex // guards db (swapped by Restore and Reset)
-	db        *memdb.MemDB
-	names     names // with db; see names for its locking
+	mu        sync.RWMutex // guards accounts, and keeps them in step with db (AddAccount, Snapshot, Restore)
+	schema    *store.Schema
+	db        *store.DB
+	accts     *store.Table[Account, none]
+	keys      *store.Table[account.APIKey, tokenHash] // every API key, by its hashed token
+	users     *store.Table[account.ServiceUser, none]
+	subs      *store.Table[events.Subscription, none]
+	operators *store.Table[k8sop.Operator, *operatorExtra]
+	endpoints *store.Table[k8sop.Endpoint, none]
+	env       env
 	ids       *idGen
 	routes    router
 	journal   journal
@@ -43,7 +53,6 @@ type Server struct {
 	resByIn   map[any]*resourceInfo // by create type
 	resByOut  map[any]*resourceInfo // by resource type
 	resByKind map[string]*resourceInfo
-	signer    *signer
 	filters   filterCache
 	accounts  []Account // guarded by mu
 	initial   *Snapshot // the state New left, for Reset
@@ -83,14 +92,18 @@ func New(opts ...Option) (*Server, error) {
 		_, _ = rand.Read(b[:])
 		cfg.seed = binary.LittleEndian.Uint64(b[:])
 	}
-	s := &Server{cfg: cfg, db: newDB(), ids: newIDGen(cfg.seed)}
-	s.names.rebuild(s.db.Txn(false))
+	s := &Server{cfg: cfg, schema: new(store.Schema), ids: newIDGen(cfg.seed)}
 	if err := s.limiter.init(cfg.rateN, cfg.rateEvery); err != nil {
 		return nil, err
 	}
-	s.signer = &signer{ids: s.ids}
+	s.env = env{ids: s.ids, signer: new(signer), ingress: cfg.ingress}
 	s.resByIn, s.resByOut, s.resByKind = map[any]*resourceInfo{}, map[any]*resourceInfo{}, map[string]*resourceInfo{}
 	s.register()
+	db, err := s.schema.Open()
+	if err != nil {
+		return nil, err
+	}
+	s.db = db
 	if len(cfg.accounts) == 0 {
 		cfg.accounts = []Account{{}}
 	}

@@ -18,7 +18,6 @@ const certValidity = 365 * 24 * time.Hour
 // signer is the fake's own certificate authority, which signs the CSRs of
 // Kubernetes operators. Its key is made on first use.
 type signer struct {
-	ids  *idGen
 	once sync.Once
 	key  *ecdsa.PrivateKey
 	cert *x509.Certificate
@@ -81,8 +80,8 @@ func (s *signer) sign(csr *x509.CertificateRequest, now time.Time) (pemText stri
 // authority, which signs the CSRs of Kubernetes operators, so that a test
 // can verify a binding certificate's chain. It is made on first use.
 func (s *Server) SigningCA() (*x509.Certificate, error) {
-	if err := s.signer.init(s.now()); err != nil {
+	if err := s.env.signer.init(s.now()); err != nil {
 		return nil, err
 	}
-	return s.signer.cert, nil
+	return s.env.signer.cert, nil
 }

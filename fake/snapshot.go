@@ -1,12 +1,12 @@
 package fake
 
-import memdb "github.com/hashicorp/go-memdb"
+import "github.com/acctapi/acctapi/fake/internal/store"
 
 // Snapshot is a saved state of a server's store and accounts, made by
 // [Server.Snapshot]. It is immutable and costs almost nothing to take:
 // go-memdb shares the unchanged parts of its trees.
 type Snapshot struct {
-	db       *memdb.MemDB
+	db       *store.Snapshot
 	accounts []Account
 }
 
@@ -26,8 +26,7 @@ func (s *Server) Snapshot() *Snapshot {
 func (s *Server) Restore(snap *Snapshot) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.db = snap.db.Snapshot()
-	s.names.rebuild(s.db.Txn(false))
+	s.db.Restore(snap.db)
 	s.accounts = append([]Account(nil), snap.accounts...)
 }
 

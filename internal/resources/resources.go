@@ -1,0 +1,75 @@
+// Package resources is the one description of the API's resources that the
+// fake, its tests, the conformance suite and the domain packages' tests
+// read: each resource's collection path, id prefix, list member, the fields
+// a list filter may use (contract §3), and the operations it has.
+//
+// A new resource is its domain package (models, Validate, client), its
+// fake hooks, and one entry here, added to [All].
+package resources
+
+// Desc describes one resource.
+type Desc struct {
+	// Name is the collection path without its leading slash
+	// ("service_users", "backends/failover"), and the fake's table name.
+	Name string
+	// Prefix is the id prefix, without its underscore ("service").
+	Prefix string
+	// Member is the list response's collection member ("service_users").
+	Member string
+	// Filter names the fields a list filter may use; nil: the list takes
+	// no filter.
+	Filter []string
+	// Update reports whether the resource has PATCH.
+	Update bool
+	// NoAPI marks a resource that has no API path (tunnels, endpoints):
+	// the fake's Seed, Get and List reach it, nothing else.
+	NoAPI bool
+	// Alias is a second collection path serving the same records (the
+	// deprecated bot-user alias), with its own list member AliasMember.
+	Alias, AliasMember string
+}
+
+// Path is the collection path, "/" + Name.
+func (d Desc) Path() string { return "/" + d.Name }
+
+// ItemPath is the path of the item id; id must already be escaped.
+func (d Desc) ItemPath(escapedID string) string { return "/" + d.Name + "/" + escapedID }
+
+// Filterable fields (contract §3).
+var (
+	annotatedFields = []string{"id", "description", "metadata", "created_at"}
+	apiKeyFields    = []string{"id", "description", "metadata", "owner_id", "created_at"}
+	svcUserFields   = []string{"id", "created_at"}
+	caFields        = []string{"id", "description", "metadata", "subject_common_name", "created_at", "not_before", "not_after"}
+)
+
+// The resources.
+var (
+	ServiceUsers = Desc{Name: "service_users", Prefix: "service", Member: "service_users", Filter: svcUserFields, Update: true,
+		Alias: "bot_users", AliasMember: "bot_users"}
+	APIKeys                = Desc{Name: "api_keys", Prefix: "ak", Member: "keys", Filter: apiKeyFields, Update: true}
+	CertificateAuthorities = Desc{Name: "certificate_authorities", Prefix: "ca", Member: "certificate_authorities", Filter: caFields, Update: true}
+	Failovers              = Desc{Name: "backends/failover", Prefix: "bkdfo", Member: "backends", Update: true}
+	HTTPResponses          = Desc{Name: "backends/http_response", Prefix: "bkdhr", Member: "backends", Update: true}
+	TunnelGroups           = Desc{Name: "backends/tunnel_group", Prefix: "bkdtg", Member: "backends", Filter: annotatedFields, Update: true}
+	Tunnels                = Desc{Name: "tunnels", Prefix: "tn", NoAPI: true}
+	EventDestinations      = Desc{Name: "event_destinations", Prefix: "ed", Member: "event_destinations", Filter: annotatedFields, Update: true}
+	EventSubscriptions     = Desc{Name: "event_subscriptions", Prefix: "esb", Member: "event_subscriptions", Filter: annotatedFields, Update: true}
+	Operators              = Desc{Name: "kubernetes_operators", Prefix: "k8sop", Member: "operators", Update: true}
+	Endpoints              = Desc{Name: "endpoints", Prefix: "ep", NoAPI: true}
+)
+
+// Sub-resources: paths under an item of another resource, "{id}" standing
+// for the parent's id.
+const (
+	// EventSources is a subscription's sources, each named by its type.
+	EventSources = "/event_subscriptions/{id}/sources"
+	// BoundEndpoints is the endpoints an operator's selectors bind.
+	BoundEndpoints = "/kubernetes_operators/{id}/bound_endpoints"
+)
+
+// All lists every resource, in the order the fake registers them.
+func All() []Desc {
+	return []Desc{ServiceUsers, APIKeys, CertificateAuthorities, Failovers, HTTPResponses, TunnelGroups, Tunnels,
+		EventDestinations, EventSubscriptions, Operators, Endpoints}
+}
