@@ -13,28 +13,33 @@ import (
 	"github.com/google/cel-go/cel"
 	"github.com/google/cel-go/checker"
 	celast "github.com/google/cel-go/common/ast"
-	"github.com/google/cel-go/common/operators"
 	"github.com/google/cel-go/common/types"
 	"github.com/google/cel-go/common/types/ref"
 	"github.com/google/cel-go/common/types/traits"
 	"github.com/google/cel-go/interpreter"
 
 	"github.com/acctapi/acctapi"
+	"github.com/acctapi/acctapi/internal/celguard"
 )
 
-// Limits on a list filter, so that a hostile expression cannot make a page
-// expensive: its length, its nesting, the CEL cost of evaluating it on one
-// item, and the CEL cost of one request over all the items it looks at
-// (without that last bound, an expression just under the per-item limit
-// that matches nothing costs the per-item limit times every stored item:
-// seconds of CPU for a thousand items). maxFilterRequestCost is what a
-// request's tracked evaluations may cost; see filter for the untracked
-// ones.
+// Limits on a list filter, so that a hostile expression cannot make a
+// list request expensive: its length, its nesting, the cost of evaluating
+// it on one item, and the cost of one request over all the items it looks
+// at (without that last bound, an expression just under the per-item
+// limit that matches nothing costs the per-item limit times every stored
+// item). Costs are in the units of celguard's cost model, which charges
+// by bytes so that a unit is about the same time whatever the construct.
+// maxFilterRequestCost is what a request's tracked evaluations may cost,
+// and what its untracked ones may cost at the most (see filter), so a
+// request's evaluations cost at most maxRequestTotal in all:
+// BenchmarkFilterWorst measures that as well under a second, over 10,000
+// items of the largest size, for the worst filters we could build.
 const (
 	maxFilterLen         = 4096
 	maxFilterDepth       = 32
 	maxFilterCost        = 100_000
-	maxFilterRequestCost = 1_000_000
+	maxFilterRequestCost = 2_500_000
+	maxRequestTotal      = 2*maxFilterRequestCost + maxFilterCost
 	filterFieldsVar      = "obj"
 )
 
@@ -63,6 +68,7 @@ var filterEnv = sync.OnceValues(func() (*cel.Env, error) {
 			[]*cel.Type{cel.TimestampType, cel.StringType}, cel.TimestampType, cel.BinaryBinding(shift(1)))),
 		cel.Function("subtract", cel.MemberOverload("timestamp_subtract_duration_string",
 			[]*cel.Type{cel.TimestampType, cel.StringType}, cel.TimestampType, cel.BinaryBinding(shift(-1)))),
+		cel.ClearMacros(), cel.Macros(cel.HasMacro),
 		cel.ParserRecursionLimit(maxFilterDepth),
 		cel.ParserExpressionSizeLimit(maxFilterLen),
 	)
@@ -104,15 +110,21 @@ func parseFilterDuration(s string) (time.Duration, error) {
 // stays within maxFilterRequestCost they cannot break either limit, and
 // the request goes on with the tracking program after that. A request
 // counts an untracked evaluation as costing nothing (CEL's estimated
-// minimum is not a lower bound of every run: a comprehension that exits
-// early or an evaluation that fails costs less), so it is never refused
-// sooner than if every evaluation were tracked; what it spends in all is
-// at most twice maxFilterRequestCost, plus the one tracked evaluation that
-// crosses the limit.
+// minimum is not a lower bound of every run: an evaluation that
+// short-circuits or fails costs less), so it is never refused sooner than
+// if every evaluation were tracked; what it spends in all is at most
+// maxRequestTotal: twice maxFilterRequestCost, plus the one tracked
+// evaluation that crosses the limit.
+//
+// Every evaluation is also charged base, for the nodes CEL charges
+// nothing (constants, the terms of || and &&), so that a request's number
+// of evaluations, and with it its time, is bounded whatever the
+// expression.
 type filter struct {
 	prg     cel.Program // tracks each evaluation's cost, limited to maxFilterCost
 	fast    cel.Program // no tracking; nil when the cost has no bound under maxFilterCost
-	maxCost uint64      // the most one evaluation costs, when fast is set
+	maxCost uint64      // the most one evaluation costs, when fast is set, base included
+	base    uint64      // what each evaluation costs besides CEL's cost: 1 per 4 nodes, at least 1
 }
 
 func badFilter(format string, args ...any) *apiError {
@@ -121,7 +133,9 @@ func badFilter(format string, args ...any) *apiError {
 }
 
 // compileFilter compiles expr for a list whose filterable fields are
-// fields. Every failure is a 400 with ERR_NGROK_250.
+// fields. Every failure is a 400 with ERR_NGROK_250. It accepts only the
+// constructs contract §3 lists (see filterGrammar) and refuses the others
+// by name before type-checking.
 func compileFilter(expr string, fields []string) (*filter, error) {
 	if fields == nil {
 		return nil, badFilter("this list takes no filter")
@@ -133,61 +147,115 @@ func compileFilter(expr string, fields []string) (*filter, error) {
 	if err != nil {
 		return nil, err
 	}
-	ast, iss := env.Compile(expr)
+	parsed, iss := env.Parse(expr)
+	if iss.Err() != nil {
+		return nil, badFilter("%s", truncate(strings.ReplaceAll(iss.Err().Error(), "\n", " "), 300))
+	}
+	if err := filterGrammar(fields).Check(parsed.NativeRep().Expr()); err != nil {
+		return nil, badFilter("%v", err)
+	}
+	ast, iss := env.Check(parsed)
 	if iss.Err() != nil {
 		return nil, badFilter("%s", truncate(strings.ReplaceAll(iss.Err().Error(), "\n", " "), 300))
 	}
 	if !ast.OutputType().IsExactType(cel.BoolType) {
 		return nil, badFilter("the expression must be boolean, not %s", ast.OutputType())
 	}
-	if err := checkFilterAST(ast.NativeRep(), fields); err != nil {
-		return nil, err
-	}
-	prg, err := env.Program(ast, cel.CostLimit(maxFilterCost))
+	prg, err := env.Program(ast, cel.CostLimit(maxFilterCost), cel.CostTracking(fieldSizes{}))
 	if err != nil {
 		return nil, badFilter("%v", err)
 	}
-	f := &filter{prg: prg}
+	f := &filter{prg: prg, base: 1 + countNodes(ast.NativeRep().Expr())/4}
 	if est, err := env.EstimateCost(ast, fieldSizes{}); err == nil && est.Max <= maxFilterCost {
 		if f.fast, err = env.Program(ast); err != nil {
 			return nil, badFilter("%v", err)
 		}
-		f.maxCost = est.Max
+		f.maxCost = est.Max + f.base
 	}
 	return f, nil
 }
 
-// fieldSizes tells CEL's cost estimator the most characters a filterable
-// field holds, where the fake knows it: the byte limits that validation
-// enforces (a character is at least a byte), and the length of the ids it
-// makes. For other fields (owner_id and subject_common_name, whose values
-// come from outside) the size is unknown, so an expression whose cost
-// grows with them has no bound and is always tracked.
+// filterGrammar is what a filter over a list with the filterable fields
+// fields may use: contract §3's constructs, obj only as obj.<field>, and
+// no substring function on obj.id.
+func filterGrammar(fields []string) *celguard.Grammar {
+	return &celguard.Grammar{
+		Root: filterFieldsVar,
+		Member: func(path []string) error {
+			if !slices.Contains(fields, path[0]) {
+				return fmt.Errorf("unsupported field: obj.%s (must be one of obj.%s)", truncate(path[0], 64), strings.Join(fields, ", obj."))
+			}
+			if len(path) > 1 {
+				return fmt.Errorf("obj.%s has no members", path[0])
+			}
+			return nil
+		},
+		NoSubstring: func(path []string) bool { return path[0] == "id" },
+		Clock:       true,
+		Literal:     checkFilterLiteral,
+	}
+}
+
+// checkFilterLiteral checks the argument of timestamp() (an RFC 3339 time
+// in CEL's range) or of add() and subtract() (a duration).
+func checkFilterLiteral(fn, s string) error {
+	if fn == "timestamp" {
+		if v := types.String(s).ConvertToType(types.TimestampType); types.IsError(v) {
+			return fmt.Errorf("timestamp(%q): %v", truncate(s, 64), v)
+		}
+		return nil
+	}
+	_, err := parseFilterDuration(s)
+	return err
+}
+
+// fieldSizes is the filter cost model (celguard.Costs) with what the fake
+// knows of the fields' sizes: the byte limits that validation enforces,
+// the length of the ids it makes, and that a time has no length. For
+// other fields (owner_id and subject_common_name, whose values come from
+// outside) the size is unknown, so an expression whose cost grows with
+// them has no static bound and is always tracked.
 type fieldSizes struct{}
+
+var (
+	_ checker.CostEstimator           = fieldSizes{}
+	_ interpreter.ActualCostEstimator = fieldSizes{}
+)
+
+// fieldSize is the most bytes the field at path (["obj", "metadata"])
+// holds, when known.
+func fieldSize(path []string) (uint64, bool) {
+	if len(path) != 2 || path[0] != filterFieldsVar {
+		return 0, false
+	}
+	switch path[1] {
+	case "id":
+		return maxIDLen, true
+	case "description":
+		return acctapi.MaxDescriptionBytes, true
+	case "metadata":
+		return acctapi.MaxMetadataBytes, true
+	case "created_at", "not_before", "not_after":
+		return 1, true
+	}
+	return 0, false
+}
+
+var filterCosts = celguard.Costs{Size: fieldSize}
 
 // EstimateSize implements checker.CostEstimator.
 func (fieldSizes) EstimateSize(n checker.AstNode) *checker.SizeEstimate {
-	p := n.Path()
-	if len(p) != 2 || p[0] != filterFieldsVar {
-		return nil
-	}
-	var most uint64
-	switch p[1] {
-	case "id":
-		most = maxIDLen
-	case "description":
-		most = acctapi.MaxDescriptionBytes
-	case "metadata":
-		most = acctapi.MaxMetadataBytes
-	default:
-		return nil
-	}
-	return &checker.SizeEstimate{Min: 0, Max: most}
+	return filterCosts.EstimateSize(n)
 }
 
-// EstimateCallCost implements checker.CostEstimator: CEL's own estimates.
+// EstimateCallCost implements checker.CostEstimator.
 func (fieldSizes) EstimateCallCost(function, overloadID string, target *checker.AstNode, args []checker.AstNode) *checker.CallEstimate {
-	return nil
+	return filterCosts.EstimateCallCost(function, overloadID, target, args)
+}
+
+// CallCost implements interpreter.ActualCostEstimator.
+func (fieldSizes) CallCost(function, overloadID string, args []ref.Val, result ref.Val) *uint64 {
+	return filterCosts.CallCost(function, overloadID, args, result)
 }
 
 // filterCache holds a server's compiled filters, so that a list request
@@ -225,68 +293,6 @@ func (fc *filterCache) compile(kind, expr string, fields []string) (*filter, err
 	}
 	fc.m[key] = f
 	return f, nil
-}
-
-// checkFilterAST allows obj only as obj.<filterable field>, forbids
-// indexing, and forbids substring matching on obj.id.
-func checkFilterAST(a *celast.AST, fields []string) error {
-	var bad error
-	celast.PreOrderVisit(celast.NavigateAST(a), celast.NewExprVisitor(func(e celast.Expr) {
-		if bad != nil {
-			return
-		}
-		switch e.Kind() {
-		case celast.IdentKind:
-			if e.AsIdent() == filterFieldsVar {
-				if !isObjOperand(a, e) {
-					bad = badFilter("obj may be used only as obj.<field>")
-				}
-			}
-		case celast.SelectKind:
-			sel := e.AsSelect()
-			if op := sel.Operand(); op.Kind() == celast.IdentKind && op.AsIdent() == filterFieldsVar {
-				if !slices.Contains(fields, sel.FieldName()) {
-					bad = badFilter("unsupported field: obj.%s (must be one of obj.%s)", truncate(sel.FieldName(), 64), strings.Join(fields, ", obj."))
-				}
-			}
-		case celast.CallKind:
-			call := e.AsCall()
-			switch call.FunctionName() {
-			case operators.Index, operators.OptIndex:
-				bad = badFilter("index access is not supported")
-			case "startsWith", "endsWith", "contains", "matches":
-				// Anywhere in the target: string(obj.id).startsWith(…)
-				// matches on the id as surely as obj.id.startsWith(…).
-				if t := call.Target(); t != nil && mentionsObjID(t) {
-					bad = badFilter("%s is not supported on obj.id; compare it with ==", call.FunctionName())
-				}
-			}
-		}
-	}))
-	return bad
-}
-
-// mentionsObjID reports whether e contains obj.id.
-func mentionsObjID(e celast.Expr) bool {
-	found := false
-	celast.PreOrderVisit(e, celast.NewExprVisitor(func(x celast.Expr) {
-		if x.Kind() != celast.SelectKind {
-			return
-		}
-		sel := x.AsSelect()
-		if op := sel.Operand(); sel.FieldName() == "id" && op.Kind() == celast.IdentKind && op.AsIdent() == filterFieldsVar {
-			found = true
-		}
-	}))
-	return found
-}
-
-// isObjOperand reports whether the ident expression e is the operand of a
-// field selection.
-func isObjOperand(a *celast.AST, e celast.Expr) bool {
-	nav := celast.NavigateExpr(a, e)
-	parent, ok := nav.Parent()
-	return ok && parent.Kind() == celast.SelectKind && parent.AsSelect().Operand().ID() == e.ID()
 }
 
 // activation binds obj and time.now for one evaluation; a list request
@@ -397,27 +403,48 @@ func (o *objVal) Value() any { return o.native() }
 
 // matcher returns a function that evaluates the filter on one item's
 // fields, with time.now bound to now. It is for one goroutine and one
-// request: it adds up the CEL cost of its evaluations and refuses to go on
-// once they exceed maxFilterRequestCost.
+// request: it adds up the cost of its evaluations and refuses to go on
+// once they exceed maxFilterRequestCost (see filter).
 func (f *filter) matcher(now time.Time) func(obj *objVal) (bool, error) {
+	m := f.costedMatcher(now, maxFilterRequestCost)
+	return func(obj *objVal) (bool, error) {
+		ok, _, err := m(obj)
+		return ok, err
+	}
+}
+
+// costedMatcher is matcher with the budget limit instead of
+// maxFilterRequestCost, whose function also returns what its evaluation
+// counted against it: the bound of an untracked evaluation, the cost of a
+// tracked one.
+func (f *filter) costedMatcher(now time.Time, limit uint64) func(obj *objVal) (bool, uint64, error) {
 	act := &activation{now: types.Timestamp{Time: now}}
 	// spent is what the request's tracked evaluations cost; bound is what
 	// all its evaluations may have cost at the most.
 	var spent, bound uint64
-	return func(obj *objVal) (bool, error) {
+	return func(obj *objVal) (bool, uint64, error) {
 		act.obj = obj
-		if f.fast != nil && bound+f.maxCost <= maxFilterRequestCost {
+		if f.fast != nil && bound+f.maxCost <= limit {
 			bound += f.maxCost
 			out, _, err := f.fast.Eval(act)
-			return result(out, err)
+			ok, err := result(out, err)
+			return ok, f.maxCost, err
 		}
 		ok, cost, err := f.eval(act)
+		cost += f.base
 		spent, bound = spent+cost, bound+cost
-		if err == nil && spent > maxFilterRequestCost {
-			return false, badFilter("the expression is too costly over this list's items (more than %d cost units in all); make it cheaper", maxFilterRequestCost)
+		if err == nil && spent > limit {
+			return false, cost, badFilter("the expression is too costly over this list's items (more than %d cost units in all); make it cheaper", limit)
 		}
-		return ok, err
+		return ok, cost, err
 	}
+}
+
+// countNodes is the number of nodes of e.
+func countNodes(e celast.Expr) uint64 {
+	var n uint64
+	celast.PreOrderVisit(e, celast.NewExprVisitor(func(celast.Expr) { n++ }))
+	return n
 }
 
 // eval evaluates the filter with cost tracking in an activation and

@@ -62,6 +62,11 @@ func FuzzFilter(f *testing.F) {
 		strings.Repeat("!", 200) + "true",
 		`"` + strings.Repeat("a", 5000) + `" == obj.description`,
 		strings.Repeat(`obj.description == "x" || `, 150) + "false",
+		`obj.metadata.matches("[\\pL\\pN]{1000}z")`,
+		`[obj.id].exists(x, x.startsWith("ak_"))`,
+		`obj.metadata in ["a", "b", obj.description] || has(obj.owner_id)`,
+		`obj.metadata.contains("` + strings.Repeat("m", 199) + `z") || size(obj.metadata) == 200`,
+		`time.now.add("999999d") < time.now || timestamp("9999-12-31T23:59:59Z").add("1d") > time.now`,
 	} {
 		f.Add(s, uint8(0))
 	}

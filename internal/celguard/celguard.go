@@ -1,0 +1,431 @@
+// Package celguard keeps untrusted CEL cheap: it holds the one list of
+// constructs that list filters (the fake) and endpoint selectors (k8sop)
+// accept, and a cost model whose units follow evaluation time, for CEL's
+// static estimator and its runtime tracker alike.
+package celguard
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/google/cel-go/checker"
+	celast "github.com/google/cel-go/common/ast"
+	"github.com/google/cel-go/common/operators"
+	"github.com/google/cel-go/common/types"
+	"github.com/google/cel-go/common/types/ref"
+	"github.com/google/cel-go/common/types/traits"
+)
+
+// Grammar is the set of constructs an expression may use: `!`, `&&`,
+// `||`, comparisons, parentheses, literals, selection of the root
+// variable's members, `in` with a list literal of constants (or a member
+// ListMember allows) on its right, `has(<root>.<member>)`, `size()`,
+// `startsWith`, `endsWith`,
+// `contains`, `timestamp("<literal>")`, and with Clock `time.now` and
+// `.add("<literal>")` / `.subtract("<literal>")`. Anything else — regular
+// expressions, macros, list or map literals elsewhere, arithmetic, other
+// conversions, indexing, the conditional operator — is refused by name.
+// Expressions must be parsed with no macro but has (cel.ClearMacros,
+// cel.Macros(cel.HasMacro)), so that any other macro reaches Check as the
+// call its text names.
+type Grammar struct {
+	// Root is the variable an expression reads, such as "obj".
+	Root string
+	// Member checks a selection below Root, such as ["metadata"] for
+	// obj.metadata; a non-nil error refuses it and is returned as is.
+	Member func(path []string) error
+	// ListMember reports whether the member may stand on the right of in.
+	ListMember func(path []string) bool
+	// NoSubstring reports a member that startsWith, endsWith and contains
+	// may not read, in their target or argument.
+	NoSubstring func(path []string) bool
+	// Clock allows time.now and .add/.subtract on timestamps.
+	Clock bool
+	// Literal checks the literal argument of timestamp() (fn "timestamp")
+	// and of add/subtract; nil accepts any string.
+	Literal func(fn, s string) error
+}
+
+// Check returns an error naming the first construct of e that g does not
+// allow, or nil.
+func (g *Grammar) Check(e celast.Expr) error {
+	switch e.Kind() {
+	case celast.LiteralKind:
+		return nil
+	case celast.IdentKind:
+		if e.AsIdent() == g.Root {
+			return fmt.Errorf("%s may be used only as %s.<field>", g.Root, g.Root)
+		}
+		return fmt.Errorf("unknown name %s", clip(e.AsIdent()))
+	case celast.SelectKind:
+		return g.selection(e)
+	case celast.CallKind:
+		return g.call(e)
+	case celast.ListKind:
+		return fmt.Errorf("a list literal is supported only on the right of in")
+	case celast.MapKind:
+		return fmt.Errorf("map literals are not supported")
+	case celast.StructKind:
+		return fmt.Errorf("message literals are not supported")
+	case celast.ComprehensionKind:
+		return fmt.Errorf("comprehensions are not supported")
+	}
+	return fmt.Errorf("unsupported expression")
+}
+
+// selection checks e, a member selection.
+func (g *Grammar) selection(e celast.Expr) error {
+	if sel := e.AsSelect(); sel.IsTestOnly() {
+		base, path := Path(sel.Operand())
+		if op := sel.Operand(); op.Kind() == celast.IdentKind {
+			base = op.AsIdent()
+		}
+		if base == g.Root {
+			return g.Member(append(path, sel.FieldName()))
+		}
+		return fmt.Errorf("has() takes %s.<field>", g.Root)
+	}
+	base, path := Path(e)
+	switch {
+	case base == g.Root && path != nil:
+		return g.Member(path)
+	case g.Clock && base == "time" && slices.Equal(path, []string{"now"}):
+		return nil
+	}
+	return fmt.Errorf("only %s.<field> may be selected", g.Root)
+}
+
+// Path returns the variable and the members e selects, such as "obj" and
+// ["metadata"] for obj.metadata, or "" and nil when e is not a chain of
+// selections on a variable.
+func Path(e celast.Expr) (string, []string) {
+	var path []string
+	for e.Kind() == celast.SelectKind && !e.AsSelect().IsTestOnly() {
+		path = append(path, e.AsSelect().FieldName())
+		e = e.AsSelect().Operand()
+	}
+	if e.Kind() != celast.IdentKind || path == nil {
+		return "", nil
+	}
+	slices.Reverse(path)
+	return e.AsIdent(), path
+}
+
+// call checks e, a function call or an operator.
+func (g *Grammar) call(e celast.Expr) error {
+	c := e.AsCall()
+	fn := c.FunctionName()
+	member, args := c.IsMemberFunction(), c.Args()
+	switch fn {
+	case operators.LogicalNot, operators.LogicalAnd, operators.LogicalOr,
+		operators.Equals, operators.NotEquals, operators.Less, operators.LessEquals,
+		operators.Greater, operators.GreaterEquals:
+		return g.all(args...)
+	case operators.In:
+		if err := g.inList(args[1]); err != nil {
+			return err
+		}
+		return g.Check(args[0])
+	case overloadsSize:
+		if member && len(args) == 0 {
+			return g.Check(c.Target())
+		}
+		if !member && len(args) == 1 {
+			return g.Check(args[0])
+		}
+	case "startsWith", "endsWith", "contains":
+		if !member || len(args) != 1 {
+			break
+		}
+		for _, x := range []celast.Expr{c.Target(), args[0]} {
+			if path := g.mentions(x); path != nil {
+				return fmt.Errorf("%s is not supported on %s.%s; compare it with ==", fn, g.Root, strings.Join(path, "."))
+			}
+		}
+		return g.all(c.Target(), args[0])
+	case "timestamp":
+		if member || len(args) != 1 {
+			break
+		}
+		return g.literal(fn, args[0])
+	case "add", "subtract":
+		if !g.Clock || !member || len(args) != 1 {
+			break
+		}
+		if err := g.literal(fn, args[0]); err != nil {
+			return err
+		}
+		return g.Check(c.Target())
+	case operators.Index, operators.OptIndex:
+		return fmt.Errorf("index access is not supported")
+	case operators.Conditional:
+		return fmt.Errorf("the conditional operator ?: is not supported")
+	case operators.Add, operators.Subtract, operators.Multiply, operators.Divide,
+		operators.Modulo, operators.Negate:
+		return fmt.Errorf("arithmetic (%s) is not supported", strings.Trim(fn, "_"))
+	case "matches":
+		return fmt.Errorf("matches is not supported")
+	case "all", "exists", "exists_one", "map", "filter":
+		return fmt.Errorf("the macro %s is not supported", fn)
+	case "int", "uint", "double", "string", "bytes", "bool", "duration", "dyn", "type":
+		return fmt.Errorf("the conversion %s() is not supported", fn)
+	}
+	return fmt.Errorf("the function %s is not supported", clip(fn))
+}
+
+const overloadsSize = "size"
+
+// all checks each of es.
+func (g *Grammar) all(es ...celast.Expr) error {
+	for _, x := range es {
+		if err := g.Check(x); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// inList checks the right operand of in.
+func (g *Grammar) inList(e celast.Expr) error {
+	if base, path := Path(e); base == g.Root && g.ListMember != nil && g.ListMember(path) {
+		return g.Member(path)
+	}
+	if e.Kind() != celast.ListKind || len(e.AsList().OptionalIndices()) > 0 {
+		return fmt.Errorf("in needs a list literal of constants on its right")
+	}
+	for _, x := range e.AsList().Elements() {
+		if x.Kind() != celast.LiteralKind {
+			return fmt.Errorf("in needs a list literal of constants on its right")
+		}
+	}
+	return nil
+}
+
+// literal checks the argument of timestamp(), add() or subtract(): a
+// string literal that g.Literal accepts.
+func (g *Grammar) literal(fn string, e celast.Expr) error {
+	s, ok := StringLiteral(e)
+	if !ok {
+		return fmt.Errorf("%s() takes a string literal", fn)
+	}
+	if g.Literal != nil {
+		return g.Literal(fn, s)
+	}
+	return nil
+}
+
+// StringLiteral returns e's value when it is a string literal.
+func StringLiteral(e celast.Expr) (string, bool) {
+	if e.Kind() != celast.LiteralKind {
+		return "", false
+	}
+	s, ok := e.AsLiteral().(types.String)
+	return string(s), ok
+}
+
+// mentions returns the first member of e that g.NoSubstring refuses.
+func (g *Grammar) mentions(e celast.Expr) []string {
+	var found []string
+	celast.PreOrderVisit(e, celast.NewExprVisitor(func(x celast.Expr) {
+		if base, path := Path(x); found == nil && base == g.Root && g.NoSubstring != nil && g.NoSubstring(path) {
+			found = path
+		}
+	}))
+	return found
+}
+
+func clip(s string) string {
+	if len(s) > 64 {
+		return s[:64] + "…"
+	}
+	return s
+}
+
+// The cost model. CEL's own charges a string's size in characters, which
+// its tracker counts on every comparison (a pass over the string that it
+// does not charge), and charges size() and timestamp() 1 however long
+// their argument. Here every call is charged by bytes, which a length
+// gives at once: a comparison, startsWith or endsWith 1 unit plus 1 per 10
+// bytes compared, contains 1 plus 1 per 10 bytes of its two strings, in
+// 1 per list element plus the comparison's cost, size() of a
+// string 1 plus 1 per 10 bytes, and timestamp(), add() and subtract() a
+// fixed cost for the parse plus 1 per 10 bytes of their argument.
+const (
+	// ParseCost is what timestamp(), add() and subtract() cost besides
+	// their argument's length.
+	ParseCost = 10
+	unknown   = math.MaxUint64
+)
+
+// Costs is the cost model, for CEL's static estimator and runtime
+// tracker. Size gives the most bytes (or list elements) a member of the
+// root variable holds, from its path such as ["obj", "metadata"] (the
+// elements of a list member at ["endpoint", "bindings", "@items"]); a
+// member it does not know is of unknown size, and what reads it has no
+// static bound. Members of types without a size (numbers, timestamps)
+// need no entry.
+type Costs struct {
+	Size func(path []string) (uint64, bool)
+}
+
+var (
+	_ checker.CostEstimator = Costs{}
+)
+
+// EstimateSize implements checker.CostEstimator.
+func (c Costs) EstimateSize(n checker.AstNode) *checker.SizeEstimate {
+	if p := n.Path(); len(p) > 1 && c.Size != nil {
+		if most, ok := c.Size(p); ok {
+			return &checker.SizeEstimate{Min: 0, Max: most}
+		}
+	}
+	return nil
+}
+
+// most is the static bound of n's size.
+func (c Costs) most(n checker.AstNode) uint64 {
+	if e := n.Expr(); e.Kind() == celast.LiteralKind {
+		return size(e.AsLiteral())
+	}
+	if est := c.EstimateSize(n); est != nil {
+		return est.Max
+	}
+	if est := n.ComputedSize(); est != nil {
+		return est.Max
+	}
+	switch n.Type().Kind() {
+	case types.StringKind, types.BytesKind, types.ListKind, types.MapKind, types.DynKind, types.AnyKind:
+		return unknown
+	}
+	return 1
+}
+
+// EstimateCallCost implements checker.CostEstimator, for the calls a
+// Grammar allows; it leaves the others (&&, ||, !) to CEL.
+func (c Costs) EstimateCallCost(fn, _ string, target *checker.AstNode, args []checker.AstNode) *checker.CallEstimate {
+	if target != nil {
+		args = append([]checker.AstNode{*target}, args...)
+	}
+	var cost uint64
+	switch fn {
+	case operators.Equals, operators.NotEquals, operators.Less, operators.LessEquals,
+		operators.Greater, operators.GreaterEquals, "startsWith", "endsWith":
+		cost = compareCost(fn, c.most(args[0]), c.most(args[1]))
+	case "contains":
+		cost = containsCost(c.most(args[0]), c.most(args[1]))
+	case operators.In:
+		lhs := c.most(args[0])
+		if list := args[1].Expr(); list.Kind() == celast.ListKind {
+			for _, x := range list.AsList().Elements() {
+				cost = add(cost, compareCost(operators.Equals, lhs, c.most(node{x})))
+			}
+		} else {
+			items, ok := c.Size(append(slices.Clone(args[1].Path()), "@items"))
+			if !ok {
+				items = unknown
+			}
+			cost = mul(c.most(args[1]), compareCost(operators.Equals, lhs, items))
+		}
+	case overloadsSize, "timestamp", "add", "subtract":
+		cost = unaryCost(fn, c.most(args[len(args)-1]))
+	default:
+		return nil
+	}
+	return &checker.CallEstimate{CostEstimate: checker.CostEstimate{Min: 0, Max: cost}}
+}
+
+// CallCost implements interpreter.ActualCostEstimator: the same model as
+// EstimateCallCost, on values. It returns a cost for every call a Grammar
+// allows, so that CEL never measures a string itself.
+func (Costs) CallCost(fn, _ string, args []ref.Val, _ ref.Val) *uint64 {
+	var cost uint64
+	switch fn {
+	case operators.Equals, operators.NotEquals, operators.Less, operators.LessEquals,
+		operators.Greater, operators.GreaterEquals, "startsWith", "endsWith":
+		cost = compareCost(fn, size(args[0]), size(args[1]))
+	case "contains":
+		cost = containsCost(size(args[0]), size(args[1]))
+	case operators.In:
+		lhs := size(args[0])
+		if list, ok := args[1].(traits.Lister); ok {
+			n, _ := list.Size().(types.Int)
+			for i := range int64(n) {
+				cost = add(cost, compareCost(operators.Equals, lhs, size(list.Get(types.Int(i)))))
+			}
+		}
+	case overloadsSize, "timestamp", "add", "subtract":
+		cost = unaryCost(fn, size(args[len(args)-1]))
+	default:
+		cost = 1
+	}
+	return &cost
+}
+
+// compareCost is the cost of comparing values of sizes a and b (for
+// startsWith and endsWith, b is the prefix or suffix).
+func compareCost(fn string, a, b uint64) uint64 {
+	n := min(a, b)
+	if fn == "startsWith" || fn == "endsWith" {
+		n = b
+	}
+	return add(1, tenths(n))
+}
+
+// containsCost is the cost of a substring search, linear where CEL's is
+// the product of the sizes: Go's strings.Index compares at most 63 bytes
+// at a time with vector instructions for short substrings, and falls back
+// to Rabin-Karp, linear, for long ones after a few false starts.
+func containsCost(s, sub uint64) uint64 { return add(1, tenths(add(s, sub))) }
+
+func unaryCost(fn string, n uint64) uint64 {
+	if fn == overloadsSize {
+		return add(1, tenths(n))
+	}
+	return add(ParseCost, tenths(n))
+}
+
+// size is a value's size: bytes of a string, elements of a list, else 1.
+func size(v ref.Val) uint64 {
+	switch v := v.(type) {
+	case types.String:
+		return uint64(len(v))
+	case types.Bytes:
+		return uint64(len(v))
+	case traits.Lister:
+		n, _ := v.Size().(types.Int)
+		return uint64(n)
+	}
+	return 1
+}
+
+func tenths(n uint64) uint64 {
+	if n == unknown {
+		return unknown
+	}
+	return (n + 9) / 10
+}
+
+func add(a, b uint64) uint64 {
+	if a > unknown-b {
+		return unknown
+	}
+	return a + b
+}
+
+func mul(a, b uint64) uint64 {
+	if a != 0 && b > unknown/a {
+		return unknown
+	}
+	return a * b
+}
+
+// node is a list element as the estimator sees it: only its literal
+// value matters.
+type node struct{ e celast.Expr }
+
+func (n node) Path() []string                      { return nil }
+func (n node) Type() *types.Type                   { return types.DynType }
+func (n node) Expr() celast.Expr                   { return n.e }
+func (n node) ComputedSize() *checker.SizeEstimate { return nil }
