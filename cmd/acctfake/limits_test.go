@@ -12,9 +12,9 @@ import (
 	"time"
 )
 
-// send makes one request to the program and returns its status, or 0 when
-// the connection was closed without an answer.
-func send(t *testing.T, method, u, key string, header http.Header, body io.Reader) int {
+// send makes one request to the program and returns its answer, with
+// status 0 when the connection was closed without an answer.
+func send(t *testing.T, method, u, key string, header http.Header, body io.Reader) response {
 	t.Helper()
 	req, err := http.NewRequest(method, u, body)
 	if err != nil {
@@ -28,54 +28,145 @@ func send(t *testing.T, method, u, key string, header http.Header, body io.Reade
 	resp, err := (&http.Client{Timeout: 30 * time.Second}).Do(req)
 	if err != nil {
 		t.Logf("%s %.60s: %v", method, u, err)
-		return 0
+		return response{}
 	}
 	defer resp.Body.Close()
-	_, _ = io.Copy(io.Discard, resp.Body)
-	return resp.StatusCode
+	b, _ := io.ReadAll(resp.Body)
+	return response{resp.StatusCode, resp.Header, string(b)}
 }
 
+// maxHeaderBytes is the program's default -max-header-bytes.
+const maxHeaderBytes = 64 << 10
+
+// TestHeaderTooLarge checks that headers over -max-header-bytes are
+// answered 431 in the contract's error body, up to what net/http reads at
+// all (1 MiB), beyond which net/http answers on its own.
 func TestHeaderTooLarge(t *testing.T) {
-	base, key := startProgram(t)
+	t.Parallel()
+	p := startProgram(t)
 	big := http.Header{"X-Big": {strings.Repeat("h", 2*maxHeaderBytes)}}
-	if got := send(t, "GET", base+"/api_keys", key, big, nil); got != http.StatusRequestHeaderFieldsTooLarge {
-		t.Errorf("a %d-byte header: status %d, want 431", 2*maxHeaderBytes, got)
+	if got := send(t, "GET", p.base+"/api_keys", p.key, big, nil); got.status != http.StatusRequestHeaderFieldsTooLarge {
+		t.Errorf("a %d-byte header: status %d, want 431", 2*maxHeaderBytes, got.status)
+	} else if code, _ := got.errorBody(t); code != codeHeadersTooLarge {
+		t.Errorf("431's error_code %q, want %q", code, codeHeadersTooLarge)
 	}
-	// Headers just under the limit are served.
+	// Headers under the limit are served.
 	ok := http.Header{"X-Fine": {strings.Repeat("h", maxHeaderBytes/2)}}
-	if got := send(t, "GET", base+"/api_keys", key, ok, nil); got != http.StatusOK {
-		t.Errorf("a %d-byte header: status %d, want 200", maxHeaderBytes/2, got)
+	if got := send(t, "GET", p.base+"/api_keys", p.key, ok, nil); got.status != http.StatusOK {
+		t.Errorf("a %d-byte header: status %d, want 200", maxHeaderBytes/2, got.status)
+	}
+	// The admin API too.
+	if got := send(t, "GET", p.base+"/_acctfake/faults", p.admin, big, nil); got.status != http.StatusRequestHeaderFieldsTooLarge {
+		t.Errorf("admin API, a %d-byte header: status %d, want 431", 2*maxHeaderBytes, got.status)
+	} else {
+		got.errorBody(t)
+	}
+	// Beyond what net/http reads, it answers itself (README's divergences).
+	huge := http.Header{"X-Huge": {strings.Repeat("h", netHTTPHeaderLimit(maxHeaderBytes)+8<<10)}}
+	if got := send(t, "GET", p.base+"/api_keys", p.key, huge, nil); got.status != http.StatusRequestHeaderFieldsTooLarge && got.status != 0 {
+		t.Errorf("a header beyond net/http's limit: status %d, want 431 or a closed connection", got.status)
 	}
 }
 
 func TestURLTooLong(t *testing.T) {
-	base, key := startProgram(t)
+	t.Parallel()
+	p := startProgram(t)
 	for _, u := range []string{
-		base + "/service_users/" + strings.Repeat("a", 2*maxHeaderBytes),
-		base + "/api_keys?filter=" + url.QueryEscape(strings.Repeat("x", 2*maxHeaderBytes)),
+		p.base + "/service_users/" + strings.Repeat("a", 2*maxHeaderBytes),
+		p.base + "/api_keys?filter=" + url.QueryEscape(strings.Repeat("x", 2*maxHeaderBytes)),
 	} {
-		got := send(t, "GET", u, key, nil, nil)
-		if got != http.StatusRequestHeaderFieldsTooLarge && got != http.StatusRequestURITooLong {
-			t.Errorf("GET of a %d-byte URL: status %d, want 431 or 414", len(u), got)
+		got := send(t, "GET", u, p.key, nil, nil)
+		if got.status != http.StatusRequestHeaderFieldsTooLarge {
+			t.Errorf("GET of a %d-byte URL: status %d, want 431", len(u), got.status)
+			continue
 		}
+		got.errorBody(t)
 	}
 	// A long filter that fits in the header limit is the API's to refuse.
-	if got := send(t, "GET", base+"/api_keys?filter="+url.QueryEscape(strings.Repeat("x", 5000)), key, nil, nil); got != http.StatusBadRequest {
-		t.Errorf("GET with a 5000-byte filter: status %d, want 400", got)
+	if got := send(t, "GET", p.base+"/api_keys?filter="+url.QueryEscape(strings.Repeat("x", 5000)), p.key, nil, nil); got.status != http.StatusBadRequest {
+		t.Errorf("GET with a 5000-byte filter: status %d, want 400", got.status)
+	}
+}
+
+// TestRequestTimeout checks that a request still running after
+// -request-timeout is answered 503 in the contract's body, before the
+// write deadline would cut the connection without an answer.
+func TestRequestTimeout(t *testing.T) {
+	t.Parallel()
+	p := startProgram(t, "-request-timeout", "50ms", "-write-timeout", "1h")
+	if r := do(t, "POST", p.base+"/_acctfake/faults", p.admin, `{"method":"GET","path":"/api_keys","latency":"1h"}`); r.status != 201 {
+		t.Fatalf("adding the latency fault: %d %s", r.status, r.body)
+	}
+	got := send(t, "GET", p.base+"/api_keys", p.key, nil, nil)
+	if got.status != http.StatusServiceUnavailable {
+		t.Fatalf("a request slower than the timeout: status %d %s, want 503", got.status, got.body)
+	}
+	if code, msg := got.errorBody(t); code != "ERR_ACCTAPI_UNAVAILABLE" || !strings.Contains(msg, "did not finish within 50ms") {
+		t.Errorf("503's body: %s %q", code, msg)
+	}
+	// Other requests are answered as before.
+	if got := send(t, "GET", p.base+"/service_users", p.key, nil, nil); got.status != http.StatusOK {
+		t.Errorf("GET /service_users: status %d, want 200", got.status)
+	}
+}
+
+// TestHTTP10WithoutHost checks that an HTTP/1.0 request without a Host
+// gets uris on the address it reached, not on acctfake.invalid.
+func TestHTTP10WithoutHost(t *testing.T) {
+	t.Parallel()
+	p := startProgram(t)
+	conn, err := net.Dial("tcp", strings.TrimPrefix(p.base, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	req := "GET /service_users HTTP/1.0\r\nAuthorization: Bearer " + p.key + "\r\nService-Version: 2\r\n\r\n"
+	if _, err := io.WriteString(conn, req); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(conn)
+	if !strings.HasPrefix(string(b), "HTTP/1.0 200") || !strings.Contains(string(b), `"uri":"`+p.base+`/service_users"`) {
+		t.Errorf("answer to HTTP/1.0 without Host: %q, want 200 with uri %s/service_users", b, p.base)
+	}
+}
+
+// TestNetHTTPAnswersFirst pins what README lists as net/http's to answer,
+// in plain text, before any handler runs.
+func TestNetHTTPAnswersFirst(t *testing.T) {
+	t.Parallel()
+	p := startProgram(t)
+	for _, raw := range []string{
+		"NOT A REQUEST LINE\r\n\r\n",
+		"GET /api_keys HTTP/1.1\r\nHost: x\r\nBad Header\r\n\r\n",
+		"GET /api_keys HTTP/1.1\r\nHost: a b\r\n\r\n",
+		"GET /api_keys HTTP/1.1\r\n\r\n", // HTTP/1.1 without Host
+	} {
+		conn, err := net.Dial("tcp", strings.TrimPrefix(p.base, "http://"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _ = io.WriteString(conn, raw)
+		b, _ := io.ReadAll(conn)
+		conn.Close()
+		if !strings.HasPrefix(string(b), "HTTP/1.1 400 Bad Request") {
+			t.Errorf("answer to %q: %q, want net/http's 400", raw, firstLine(string(b)))
+		}
 	}
 }
 
 func TestBodyTooLarge(t *testing.T) {
-	base, key := startProgram(t)
+	t.Parallel()
+	p := startProgram(t)
+	base, key := p.base, p.key
 	body := `{"name":"` + strings.Repeat("x", 1<<20) + `"}`
 	h := http.Header{"Content-Type": {"application/json"}}
-	if got := send(t, "POST", base+"/service_users", key, h, strings.NewReader(body)); got != http.StatusRequestEntityTooLarge {
-		t.Errorf("POST of %d bytes: status %d, want 413", len(body), got)
+	if got := send(t, "POST", base+"/service_users", key, h, strings.NewReader(body)); got.status != http.StatusRequestEntityTooLarge {
+		t.Errorf("POST of %d bytes: status %d, want 413", len(body), got.status)
 	}
 	// A body far beyond the limit is cut off too, not read to its end.
 	huge := io.LimitReader(zeros{}, 64<<20)
-	if got := send(t, "POST", base+"/service_users", key, h, huge); got != http.StatusRequestEntityTooLarge && got != 0 {
-		t.Errorf("POST of 64 MiB: status %d, want 413 or a closed connection", got)
+	if got := send(t, "POST", base+"/service_users", key, h, huge); got.status != http.StatusRequestEntityTooLarge && got.status != 0 {
+		t.Errorf("POST of 64 MiB: status %d, want 413 or a closed connection", got.status)
 	}
 }
 
@@ -86,15 +177,6 @@ func (zeros) Read(p []byte) (int, error) {
 		p[i] = ' '
 	}
 	return len(p), nil
-}
-
-// shorten sets *v to d for the test; it must run before startProgram so
-// that the program has stopped when the old value comes back.
-func shorten(t *testing.T, v *time.Duration, d time.Duration) {
-	t.Helper()
-	old := *v
-	*v = d
-	t.Cleanup(func() { *v = old })
 }
 
 // readUntilClosed reads from conn until the server closes it and returns
@@ -112,8 +194,8 @@ func readUntilClosed(t *testing.T, conn net.Conn, limit time.Duration) (string, 
 }
 
 func TestSlowHeadersCutOff(t *testing.T) {
-	shorten(t, &readHeaderTimeout, 300*time.Millisecond)
-	base, _ := startProgram(t)
+	t.Parallel()
+	base := startProgram(t, "-read-header-timeout", "300ms").base
 	conn, err := net.Dial("tcp", strings.TrimPrefix(base, "http://"))
 	if err != nil {
 		t.Fatal(err)
@@ -133,8 +215,9 @@ func TestSlowHeadersCutOff(t *testing.T) {
 }
 
 func TestSlowBodyCutOff(t *testing.T) {
-	shorten(t, &readTimeout, 500*time.Millisecond)
-	base, key := startProgram(t)
+	t.Parallel()
+	p := startProgram(t, "-read-timeout", "500ms")
+	base, key := p.base, p.key
 	conn, err := net.Dial("tcp", strings.TrimPrefix(base, "http://"))
 	if err != nil {
 		t.Fatal(err)

@@ -3,19 +3,53 @@
 //
 // Usage:
 //
-//	acctfake [-addr 127.0.0.1:8080] [-api-key KEY] [-fixtures FILE]
+//	go build -o acctfake ./cmd/acctfake
+//	./acctfake -addr 127.0.0.1:0
 //
-// On start it prints "listening on http://<addr>" and "api key: <key>" on
-// standard output. Send requests with "Authorization: Bearer <key>" and
-// "Service-Version: 2". It exits cleanly on SIGINT or SIGTERM.
+// On start it prints three lines on standard output:
 //
-// -fixtures names a JSON file of resources to create first: an array of
-// {"path": "/service_users", "body": {...}}, each created as the API would
-// (see fake.Server.LoadFixtures).
+//	listening on http://127.0.0.1:41234
+//	api key: <key>
+//	admin token: <token>
+//
+// Send API requests with "Authorization: Bearer <key>" and
+// "Service-Version: 2". Stop it with Ctrl-C, SIGINT or SIGTERM: requests in
+// flight get the grace period (-grace), then are cancelled and answered
+// 503; the exit status is then 0. A second SIGINT or SIGTERM ends the
+// process at once, with status 128 plus the signal's number (130, 143).
+//
+// The admin API under /_acctfake/, authenticated with the admin token, is
+// the fake's Go API over HTTP: the journal, fault injection, the manual
+// clock, snapshots and reset, accounts. README.md lists its requests; see
+// admin.go.
+//
+// Flags:
+//
+//	-addr ADDR            TCP address (default 127.0.0.1:8080; port 0 picks a free one)
+//	-api-key KEY          the first account's API key (default: a fresh random one)
+//	-admin-token TOKEN    the admin API's token (default: a fresh random one)
+//	-fixtures FILE        JSON resources (and accounts) to create on start; see fake.Server.LoadFixtures
+//	-id-seed N            deterministic ids and tokens (fake.WithIDSeed)
+//	-clock real|manual    manual: the clock moves only through the admin API
+//	-clock-start TIME     the manual clock's start, RFC 3339 (default: the time acctfake starts)
+//	-journal-budget BYTES the most memory the journal holds (default 64 MiB)
+//	-grace D              how long requests in flight may finish after a signal (default 10s)
+//	-request-timeout D    answer 503 to a request still running after D (default 25s)
+//	-max-header-bytes N   request line and headers beyond N bytes are answered 431 (default 64 KiB)
+//
+// and the connection timeouts -read-header-timeout, -read-timeout,
+// -write-timeout and -idle-timeout.
+//
+// What comes before any handler runs is net/http's to answer, in plain
+// text: a malformed request line, header or Host (400), headers beyond
+// what it reads at all (431, at 1 MiB or twice -max-header-bytes), a
+// client too slow to send its headers (nothing, 408 or 400). Everything
+// else is answered with the contract's JSON error body.
 package main
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"flag"
 	"fmt"
@@ -24,6 +58,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"strconv"
 	"syscall"
 	"time"
 
@@ -31,92 +66,220 @@ import (
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	// Notify also undoes an ignored SIGINT, as a program started with & from
+	// a non-interactive shell has, so that both signals work there too.
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	ctx, cancel := context.WithCancel(context.Background())
 	go func() {
-		<-ctx.Done()
-		stop() // the first signal starts a clean shutdown; a second one ends the process at once
+		<-sigs
+		cancel()
+		sig := <-sigs
+		fmt.Fprintf(os.Stderr, "acctfake: %v again: stopping at once\n", sig)
+		os.Exit(exitStatus(sig))
 	}()
 	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr))
 }
 
-// Server limits: slow or oversized clients are cut off.
-const (
-	writeTimeout    = 30 * time.Second
-	idleTimeout     = 2 * time.Minute
-	maxHeaderBytes  = 64 << 10
-	shutdownTimeout = 10 * time.Second
-)
+// exitStatus is a shell's status for a process ended by sig: 128 plus the
+// signal's number.
+func exitStatus(sig os.Signal) int {
+	if s, ok := sig.(syscall.Signal); ok {
+		return 128 + int(s)
+	}
+	return 1
+}
 
-// The read timeouts are variables only so that a test can shorten them
-// before calling run; nothing else changes them.
-var (
-	readHeaderTimeout = 5 * time.Second
-	readTimeout       = 30 * time.Second
-)
+// config is what the flags say.
+type config struct {
+	addr          string
+	apiKey        string
+	adminToken    string
+	fixtures      string
+	idSeed        uint64
+	seeded        bool
+	manualClock   bool
+	clockStart    time.Time
+	journalBudget int64
+
+	grace             time.Duration // for requests in flight after a signal
+	requestTimeout    time.Duration // a request still running is answered 503
+	maxHeaderBytes    int           // request line and headers, answered 431 beyond
+	readHeaderTimeout time.Duration
+	readTimeout       time.Duration
+	writeTimeout      time.Duration
+	idleTimeout       time.Duration
+}
+
+// parseFlags reads the command line. It returns the exit status 2 when the
+// command line is wrong, having said why on stderr.
+func parseFlags(args []string, stderr io.Writer) (config, int) {
+	cfg := config{}
+	fs := flag.NewFlagSet("acctfake", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&cfg.addr, "addr", "127.0.0.1:8080", "TCP address to listen on (port 0: a free port)")
+	fs.StringVar(&cfg.apiKey, "api-key", "", "the first account's API key (default: a fresh random key)")
+	fs.StringVar(&cfg.adminToken, "admin-token", "", "the admin API's token (default: a fresh random token)")
+	fs.StringVar(&cfg.fixtures, "fixtures", "", "JSON file of resources and accounts to create on start")
+	fs.Func("id-seed", "make ids and tokens deterministic from this seed (an unsigned integer)", func(v string) error {
+		n, err := strconv.ParseUint(v, 10, 64)
+		cfg.idSeed, cfg.seeded = n, true
+		return err
+	})
+	clock := fs.String("clock", "real", `the server's clock: "real", or "manual" (moved only through the admin API)`)
+	start := fs.String("clock-start", "", "the manual clock's start, RFC 3339 (default: now)")
+	fs.Int64Var(&cfg.journalBudget, "journal-budget", fake.DefaultJournalBudget, "the most bytes of memory the request journal holds")
+	fs.DurationVar(&cfg.grace, "grace", 10*time.Second, "how long requests in flight may finish after SIGINT or SIGTERM")
+	fs.DurationVar(&cfg.requestTimeout, "request-timeout", 25*time.Second, "answer 503 to a request still running after this long (under -write-timeout)")
+	fs.IntVar(&cfg.maxHeaderBytes, "max-header-bytes", 64<<10, "answer 431 to a request line and headers larger than this")
+	fs.DurationVar(&cfg.readHeaderTimeout, "read-header-timeout", 5*time.Second, "time a client has to send a request's headers")
+	fs.DurationVar(&cfg.readTimeout, "read-timeout", 30*time.Second, "time a client has to send a whole request")
+	fs.DurationVar(&cfg.writeTimeout, "write-timeout", 30*time.Second, "time from a request's headers to the end of its answer")
+	fs.DurationVar(&cfg.idleTimeout, "idle-timeout", 2*time.Minute, "time an idle keep-alive connection is kept")
+	if err := fs.Parse(args); err != nil {
+		return cfg, 2
+	}
+	bad := func(format string, args ...any) (config, int) {
+		fmt.Fprintf(stderr, "acctfake: "+format+"\n", args...)
+		return cfg, 2
+	}
+	if fs.NArg() > 0 {
+		return bad("unexpected arguments %q", fs.Args())
+	}
+	switch *clock {
+	case "real":
+		if *start != "" {
+			return bad("-clock-start needs -clock manual")
+		}
+	case "manual":
+		cfg.manualClock = true
+		cfg.clockStart = time.Now().UTC().Truncate(time.Second)
+		if *start != "" {
+			t, err := time.Parse(time.RFC3339, *start)
+			if err != nil {
+				return bad("-clock-start: %v", err)
+			}
+			cfg.clockStart = t
+		}
+	default:
+		return bad(`-clock %q: want "real" or "manual"`, *clock)
+	}
+	if cfg.journalBudget < 0 {
+		return bad("-journal-budget %d: want 0 or more bytes", cfg.journalBudget)
+	}
+	for _, d := range []struct {
+		name string
+		v    time.Duration
+	}{{"grace", cfg.grace}, {"request-timeout", cfg.requestTimeout}, {"read-header-timeout", cfg.readHeaderTimeout},
+		{"read-timeout", cfg.readTimeout}, {"write-timeout", cfg.writeTimeout}, {"idle-timeout", cfg.idleTimeout}} {
+		if d.v <= 0 {
+			return bad("-%s %v: want a positive duration", d.name, d.v)
+		}
+	}
+	if cfg.requestTimeout >= cfg.writeTimeout {
+		return bad("-request-timeout %v: want less than -write-timeout %v, so that the 503 can still be written", cfg.requestTimeout, cfg.writeTimeout)
+	}
+	if cfg.maxHeaderBytes < 1<<10 {
+		return bad("-max-header-bytes %d: want at least 1024", cfg.maxHeaderBytes)
+	}
+	return cfg, -1
+}
+
+// netHTTPHeaderLimit is what net/http reads of a request line and headers:
+// at least 1 MiB, so that the front end answers 431 in JSON up to there.
+func netHTTPHeaderLimit(own int) int { return max(1<<20, 2*own) }
 
 // run serves until ctx ends and returns the exit status.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("acctfake", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	addr := fs.String("addr", "127.0.0.1:8080", "TCP address to listen on")
-	apiKey := fs.String("api-key", "", "API key to accept (default: a fresh random key)")
-	fixtures := fs.String("fixtures", "", "JSON file of resources to create on start")
-	if err := fs.Parse(args); err != nil {
-		return 2
+	cfg, code := parseFlags(args, stderr)
+	if code >= 0 {
+		return code
 	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "acctfake: unexpected arguments %q\n", fs.Args())
-		return 2
-	}
-	var acct fake.Account
-	if *apiKey != "" {
-		acct.APIKeys = []string{*apiKey}
-	}
-	ln, err := net.Listen("tcp", *addr)
-	if err != nil {
+	fail := func(err error) int {
 		fmt.Fprintf(stderr, "acctfake: %v\n", err)
 		return 1
 	}
-	srv, err := fake.New(fake.WithoutListener(), fake.WithAccount(acct))
+	opts := []fake.Option{fake.WithoutListener()}
+	if cfg.apiKey != "" {
+		opts = append(opts, fake.WithAccount(fake.Account{APIKeys: []string{cfg.apiKey}}))
+	}
+	if cfg.seeded {
+		opts = append(opts, fake.WithIDSeed(cfg.idSeed))
+	}
+	var clock *fake.ManualClock
+	if cfg.manualClock {
+		clock = fake.NewManualClock(cfg.clockStart)
+		opts = append(opts, fake.WithClock(clock))
+	}
+	srv, err := fake.New(opts...)
 	if err != nil {
-		fmt.Fprintf(stderr, "acctfake: %v\n", err)
-		return 1
+		return fail(err)
 	}
 	defer srv.Close()
-	if *fixtures != "" {
-		f, err := os.Open(*fixtures)
+	srv.SetJournalBudget(cfg.journalBudget)
+	if cfg.fixtures != "" {
+		f, err := os.Open(cfg.fixtures)
 		if err == nil {
 			err = srv.LoadFixtures(f)
 			f.Close()
 		}
 		if err != nil {
-			fmt.Fprintf(stderr, "acctfake: %v\n", err)
-			return 1
+			return fail(err)
 		}
 	}
+	if cfg.adminToken == "" {
+		cfg.adminToken = rand.Text()
+	}
+	ln, err := net.Listen("tcp", cfg.addr)
+	if err != nil {
+		return fail(err)
+	}
+
+	// Requests run in requests, which the end of the grace period cancels.
+	requests, cancelRequests := context.WithCancel(context.Background())
+	defer cancelRequests()
+	admin := newAdmin(srv, cfg.adminToken, clock)
 	hs := &http.Server{
-		Handler:           srv.Handler(),
-		ReadHeaderTimeout: readHeaderTimeout,
-		ReadTimeout:       readTimeout,
-		WriteTimeout:      writeTimeout,
-		IdleTimeout:       idleTimeout,
-		MaxHeaderBytes:    maxHeaderBytes,
+		Handler: &frontend{api: srv.Handler(), admin: admin, maxHeaderBytes: cfg.maxHeaderBytes,
+			timeout: cfg.requestTimeout, shutdown: requests},
+		BaseContext:       func(net.Listener) context.Context { return requests },
+		ReadHeaderTimeout: cfg.readHeaderTimeout,
+		ReadTimeout:       cfg.readTimeout,
+		WriteTimeout:      cfg.writeTimeout,
+		IdleTimeout:       cfg.idleTimeout,
+		MaxHeaderBytes:    netHTTPHeaderLimit(cfg.maxHeaderBytes),
 	}
 	fmt.Fprintf(stdout, "listening on http://%s\n", ln.Addr())
 	fmt.Fprintf(stdout, "api key: %s\n", srv.APIKey())
+	fmt.Fprintf(stdout, "admin token: %s\n", cfg.adminToken)
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
 	select {
 	case err := <-errc:
-		fmt.Fprintf(stderr, "acctfake: %v\n", err)
-		return 1
+		return fail(err)
 	case <-ctx.Done():
 	}
-	sctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
-	defer cancel()
-	if err := hs.Shutdown(sctx); err != nil && !errors.Is(err, http.ErrServerClosed) {
-		fmt.Fprintf(stderr, "acctfake: shutdown: %v\n", err)
-		return 1
-	}
+	fmt.Fprintf(stderr, "acctfake: shutting down: requests in flight have %v; a second signal stops at once\n", cfg.grace)
+	shutdown(hs, cancelRequests, cfg.grace, stderr)
 	return 0
+}
+
+// shutdown stops hs: it stops accepting, gives requests in flight the grace
+// period, then cancels them through their context (the front end answers
+// them 503) and gives their answers as long again to be written before it
+// closes every connection.
+func shutdown(hs *http.Server, cancelRequests context.CancelFunc, grace time.Duration, stderr io.Writer) {
+	wait := func() error {
+		ctx, cancel := context.WithTimeout(context.Background(), grace)
+		defer cancel()
+		return hs.Shutdown(ctx)
+	}
+	if err := wait(); err == nil || errors.Is(err, http.ErrServerClosed) {
+		return
+	}
+	fmt.Fprintf(stderr, "acctfake: requests still in flight after %v are cancelled\n", grace)
+	cancelRequests()
+	if err := wait(); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		hs.Close()
+	}
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"io"
 	"net/http"
 	"os"
@@ -12,9 +13,51 @@ import (
 	"time"
 )
 
-// startProgram runs the program on a free port and returns its base URL
-// and API key; the program stops when the test ends, and must exit 0.
-func startProgram(t *testing.T, args ...string) (base, key string) {
+// TestMain runs the program itself when a test starts this test binary
+// as a subprocess (see startProcess), so that those tests drive the real
+// main: its signal handling and its exit status.
+func TestMain(m *testing.M) {
+	if os.Getenv("ACCTFAKE_RUN_MAIN") == "1" {
+		os.Args = append(os.Args[:1], strings.Fields(os.Getenv("ACCTFAKE_ARGS"))...)
+		main()
+		return
+	}
+	os.Exit(m.Run())
+}
+
+// program is a running acctfake: its base URL, API key and admin token.
+type program struct {
+	base, key, admin string
+}
+
+// readStart reads the start lines from out and returns what they say.
+func readStart(t *testing.T, out io.Reader) program {
+	t.Helper()
+	var p program
+	sc := bufio.NewScanner(out)
+	for sc.Scan() {
+		line := sc.Text()
+		if v, ok := strings.CutPrefix(line, "listening on "); ok {
+			p.base = v
+		}
+		if v, ok := strings.CutPrefix(line, "api key: "); ok {
+			p.key = v
+		}
+		if v, ok := strings.CutPrefix(line, "admin token: "); ok {
+			p.admin = v
+			break
+		}
+	}
+	go io.Copy(io.Discard, out)
+	if p.base == "" || p.key == "" || p.admin == "" {
+		t.Fatalf("the program did not print its address, key and admin token: %+v", p)
+	}
+	return p
+}
+
+// startProgram runs the program (its run function) on a free port; it
+// stops when the test ends, and must then exit 0.
+func startProgram(t *testing.T, args ...string) program {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	pr, pw := io.Pipe()
@@ -30,68 +73,125 @@ func startProgram(t *testing.T, args ...string) (base, key string) {
 			t.Errorf("exit status %d, want 0", code)
 		}
 	})
-	sc := bufio.NewScanner(pr)
-	for sc.Scan() {
-		line := sc.Text()
-		if v, ok := strings.CutPrefix(line, "listening on "); ok {
-			base = v
-		}
-		if v, ok := strings.CutPrefix(line, "api key: "); ok {
-			key = v
-			break
-		}
+	return readStart(t, pr)
+}
+
+// response is an answer as a test sees it.
+type response struct {
+	status int
+	header http.Header
+	body   string
+}
+
+// errorBody decodes the contract's error body, failing t if it is not one.
+func (r response) errorBody(t *testing.T) (code, msg string) {
+	t.Helper()
+	var e struct {
+		StatusCode int               `json:"status_code"`
+		Msg        string            `json:"msg"`
+		ErrorCode  string            `json:"error_code"`
+		Details    map[string]string `json:"details"`
 	}
-	go io.Copy(io.Discard, pr)
-	if base == "" || key == "" {
-		t.Fatalf("program did not print its address and key")
+	if err := json.Unmarshal([]byte(r.body), &e); err != nil || e.StatusCode != r.status || e.ErrorCode == "" ||
+		!strings.HasPrefix(e.Details["operation_id"], "op_") || r.header.Get("Content-Type") != "application/json" {
+		t.Fatalf("answer %d %q (Content-Type %q) is not the contract's error body", r.status, r.body, r.header.Get("Content-Type"))
 	}
-	return base, key
+	return e.ErrorCode, e.Msg
+}
+
+// do sends one request with token as the bearer token (none if empty) and
+// a JSON body (none if empty).
+func do(t *testing.T, method, url, token, body string) response {
+	t.Helper()
+	var rd io.Reader
+	if body != "" {
+		rd = strings.NewReader(body)
+	}
+	req, err := http.NewRequest(method, url, rd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	req.Header.Set("Service-Version", "2")
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, url, err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return response{resp.StatusCode, resp.Header, string(b)}
 }
 
 func get(t *testing.T, url, key string) (int, string) {
 	t.Helper()
-	req, _ := http.NewRequest("GET", url, nil)
-	req.Header.Set("Authorization", "Bearer "+key)
-	req.Header.Set("Service-Version", "2")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(b)
+	r := do(t, "GET", url, key, "")
+	return r.status, r.body
 }
 
 func TestServesWithGivenKeyAndFixtures(t *testing.T) {
-	dir := t.TempDir()
-	fixtures := filepath.Join(dir, "fixtures.json")
-	if err := os.WriteFile(fixtures, []byte(`[{"path": "/service_users", "body": {"name": "from-fixture"}}]`), 0o600); err != nil {
-		t.Fatal(err)
+	t.Parallel()
+	fixtures := writeFile(t, `[{"path": "/service_users", "body": {"name": "from-fixture"}}]`)
+	p := startProgram(t, "-api-key", "secret-key-1", "-fixtures", fixtures)
+	if p.key != "secret-key-1" {
+		t.Errorf("key = %q", p.key)
 	}
-	base, key := startProgram(t, "-api-key", "secret-key-1", "-fixtures", fixtures)
-	if key != "secret-key-1" {
-		t.Errorf("key = %q", key)
-	}
-	status, body := get(t, base+"/service_users", key)
-	if status != 200 || !strings.Contains(body, `"name":"from-fixture"`) || !strings.Contains(body, `"uri":"`+base+`/service_users"`) {
+	status, body := get(t, p.base+"/service_users", p.key)
+	if status != 200 || !strings.Contains(body, `"name":"from-fixture"`) || !strings.Contains(body, `"uri":"`+p.base+`/service_users"`) {
 		t.Errorf("GET /service_users = %d %s", status, body)
 	}
-	if status, _ := get(t, base+"/service_users", "wrong"); status != 401 {
+	if status, _ := get(t, p.base+"/service_users", "wrong"); status != 401 {
 		t.Errorf("wrong key: status %d, want 401", status)
 	}
 }
 
-func TestRandomKeyByDefault(t *testing.T) {
-	base, key := startProgram(t)
-	if len(key) < 20 {
-		t.Errorf("key %q looks too short", key)
+func TestRandomKeyAndTokenByDefault(t *testing.T) {
+	t.Parallel()
+	p := startProgram(t)
+	if len(p.key) < 20 || len(p.admin) < 20 || p.key == p.admin {
+		t.Errorf("key %q and admin token %q: want two long, different secrets", p.key, p.admin)
 	}
-	if status, body := get(t, base+"/api_keys", key); status != 200 {
+	if status, body := get(t, p.base+"/api_keys", p.key); status != 200 {
 		t.Errorf("GET /api_keys = %d %s", status, body)
 	}
 }
 
+// TestIDSeedAndManualClock checks -id-seed (two runs with one seed make
+// the same ids and key) and -clock manual with -clock-start (timestamps
+// read the clock's time).
+func TestIDSeedAndManualClock(t *testing.T) {
+	t.Parallel()
+	args := []string{"-id-seed", "42", "-clock", "manual", "-clock-start", "2030-01-02T03:04:05Z"}
+	var ids []string
+	for range 2 {
+		p := startProgram(t, args...)
+		r := do(t, "POST", p.base+"/service_users", p.key, `{"name":"seeded"}`)
+		var u struct {
+			ID        string `json:"id"`
+			CreatedAt string `json:"created_at"`
+		}
+		if err := json.Unmarshal([]byte(r.body), &u); err != nil || r.status != 201 {
+			t.Fatalf("POST /service_users = %d %s", r.status, r.body)
+		}
+		if u.CreatedAt != "2030-01-02T03:04:05Z" {
+			t.Errorf("created_at %q, want the manual clock's 2030-01-02T03:04:05Z", u.CreatedAt)
+		}
+		ids = append(ids, p.key+" "+u.ID)
+	}
+	if ids[0] != ids[1] {
+		t.Errorf("two runs with -id-seed 42 made %q and %q, want the same", ids[0], ids[1])
+	}
+}
+
 func TestBadArguments(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct {
 		name string
 		args []string
@@ -99,15 +199,21 @@ func TestBadArguments(t *testing.T) {
 	}{
 		{"unknown flag", []string{"-nope"}, 2},
 		{"extra argument", []string{"x"}, 2},
+		{"bad id seed", []string{"-id-seed", "-1"}, 2},
+		{"bad clock", []string{"-clock", "fast"}, 2},
+		{"clock start without manual clock", []string{"-clock-start", "2030-01-01T00:00:00Z"}, 2},
+		{"bad clock start", []string{"-clock", "manual", "-clock-start", "tomorrow"}, 2},
+		{"negative journal budget", []string{"-journal-budget", "-1"}, 2},
+		{"zero grace", []string{"-grace", "0s"}, 2},
+		{"request timeout over write timeout", []string{"-request-timeout", "1m", "-write-timeout", "30s"}, 2},
+		{"tiny header limit", []string{"-max-header-bytes", "10"}, 2},
 		{"missing fixtures file", []string{"-addr", "127.0.0.1:0", "-fixtures", "/no/such/file"}, 1},
 		{"bad fixture", []string{"-addr", "127.0.0.1:0", "-fixtures", writeFile(t, `[{"path": "/service_users", "body": {"name": ""}}]`)}, 1},
 		{"bad address", []string{"-addr", "256.0.0.1:99999"}, 1},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-			defer cancel()
 			var stderr strings.Builder
-			if got := run(ctx, tt.args, io.Discard, &stderr); got != tt.want {
+			if got := run(t.Context(), tt.args, io.Discard, &stderr); got != tt.want {
 				t.Errorf("exit %d, want %d (stderr %q)", got, tt.want, stderr.String())
 			}
 			if stderr.Len() == 0 {
@@ -125,3 +231,7 @@ func writeFile(t *testing.T, content string) string {
 	}
 	return p
 }
+
+// hangGuard is how long a test waits for the program before it gives up;
+// it bounds a hang, and is no assertion about speed.
+const hangGuard = 2 * time.Minute

@@ -1,0 +1,783 @@
+package main
+
+import (
+	"bytes"
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"path"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/acctapi/acctapi"
+	"github.com/acctapi/acctapi/fake"
+)
+
+// admin is the admin API under /_acctfake/: the fake's Go API over HTTP,
+// authenticated with its own token. Each request maps onto a method of
+// [fake.Server] (or its [fake.ManualClock]); what the Go API does not keep
+// — which faults the admin API added, the snapshots it took — the admin
+// keeps here.
+//
+//	GET    /_acctfake/health                      200 {"status":"ok"}; no token needed
+//	GET    /_acctfake/journal                     the journal, newest first: method, path (a path.Match pattern), status, limit, before_id
+//	DELETE /_acctfake/journal                     Server.ClearJournal
+//	GET    /_acctfake/faults                      the faults the admin API added and still has
+//	POST   /_acctfake/faults                      add one (Server.React with a fake.Fault)
+//	DELETE /_acctfake/faults                      remove every fault it added
+//	DELETE /_acctfake/faults/{id}                 remove one
+//	GET    /_acctfake/clock                       {"now": ..., "manual": bool}
+//	PUT    /_acctfake/clock                       {"now": RFC 3339}: ManualClock.Set
+//	POST   /_acctfake/clock/advance               {"by": "90s"}: ManualClock.Advance
+//	GET    /_acctfake/snapshots                   the snapshots taken
+//	POST   /_acctfake/snapshots                   Server.Snapshot
+//	POST   /_acctfake/snapshots/{id}/restore      Server.Restore
+//	DELETE /_acctfake/snapshots/{id}              forget one
+//	POST   /_acctfake/reset                       Server.Reset, then the state at start (fixtures)
+//	GET    /_acctfake/accounts                    Server.Accounts
+//	POST   /_acctfake/accounts                    Server.AddAccount
+//	POST   /_acctfake/accounts/{id}/api_keys      POST /api_keys as the account's first key
+type admin struct {
+	srv    *fake.Server
+	token  string
+	clock  *fake.ManualClock // nil: the real clock
+	start  *fake.Snapshot    // the state at start, fixtures loaded, for reset
+	routes []adminRoute
+
+	mu        sync.Mutex // guards what follows; taken before the fake's own locks
+	faults    []*adminFault
+	snapshots []*adminSnapshot
+	nextID    int
+}
+
+// adminRoute is one path of the admin API: its segments after
+// /_acctfake/, "{id}" matching any one segment, and its methods.
+type adminRoute struct {
+	segs    []string
+	methods map[string]adminHandler
+}
+
+// adminHandler serves one request; id is the path's {id} segment, if any.
+// It returns the status and the value to answer in JSON (nil for no body),
+// or an error: an *adminError, or one from a response it forwards.
+type adminHandler func(r *http.Request, id string) (int, any, error)
+
+// adminError is an answer in the contract's error body.
+type adminError struct {
+	status      int
+	code, field string
+	msg         string
+}
+
+func (e *adminError) Error() string { return e.msg }
+
+func invalid(field, format string, args ...any) *adminError {
+	return &adminError{status: http.StatusBadRequest, code: acctapi.CodeInvalidValue, field: field, msg: fmt.Sprintf(format, args...)}
+}
+
+func notFound(what, id string) *adminError {
+	return &adminError{status: http.StatusNotFound, code: acctapi.CodeNotFound, msg: fmt.Sprintf("No %s %q.", what, truncate(id, 64))}
+}
+
+// newAdmin returns the admin API of srv, whose state at this moment is what
+// reset returns to; clock is the server's manual clock, or nil.
+func newAdmin(srv *fake.Server, token string, clock *fake.ManualClock) *admin {
+	a := &admin{srv: srv, token: token, clock: clock, start: srv.Snapshot()}
+	route := func(p string, methods map[string]adminHandler) {
+		a.routes = append(a.routes, adminRoute{segs: strings.Split(p, "/"), methods: methods})
+	}
+	route("health", map[string]adminHandler{"GET": a.health})
+	route("journal", map[string]adminHandler{"GET": a.journal, "DELETE": a.clearJournal})
+	route("faults", map[string]adminHandler{"GET": a.listFaults, "POST": a.addFault, "DELETE": a.removeFaults})
+	route("faults/{id}", map[string]adminHandler{"DELETE": a.removeFault})
+	route("clock", map[string]adminHandler{"GET": a.getClock, "PUT": a.setClock})
+	route("clock/advance", map[string]adminHandler{"POST": a.advanceClock})
+	route("snapshots", map[string]adminHandler{"GET": a.listSnapshots, "POST": a.takeSnapshot})
+	route("snapshots/{id}", map[string]adminHandler{"DELETE": a.deleteSnapshot})
+	route("snapshots/{id}/restore", map[string]adminHandler{"POST": a.restoreSnapshot})
+	route("reset", map[string]adminHandler{"POST": a.reset})
+	route("accounts", map[string]adminHandler{"GET": a.listAccounts, "POST": a.addAccount})
+	route("accounts/{id}/api_keys", map[string]adminHandler{"POST": a.addAPIKey})
+	return a
+}
+
+// ServeHTTP serves the admin API: authentication (except for health), then
+// routing, then the handler. Every error is the contract's error body.
+func (a *admin) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	rest := strings.TrimPrefix(r.URL.Path, adminPrefix)
+	if rest != "health" {
+		if err := a.authenticate(r); err != nil {
+			answer(w, 0, nil, err)
+			return
+		}
+	}
+	h, id, err := a.match(r.Method, rest)
+	if err != nil {
+		if ae, ok := err.(*adminError); ok && ae.status == http.StatusMethodNotAllowed {
+			w.Header().Set("Allow", ae.field)
+			ae.field = ""
+		}
+		answer(w, 0, nil, err)
+		return
+	}
+	status, out, err := h(r, id)
+	answer(w, status, out, err)
+}
+
+// authenticate checks the admin token, with the API's error codes.
+func (a *admin) authenticate(r *http.Request) error {
+	h := r.Header.Get("Authorization")
+	if h == "" {
+		return &adminError{status: http.StatusUnauthorized, code: acctapi.CodeNoAuthorization,
+			msg: `The admin API requires "Authorization: Bearer <admin token>"; acctfake prints the token at start.`}
+	}
+	scheme, token, ok := strings.Cut(h, " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") || token == "" {
+		return &adminError{status: http.StatusUnauthorized, code: acctapi.CodeBadAuthorization,
+			msg: `The Authorization header could not be parsed; use "Bearer <admin token>".`}
+	}
+	if subtle.ConstantTimeCompare([]byte(token), []byte(a.token)) != 1 {
+		return &adminError{status: http.StatusUnauthorized, code: acctapi.CodeInvalidToken,
+			msg: "The admin token is not this server's (an API key is not an admin token)."}
+	}
+	return nil
+}
+
+// match finds the handler for method on rest, the path after /_acctfake/.
+// A 405's error carries the Allow header's value in its field.
+func (a *admin) match(method, rest string) (adminHandler, string, error) {
+	segs := strings.Split(rest, "/")
+	for _, rt := range a.routes {
+		if len(rt.segs) != len(segs) {
+			continue
+		}
+		id, ok := "", true
+		for i, s := range rt.segs {
+			if s == "{id}" && segs[i] != "" {
+				id = segs[i]
+			} else if s != segs[i] {
+				ok = false
+				break
+			}
+		}
+		if !ok {
+			continue
+		}
+		if h := rt.methods[method]; h != nil {
+			return h, id, nil
+		}
+		allow := slices.Sorted(func(yield func(string) bool) {
+			for m := range rt.methods {
+				if !yield(m) {
+					return
+				}
+			}
+		})
+		return nil, "", &adminError{status: http.StatusMethodNotAllowed, code: acctapi.CodeMethodNotAllowed, field: strings.Join(allow, ", "),
+			msg: fmt.Sprintf("Method %s is not allowed on %s%s.", truncate(method, 16), adminPrefix, truncate(rest, 128))}
+	}
+	return nil, "", &adminError{status: http.StatusNotFound, code: acctapi.CodeNoRoute,
+		msg: fmt.Sprintf("No admin API path %s%s.", adminPrefix, truncate(rest, 128))}
+}
+
+// answer writes a handler's result: out in JSON with status, or err in the
+// contract's error body. A *forwarded error is written as it came.
+func answer(w http.ResponseWriter, status int, out any, err error) {
+	var fw *forwarded
+	var ae *adminError
+	switch {
+	case errors.As(err, &fw):
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(fw.status)
+		_, _ = w.Write(fw.body)
+		return
+	case errors.As(err, &ae):
+		writeError(w, ae.status, ae.code, ae.field, ae.msg)
+		return
+	case err != nil:
+		writeError(w, http.StatusInternalServerError, acctapi.CodeInternal, "", "internal error: "+err.Error())
+		return
+	}
+	if out == nil {
+		w.WriteHeader(status)
+		return
+	}
+	raw, err := json.Marshal(out)
+	if err != nil {
+		writeError(w, http.StatusInternalServerError, acctapi.CodeInternal, "", "internal error: encoding the answer")
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(raw)
+}
+
+// decodeBody reads a JSON request body into v strictly: unknown members
+// are refused, and so is anything after the value. An empty body leaves v
+// as it is.
+func decodeBody(r *http.Request, v any) error {
+	body, err := io.ReadAll(io.LimitReader(r.Body, fake.MaxBodyBytes+1))
+	if err != nil {
+		return &adminError{status: http.StatusBadRequest, code: acctapi.CodeInvalidJSON, msg: "The request body could not be read."}
+	}
+	if len(body) > fake.MaxBodyBytes {
+		return &adminError{status: http.StatusRequestEntityTooLarge, code: acctapi.CodeBodyTooLarge,
+			msg: fmt.Sprintf("The request body is larger than %d bytes.", fake.MaxBodyBytes)}
+	}
+	if len(bytes.TrimSpace(body)) == 0 {
+		return nil
+	}
+	if ct := r.Header.Get("Content-Type"); !strings.EqualFold(strings.TrimSpace(strings.Split(ct, ";")[0]), "application/json") {
+		return &adminError{status: http.StatusUnsupportedMediaType, code: acctapi.CodeBadContentType,
+			msg: fmt.Sprintf(`The request body must be JSON, sent with "Content-Type: application/json"; got %q.`, truncate(ct, 64))}
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		if name, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
+			return &adminError{status: http.StatusBadRequest, code: acctapi.CodeUnknownField, field: strings.Trim(name, `"`),
+				msg: fmt.Sprintf("Unknown member %s.", truncate(name, 64))}
+		}
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) {
+			return invalid(te.Field, "Member %q has the wrong JSON type: want %v.", te.Field, te.Type)
+		}
+		return &adminError{status: http.StatusBadRequest, code: acctapi.CodeInvalidJSON, msg: "The request body is not valid JSON: " + truncate(err.Error(), 128)}
+	}
+	if dec.More() {
+		return &adminError{status: http.StatusBadRequest, code: acctapi.CodeInvalidJSON, msg: "The request body holds more than one JSON value."}
+	}
+	return nil
+}
+
+// checkQuery refuses query parameters other than allowed, and repeated
+// ones, as the API does, and returns the parameters.
+func checkQuery(r *http.Request, allowed ...string) (url.Values, error) {
+	q, err := url.ParseQuery(r.URL.RawQuery)
+	if err != nil {
+		return nil, &adminError{status: http.StatusBadRequest, code: acctapi.CodeUnknownQueryParam, msg: "The query string could not be parsed."}
+	}
+	for _, k := range slices.Sorted(func(yield func(string) bool) {
+		for k := range q {
+			if !yield(k) {
+				return
+			}
+		}
+	}) {
+		if !slices.Contains(allowed, k) {
+			return nil, &adminError{status: http.StatusBadRequest, code: acctapi.CodeUnknownQueryParam, field: truncate(k, 64),
+				msg: fmt.Sprintf("Unknown query parameter %q; supported: %s.", truncate(k, 64), strings.Join(allowed, ", "))}
+		}
+		if len(q[k]) > 1 {
+			return nil, &adminError{status: http.StatusBadRequest, code: acctapi.CodeRepeatedQueryParam, field: k,
+				msg: fmt.Sprintf("The query parameter %q is given more than once.", k)}
+		}
+	}
+	return q, nil
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return strings.ToValidUTF8(s[:n], "") + "…"
+}
+
+// baseURL is the scheme and host a request reached.
+func baseURL(r *http.Request) string {
+	scheme := "http"
+	if r.TLS != nil {
+		scheme = "https"
+	}
+	return scheme + "://" + r.Host
+}
+
+func (a *admin) health(*http.Request, string) (int, any, error) {
+	return http.StatusOK, map[string]string{"status": "ok"}, nil
+}
+
+// journalEntry is a fake.Entry in the admin API's JSON; its id is the
+// request's operation id.
+type journalEntry struct {
+	ID           string    `json:"id"`
+	Time         time.Time `json:"time"`
+	Method       string    `json:"method"`
+	Path         string    `json:"path"`
+	Query        string    `json:"query"`
+	Status       int       `json:"status"`
+	RequestBody  string    `json:"request_body"`
+	ResponseBody string    `json:"response_body"`
+	Dropped      bool      `json:"dropped"`
+}
+
+// journalPage is a page of the journal, shaped like the API's lists.
+type journalPage struct {
+	Entries     []journalEntry `json:"entries"`
+	URI         string         `json:"uri"`
+	NextPageURI *string        `json:"next_page_uri"`
+}
+
+// journal serves a page of Server.Journal, newest first, filtered by
+// method, path (a path.Match pattern) and status, paged with limit (1 to
+// 100, default 100) and before_id (an entry's id: entries older than it).
+func (a *admin) journal(r *http.Request, _ string) (int, any, error) {
+	q, err := checkQuery(r, "before_id", "limit", "method", "path", "status")
+	if err != nil {
+		return 0, nil, err
+	}
+	limit := 100
+	if v, ok := q["limit"]; ok {
+		n, err := strconv.Atoi(v[0])
+		if err != nil || n < 1 || n > 100 {
+			return 0, nil, &adminError{status: http.StatusBadRequest, code: acctapi.CodeBadLimit, field: "limit",
+				msg: fmt.Sprintf("limit %q is not an integer from 1 to 100.", truncate(v[0], 32))}
+		}
+		limit = n
+	}
+	method, pattern := q.Get("method"), q.Get("path")
+	if _, err := path.Match(pattern, "/"); err != nil || (pattern != "" && !strings.HasPrefix(pattern, "/")) {
+		return 0, nil, invalid("path", "path %q is not a path or path.Match pattern starting with /.", truncate(pattern, 64))
+	}
+	status := 0
+	if v := q.Get("status"); v != "" {
+		if status, err = strconv.Atoi(v); err != nil || status < 0 || status > 599 {
+			return 0, nil, invalid("status", "status %q is not an HTTP status.", truncate(v, 32))
+		}
+	}
+	beforeID := q.Get("before_id")
+	entries := a.srv.Journal()
+	end := len(entries) // entries[:end] are older than before_id
+	if beforeID != "" {
+		end = slices.IndexFunc(entries, func(e fake.Entry) bool { return e.OperationID == beforeID })
+		if end < 0 { // not (or no longer) there: the entries whose ids sort before it
+			end = len(entries)
+			for end > 0 && entries[end-1].OperationID >= beforeID {
+				end--
+			}
+		}
+	}
+	page := journalPage{Entries: []journalEntry{}, URI: baseURL(r) + adminPrefix + "journal"}
+	for i := end - 1; i >= 0; i-- {
+		e := entries[i]
+		if (method != "" && e.Method != method) || (status != 0 && e.Status != status) {
+			continue
+		}
+		if ok, _ := path.Match(pattern, e.Path); pattern != "" && !ok {
+			continue
+		}
+		if len(page.Entries) == limit {
+			next := url.Values{"before_id": {page.Entries[limit-1].ID}, "limit": {strconv.Itoa(limit)}}
+			for _, k := range []string{"method", "path", "status"} {
+				if v := q.Get(k); v != "" {
+					next.Set(k, v)
+				}
+			}
+			u := page.URI + "?" + next.Encode()
+			page.NextPageURI = &u
+			break
+		}
+		page.Entries = append(page.Entries, journalEntry{ID: e.OperationID, Time: e.Time, Method: e.Method, Path: e.Path,
+			Query: e.Query, Status: e.Status, RequestBody: e.RequestBody, ResponseBody: e.ResponseBody, Dropped: e.Dropped})
+	}
+	return http.StatusOK, page, nil
+}
+
+func (a *admin) clearJournal(*http.Request, string) (int, any, error) {
+	a.srv.ClearJournal()
+	return http.StatusNoContent, nil, nil
+}
+
+// faultSpec is a fault as the admin API takes it: which requests, how many
+// times, and what happens to them (a [fake.Fault]).
+type faultSpec struct {
+	// Method is the requests' method; "" or "*" for any.
+	Method string `json:"method"`
+	// Path is a [fake.Server.React] pattern, such as "/service_users/*".
+	Path string `json:"path"`
+	// Times is how many matching requests the fault takes; 0 is every one
+	// until it is removed.
+	Times int `json:"times"`
+	// Status answers with this status (200 to 599) and the contract's error
+	// body, ErrorCode and Msg when given.
+	Status    int    `json:"status,omitempty"`
+	ErrorCode string `json:"error_code,omitempty"`
+	Msg       string `json:"msg,omitempty"`
+	// RetryAfter is the Retry-After header's seconds; a 429 has at least 1.
+	RetryAfter int `json:"retry_after,omitempty"`
+	// Latency delays the request first: a Go duration such as "1.5s".
+	Latency string `json:"latency,omitempty"`
+	// Drop closes the connection instead of answering: "before" the
+	// request takes effect, or "after" it did.
+	Drop string `json:"drop,omitempty"`
+}
+
+// adminFault is a fault the admin API added.
+type adminFault struct {
+	ID string `json:"id"`
+	faultSpec
+	// Remaining is how many more requests it takes; null for no limit.
+	Remaining *int `json:"remaining"`
+	// Hits is how many requests it has taken.
+	Hits   int `json:"hits"`
+	remove func()
+}
+
+// fault checks spec and returns the [fake.Fault] it describes.
+func (spec *faultSpec) fault() (*fake.Fault, error) {
+	switch spec.Method {
+	case "", "*", "GET", "POST", "PATCH", "PUT", "DELETE", "HEAD", "OPTIONS":
+	default:
+		return nil, invalid("method", "method %q is not an HTTP method in upper case, or * for any.", truncate(spec.Method, 16))
+	}
+	if _, err := path.Match(spec.Path, "/"); err != nil || !strings.HasPrefix(spec.Path, "/") {
+		return nil, invalid("path", `path %q is not a pattern starting with / (such as "/service_users/*" or "/**").`, truncate(spec.Path, 64))
+	}
+	if spec.Times < 0 {
+		return nil, invalid("times", "times %d: want 0 (until removed) or more.", spec.Times)
+	}
+	f := &fake.Fault{Status: spec.Status, Code: spec.ErrorCode, Msg: spec.Msg}
+	if spec.Status != 0 && (spec.Status < 200 || spec.Status > 599) {
+		return nil, invalid("status", "status %d is not from 200 to 599.", spec.Status)
+	}
+	if spec.Status == 0 && (spec.ErrorCode != "" || spec.Msg != "" || spec.RetryAfter != 0) {
+		return nil, invalid("status", "error_code, msg and retry_after need a status.")
+	}
+	if spec.RetryAfter < 0 {
+		return nil, invalid("retry_after", "retry_after %d: want whole seconds, 0 or more.", spec.RetryAfter)
+	}
+	if spec.Status == http.StatusTooManyRequests {
+		spec.RetryAfter = max(spec.RetryAfter, 1)
+	}
+	if spec.RetryAfter > 0 {
+		f.Header = http.Header{"Retry-After": {strconv.Itoa(spec.RetryAfter)}}
+	}
+	if spec.Latency != "" {
+		d, err := time.ParseDuration(spec.Latency)
+		if err != nil || d < 0 {
+			return nil, invalid("latency", `latency %q is not a duration such as "250ms" or "2s".`, truncate(spec.Latency, 32))
+		}
+		f.Delay = d
+	}
+	switch spec.Drop {
+	case "":
+	case "before":
+		if spec.Status != 0 {
+			return nil, invalid("drop", `drop "before" answers nothing: it takes no status.`)
+		}
+		f.Drop = true
+	case "after":
+		f.DropAfter = true
+	default:
+		return nil, invalid("drop", `drop %q: want "before" or "after".`, truncate(spec.Drop, 16))
+	}
+	if f.Status == 0 && f.Delay == 0 && !f.Drop && !f.DropAfter {
+		return nil, invalid("status", "The fault does nothing: give a status, a latency or a drop.")
+	}
+	return f, nil
+}
+
+// addFault adds a fault with Server.React. A fault with times removes
+// itself after that many requests.
+func (a *admin) addFault(r *http.Request, _ string) (int, any, error) {
+	var spec faultSpec
+	if err := decodeBody(r, &spec); err != nil {
+		return 0, nil, err
+	}
+	f, err := spec.fault()
+	if err != nil {
+		return 0, nil, err
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.nextID++
+	af := &adminFault{ID: "flt_" + strconv.Itoa(a.nextID), faultSpec: spec}
+	if spec.Times > 0 {
+		af.Remaining = new(int)
+		*af.Remaining = spec.Times
+	}
+	// The reactor takes a.mu, so it waits until af.remove is set.
+	af.remove = a.srv.React(spec.Method, spec.Path, func(*http.Request) *fake.Fault {
+		a.mu.Lock()
+		defer a.mu.Unlock()
+		if af.Remaining != nil {
+			if *af.Remaining == 0 {
+				return nil // used up by a request running beside this one
+			}
+			if *af.Remaining--; *af.Remaining == 0 {
+				a.dropFault(af)
+			}
+		}
+		af.Hits++
+		cp := *f
+		cp.Header = f.Header.Clone()
+		return &cp
+	})
+	a.faults = append(a.faults, af)
+	return http.StatusCreated, af.view(), nil
+}
+
+// view copies af for an answer; a.mu must be held.
+func (af *adminFault) view() adminFault {
+	v := *af
+	if af.Remaining != nil {
+		n := *af.Remaining
+		v.Remaining = &n
+	}
+	return v
+}
+
+// dropFault removes af from the server and the list; a.mu must be held.
+func (a *admin) dropFault(af *adminFault) {
+	af.remove()
+	a.faults = slices.DeleteFunc(a.faults, func(f *adminFault) bool { return f == af })
+}
+
+func (a *admin) listFaults(*http.Request, string) (int, any, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	out := struct {
+		Faults []adminFault `json:"faults"`
+	}{Faults: []adminFault{}}
+	for _, f := range a.faults {
+		out.Faults = append(out.Faults, f.view())
+	}
+	return http.StatusOK, out, nil
+}
+
+func (a *admin) removeFault(_ *http.Request, id string) (int, any, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for _, f := range a.faults {
+		if f.ID == id {
+			a.dropFault(f)
+			return http.StatusNoContent, nil, nil
+		}
+	}
+	return 0, nil, notFound("fault", id)
+}
+
+func (a *admin) removeFaults(*http.Request, string) (int, any, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for len(a.faults) > 0 {
+		a.dropFault(a.faults[0])
+	}
+	return http.StatusNoContent, nil, nil
+}
+
+// clockState is the clock as the admin API shows it.
+type clockState struct {
+	Now    time.Time `json:"now"`
+	Manual bool      `json:"manual"`
+}
+
+func (a *admin) clockState() clockState {
+	if a.clock == nil {
+		return clockState{Now: time.Now().UTC()}
+	}
+	return clockState{Now: a.clock.Now().UTC(), Manual: true}
+}
+
+func (a *admin) getClock(*http.Request, string) (int, any, error) {
+	return http.StatusOK, a.clockState(), nil
+}
+
+// manual returns the manual clock, or an error when the clock is real.
+func (a *admin) manual() (*fake.ManualClock, error) {
+	if a.clock == nil {
+		return nil, invalid("clock", "The clock is the real one; start acctfake with -clock manual to move it.")
+	}
+	return a.clock, nil
+}
+
+func (a *admin) setClock(r *http.Request, _ string) (int, any, error) {
+	var in struct {
+		Now *time.Time `json:"now"`
+	}
+	if err := decodeBody(r, &in); err != nil {
+		return 0, nil, err
+	}
+	clock, err := a.manual()
+	if err != nil {
+		return 0, nil, err
+	}
+	if in.Now == nil {
+		return 0, nil, invalid("now", `Give "now", an RFC 3339 time.`)
+	}
+	clock.Set(*in.Now)
+	return http.StatusOK, a.clockState(), nil
+}
+
+func (a *admin) advanceClock(r *http.Request, _ string) (int, any, error) {
+	var in struct {
+		By string `json:"by"`
+	}
+	if err := decodeBody(r, &in); err != nil {
+		return 0, nil, err
+	}
+	clock, err := a.manual()
+	if err != nil {
+		return 0, nil, err
+	}
+	d, err := time.ParseDuration(in.By)
+	if err != nil {
+		return 0, nil, invalid("by", `by %q is not a duration such as "90s" or "-2h".`, truncate(in.By, 32))
+	}
+	clock.Advance(d)
+	return http.StatusOK, a.clockState(), nil
+}
+
+// adminSnapshot is a snapshot the admin API took.
+type adminSnapshot struct {
+	ID      string    `json:"id"`
+	TakenAt time.Time `json:"taken_at"` // by the server's clock
+	snap    *fake.Snapshot
+}
+
+func (a *admin) takeSnapshot(*http.Request, string) (int, any, error) {
+	snap := a.srv.Snapshot()
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.nextID++
+	s := &adminSnapshot{ID: "snap_" + strconv.Itoa(a.nextID), TakenAt: a.clockState().Now, snap: snap}
+	a.snapshots = append(a.snapshots, s)
+	return http.StatusCreated, s, nil
+}
+
+func (a *admin) listSnapshots(*http.Request, string) (int, any, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return http.StatusOK, struct {
+		Snapshots []*adminSnapshot `json:"snapshots"`
+	}{append([]*adminSnapshot{}, a.snapshots...)}, nil
+}
+
+// snapshot returns the snapshot with id; a.mu must be held.
+func (a *admin) snapshot(id string) (int, error) {
+	i := slices.IndexFunc(a.snapshots, func(s *adminSnapshot) bool { return s.ID == id })
+	if i < 0 {
+		return 0, notFound("snapshot", id)
+	}
+	return i, nil
+}
+
+func (a *admin) restoreSnapshot(_ *http.Request, id string) (int, any, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	i, err := a.snapshot(id)
+	if err != nil {
+		return 0, nil, err
+	}
+	a.srv.Restore(a.snapshots[i].snap)
+	return http.StatusOK, a.snapshots[i], nil
+}
+
+func (a *admin) deleteSnapshot(_ *http.Request, id string) (int, any, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	i, err := a.snapshot(id)
+	if err != nil {
+		return 0, nil, err
+	}
+	a.snapshots = slices.Delete(a.snapshots, i, i+1)
+	return http.StatusNoContent, nil, nil
+}
+
+// reset is Server.Reset (store, journal, faults, rate-limit counts), then
+// the state at start, so that the fixtures are back. Snapshots, the clock
+// and the id sequence stay.
+func (a *admin) reset(*http.Request, string) (int, any, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.srv.Reset()
+	a.srv.Restore(a.start)
+	a.faults = nil
+	return http.StatusNoContent, nil, nil
+}
+
+// adminAccount is a fake.Account in the admin API's JSON.
+type adminAccount struct {
+	ID      string   `json:"id,omitempty"`
+	UserID  string   `json:"user_id,omitempty"`
+	APIKeys []string `json:"api_keys,omitempty"`
+}
+
+func (a *admin) listAccounts(*http.Request, string) (int, any, error) {
+	out := struct {
+		Accounts []adminAccount `json:"accounts"`
+	}{Accounts: []adminAccount{}}
+	for _, acct := range a.srv.Accounts() {
+		out.Accounts = append(out.Accounts, adminAccount(acct))
+	}
+	return http.StatusOK, out, nil
+}
+
+// addAccount is Server.AddAccount: ids and a key are made up when not
+// given.
+func (a *admin) addAccount(r *http.Request, _ string) (int, any, error) {
+	var in adminAccount
+	if err := decodeBody(r, &in); err != nil {
+		return 0, nil, err
+	}
+	for i, k := range in.APIKeys {
+		if k == "" || strings.ContainsAny(k, " \t\r\n") {
+			return 0, nil, invalid(fmt.Sprintf("api_keys[%d]", i), "api_keys[%d] is empty or holds white space.", i)
+		}
+	}
+	acct, err := a.srv.AddAccount(fake.Account(in))
+	if err != nil {
+		return 0, nil, invalid("", "%s.", strings.TrimPrefix(err.Error(), "fake: AddAccount: "))
+	}
+	return http.StatusCreated, adminAccount(acct), nil
+}
+
+// forwarded is an answer of the account API that the admin API passes on
+// as it came.
+type forwarded struct {
+	status int
+	body   []byte
+}
+
+func (f *forwarded) Error() string { return fmt.Sprintf("HTTP %d", f.status) }
+
+// addAPIKey creates an API key in an account through the account API
+// (POST /api_keys, journaled like any request), authenticated with the
+// account's first key, and answers as the API did: 201 with the key and
+// its token, or the API's error.
+func (a *admin) addAPIKey(r *http.Request, id string) (int, any, error) {
+	i := slices.IndexFunc(a.srv.Accounts(), func(acct fake.Account) bool { return acct.ID == id })
+	if i < 0 {
+		return 0, nil, notFound("account", id)
+	}
+	key := a.srv.Accounts()[i].APIKeys[0]
+	body, err := io.ReadAll(io.LimitReader(r.Body, fake.MaxBodyBytes+1))
+	if err != nil {
+		return 0, nil, &adminError{status: http.StatusBadRequest, code: acctapi.CodeInvalidJSON, msg: "The request body could not be read."}
+	}
+	req, err := http.NewRequestWithContext(r.Context(), http.MethodPost, baseURL(r)+"/api_keys", bytes.NewReader(body))
+	if err != nil {
+		return 0, nil, err
+	}
+	req.Header.Set("Authorization", "Bearer "+key)
+	req.Header.Set("Service-Version", acctapi.APIVersion)
+	if ct := r.Header.Get("Content-Type"); ct != "" {
+		req.Header.Set("Content-Type", ct)
+	}
+	resp, err := a.srv.HTTPClient().Do(req)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer resp.Body.Close()
+	out, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return 0, nil, err
+	}
+	return 0, nil, &forwarded{status: resp.StatusCode, body: out}
+}

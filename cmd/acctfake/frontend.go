@@ -1,0 +1,163 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/acctapi/acctapi"
+)
+
+// codeHeadersTooLarge is the error_code of a 431: the contract's catalogue
+// has none, so this is the project's own.
+const codeHeadersTooLarge = "ERR_ACCTAPI_HEADERS_TOO_LARGE"
+
+// adminPrefix is the admin API's path prefix, which no path of the account
+// API uses.
+const adminPrefix = "/_acctfake/"
+
+// frontend is the handler in front of the fake and the admin API. It
+// answers in the contract's JSON error body what neither can: a request
+// line and headers over maxHeaderBytes (431), a request still running after
+// timeout or when the grace period of a shutdown has ended (503). It gives
+// a request without a Host (HTTP/1.0) the address the connection reached,
+// so that the uris it is answered with are reachable, and sends paths
+// under /_acctfake/ to the admin API.
+type frontend struct {
+	api, admin     http.Handler
+	maxHeaderBytes int
+	timeout        time.Duration
+	shutdown       context.Context // ends with the grace period
+}
+
+// errTimeout is the cause of a request context's end at the timeout.
+var errTimeout = errors.New("request timeout")
+
+func (f *frontend) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if n := headerBytes(r); n > f.maxHeaderBytes {
+		writeError(w, http.StatusRequestHeaderFieldsTooLarge, codeHeadersTooLarge, "",
+			fmt.Sprintf("The request line and headers are %d bytes; this server reads at most %d.", n, f.maxHeaderBytes))
+		return
+	}
+	ctx, cancel := context.WithTimeoutCause(r.Context(), f.timeout, errTimeout)
+	defer cancel()
+	r = r.WithContext(ctx)
+	if r.Host == "" {
+		if a, ok := ctx.Value(http.LocalAddrContextKey).(net.Addr); ok {
+			r.Host = a.String()
+		}
+	}
+	h := f.api
+	if r.URL.Path == strings.TrimSuffix(adminPrefix, "/") || strings.HasPrefix(r.URL.Path, adminPrefix) {
+		h = f.admin
+	}
+	// The handler writes into a buffer, in a goroutine of its own, so that
+	// a request that runs too long can still be answered here.
+	buf := &bufferedResponse{header: http.Header{}}
+	done := make(chan any, 1)
+	go func() {
+		defer func() { done <- recover() }()
+		h.ServeHTTP(buf, r)
+	}()
+	select {
+	case p := <-done:
+		buf.answer(w, p)
+		return
+	case <-ctx.Done():
+	}
+	if context.Cause(ctx) != errTimeout && f.shutdown.Err() == nil {
+		// The connection failed (a read timeout) or the client went away:
+		// the handler sees it too, and its answer is for whoever listens.
+		deadline, _ := ctx.Deadline()
+		t := time.NewTimer(time.Until(deadline))
+		defer t.Stop()
+		select {
+		case p := <-done:
+			buf.answer(w, p)
+			return
+		case <-t.C:
+		}
+	}
+	msg := fmt.Sprintf("The request did not finish within %v; it may still take effect.", f.timeout)
+	if f.shutdown.Err() != nil {
+		msg = "The server is shutting down and cancelled the request; it may still take effect."
+	}
+	writeError(w, http.StatusServiceUnavailable, acctapi.CodeUnavailable, "", msg)
+}
+
+// headerBytes is the size of r's request line and headers as sent, near
+// enough: what the 431 check counts.
+func headerBytes(r *http.Request) int {
+	n := len(r.Method) + len(r.RequestURI) + len(r.Proto) + 4
+	if r.Host != "" {
+		n += len("Host: ") + len(r.Host) + 2
+	}
+	for k, vs := range r.Header {
+		for _, v := range vs {
+			n += len(k) + len(v) + 4
+		}
+	}
+	return n
+}
+
+// bufferedResponse is the http.ResponseWriter the front end gives a
+// handler: it keeps the answer until the handler returns.
+type bufferedResponse struct {
+	header http.Header
+	status int
+	body   []byte
+}
+
+func (b *bufferedResponse) Header() http.Header { return b.header }
+
+func (b *bufferedResponse) WriteHeader(status int) {
+	if b.status == 0 {
+		b.status = status
+	}
+}
+
+func (b *bufferedResponse) Write(p []byte) (int, error) {
+	b.WriteHeader(http.StatusOK)
+	b.body = append(b.body, p...)
+	return len(p), nil
+}
+
+// answer writes the buffered answer to w, or goes on with the handler's
+// panic p (http.ErrAbortHandler for an injected drop closes the connection
+// without an answer).
+func (b *bufferedResponse) answer(w http.ResponseWriter, p any) {
+	if p != nil {
+		panic(p)
+	}
+	h := w.Header()
+	for k, vs := range b.header {
+		h[k] = vs
+	}
+	if b.status == 0 {
+		b.status = http.StatusOK
+	}
+	w.WriteHeader(b.status)
+	_, _ = w.Write(b.body)
+}
+
+// writeError answers with the contract's error body (§2); field, when not
+// empty, names the member or parameter at fault.
+func writeError(w http.ResponseWriter, status int, code, field, msg string) {
+	opID := "op_" + rand.Text()
+	details := map[string]string{"operation_id": opID}
+	if field != "" {
+		details["field"] = field
+	}
+	raw, _ := json.Marshal(&acctapi.Error{StatusCode: status, Msg: msg, ErrorCode: code, Details: details})
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("Operation-Id", opID)
+	w.WriteHeader(status)
+	_, _ = w.Write(raw)
+}
