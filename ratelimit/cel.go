@@ -3,6 +3,7 @@ package ratelimit
 import (
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 
@@ -13,6 +14,7 @@ import (
 	"github.com/google/cel-go/common/types/ref"
 	"github.com/google/cel-go/common/types/traits"
 	"github.com/google/cel-go/ext"
+	"github.com/google/cel-go/interpreter"
 )
 
 // Limits on an expression: its size and nesting, enforced by the parser,
@@ -90,7 +92,7 @@ func compile(expr string, want *cel.Type, prov *providers) (compiled, error) {
 	}
 	popts := []cel.ProgramOption{cel.EvalOptions(cel.OptOptimize)}
 	if est, err := e.EstimateCost(checked, sizeEstimator{}); err != nil || est.Max > maxEvalCost {
-		popts = append(popts, cel.CostLimit(maxEvalCost))
+		popts = append(popts, cel.CostLimit(maxEvalCost), costOptions)
 	}
 	p, err := e.Program(checked, popts...)
 	return compiled{prog: p, checked: checked}, err
@@ -138,7 +140,13 @@ func (sizeEstimator) EstimateSize(n checker.AstNode) *checker.SizeEstimate {
 	return nil
 }
 
-func (sizeEstimator) EstimateCallCost(function, _ string, _ *checker.AstNode, _ []checker.AstNode) *checker.CallEstimate {
+func (sizeEstimator) EstimateCallCost(function, overload string, _ *checker.AstNode, _ []checker.AstNode) *checker.CallEstimate {
+	if slices.Contains(linearOverloads, overload) {
+		return &checker.CallEstimate{
+			CostEstimate: checker.CostEstimate{Min: 1, Max: 1 + maxInputSize/10},
+			ResultSize:   &checker.SizeEstimate{Min: 0, Max: 2 * maxInputSize},
+		}
+	}
 	if strings.HasPrefix(function, "__") {
 		return &checker.CallEstimate{
 			CostEstimate: checker.FixedCostEstimate(1),
@@ -147,6 +155,30 @@ func (sizeEstimator) EstimateCallCost(function, _ string, _ *checker.AstNode, _ 
 	}
 	return nil
 }
+
+// costOptions charge, at run time, the functions of linearOverloads by the
+// length of their argument (one unit per ten bytes, as cel-go charges
+// string scans), and json.encode by the length of its output (cel-go
+// charges it the maximum, which would make it fail under any limit).
+var costOptions = func() cel.ProgramOption {
+	byLength := func(v ref.Val) *uint64 {
+		n := uint64(1)
+		switch v := v.(type) {
+		case types.String:
+			n += uint64(len(v)) / 10
+		case types.Bytes:
+			n += uint64(len(v)) / 10
+		}
+		return &n
+	}
+	opts := []interpreter.CostTrackerOption{
+		interpreter.OverloadCostTracker("json_encode_dyn", func(_ []ref.Val, result ref.Val) *uint64 { return byLength(result) }),
+	}
+	for _, id := range linearOverloads {
+		opts = append(opts, interpreter.OverloadCostTracker(id, func(args []ref.Val, _ ref.Val) *uint64 { return byLength(args[0]) }))
+	}
+	return cel.CostTrackerOptions(opts...)
+}()
 
 // literalHeader reports whether checked is getReqHeader('<literal>') and
 // returns the canonical header name.

@@ -316,6 +316,18 @@ func funcOptions() []cel.EnvOption {
 	return append(opts, cel.Macros(macros...))
 }
 
+// linearOverloads are the overloads of this file whose work grows with the
+// length of their first argument, a string; their cost is charged by
+// that length (see costOptions).
+var linearOverloads = []string{
+	"json_decode_string", "query_string_decode", "url_parse_string", "url_escape_string", "url_unescape_string",
+	"string_isJson", "string_decodeBase64", "string_encodeBase64", "string_isQueryString", "string_isURL",
+	"string_lower", "string_upper", "string_split_whitespace",
+	"hash_crc32", "hash_crc64", "hash_md5", "hash_sha1", "hash_sha256", "hash_sha512", "hash_xxhash64",
+	"hash_crc32_format", "hash_crc64_format", "hash_md5_format", "hash_sha1_format", "hash_sha256_format",
+	"hash_sha512_format", "hash_xxhash64_format",
+}
+
 func strFunc(name string, fn func(string) ref.Val) cel.EnvOption {
 	return cel.Function(name, cel.Overload(strings.ReplaceAll(name, ".", "_")+"_string",
 		[]*cel.Type{cel.StringType}, cel.StringType,

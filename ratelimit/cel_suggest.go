@@ -8,20 +8,55 @@ import (
 
 	"github.com/google/cel-go/cel"
 	"github.com/google/cel-go/common/ast"
+	"github.com/google/cel-go/common/types"
 )
 
 var undeclared = regexp.MustCompile(`undeclared reference to '([^']*)'`)
 
 // explain rewrites cel-go's "undeclared reference to 'req'", which names
-// only the first part of an unknown name such as req.cookie, into a
-// message that names the whole of it and lists the closest valid names.
+// only the first part of an unknown name such as req.cookie, and its
+// "type 'string' does not support field selection" for req.url.schem,
+// into a message that names the whole of it and lists the closest valid
+// names.
 func explain(msg string, parsed *cel.Ast) string {
-	m := undeclared.FindStringSubmatch(msg)
-	if m == nil {
+	expr := parsed.NativeRep().Expr()
+	name := ""
+	if m := undeclared.FindStringSubmatch(msg); m != nil {
+		name = longestUse(expr, m[1])
+	} else if strings.Contains(msg, "does not support field selection") {
+		name = scalarSelection(expr)
+	}
+	if name == "" {
 		return msg
 	}
-	name := longestUse(parsed.NativeRep().Expr(), m[1])
 	return fmt.Sprintf("unknown name %s%s", name, hint(name))
+}
+
+// scalarSelection returns the longest dotted name in expr that selects a
+// field below a declared variable that is not a map (req.url.schem below
+// req.url), or "".
+func scalarSelection(expr ast.Expr) string {
+	best := ""
+	ast.PostOrderVisit(expr, ast.NewExprVisitor(func(e ast.Expr) {
+		s, ok := dottedName(e)
+		if !ok || e.Kind() != ast.SelectKind || varIndex[s] != nil || len(s) <= len(best) {
+			return
+		}
+		for p := s; ; {
+			i := strings.LastIndexByte(p, '.')
+			if i < 0 {
+				return
+			}
+			p = p[:i]
+			if v := varIndex[p]; v != nil {
+				if v.typ.Kind() != types.MapKind {
+					best = s
+				}
+				return
+			}
+		}
+	}))
+	return best
 }
 
 // longestUse returns the longest qualified name rooted at ident that expr

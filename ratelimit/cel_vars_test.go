@@ -141,10 +141,6 @@ func evalExpr(t testing.TB, expr string, r *http.Request, opts ...LimitOption) r
 	return v
 }
 
-// absentValue is the wanted value of a variable the request lacks: an
-// evaluation error containing the text.
-type absentValue string
-
 // TestVariables evaluates every variable of the catalogue for a request
 // that has them all; TestVariablesComplete checks that no variable is
 // missing from this table.
@@ -264,7 +260,7 @@ func TestVariables(t *testing.T) {
 		"req.location":              "/next",
 		"req.method":                "POST",
 		"req.trailers":              map[string][]string{"x-checksum": {"abc"}},
-		"req.ts.body_received":      absentValue("the body has not been read"),
+		"req.ts.body_received":      failsWith("the body has not been read"),
 		"req.ts.header_received":    base,
 		"req.url":                   "https://api.example.com:8443/v1/things%2Fx?b=2&a=1&a=3",
 		"req.url.authority":         "user:pw@api.example.com:8443",
@@ -317,7 +313,7 @@ func TestVariables(t *testing.T) {
 			}
 			got := evalExpr(t, name, r, opts...)
 			switch w := w.(type) {
-			case absentValue:
+			case failsWith:
 				if !types.IsError(got) || !strings.Contains(got.(*types.Err).Error(), string(w)) {
 					t.Errorf("got %v; want an error containing %q", got, w)
 				}

@@ -1,0 +1,275 @@
+package ratelimit
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/google/cel-go/common/types"
+	"github.com/google/cel-go/common/types/ref"
+	"github.com/google/go-cmp/cmp"
+)
+
+// failsWith is the wanted value of an expression that fails to evaluate:
+// an error containing the text.
+type failsWith string
+
+// funcTests are the macro and function rows: each name of functionNames
+// appears in at least one (TestFunctionsComplete). Values are the
+// documentation's examples where it gives one.
+var funcTests = []struct {
+	expr string
+	want any
+}{
+	// request
+	{"getReqHeader('x-api-key')", []string{"k1", "k2"}},
+	{"getReqHeader('Host')", []string{"api.example.com:8443"}},
+	{"getReqHeader('x-missing')", []string{}},
+	{"hasReqHeader('X-API-KEY')", true},
+	{"hasReqHeader('x-missing')", false},
+	{"getQueryParam('a')", []string{"1", "3"}},
+	{"getQueryParam('zz')", []string{}},
+	{"hasQueryParam('b')", true},
+	{"getReqCookie('session').value", "abc"}, // the first of duplicates
+	{"getReqCookie('nope')", map[string]string{"name": "", "value": ""}},
+	{"hasReqCookie('theme')", true},
+	{"hasReqCookie('nope')", false},
+	// encoding, hashing, JSON, query strings, URLs
+	{"base64.decode('aGVsbG8=')", []byte("hello")},
+	{"base64.decode('aGVsbG8')", []byte("hello")},
+	{"base64.encode(b'hello')", "aGVsbG8="},
+	{"basic_auth.encode('user', 'pass')", "Basic dXNlcjpwYXNz"},
+	{"hash.crc32('hello')", "3610a686"},
+	{"hash.crc32('hello', 'base64')", "NhCmhg=="},
+	{"hash.crc64('hello')", "3c3eeee2d8100000"},
+	{"hash.crc64('hello', 'base64')", "PD7u4tgQAAA="},
+	{"hash.md5('hello')", "5d41402abc4b2a76b9719d911017c592"},
+	{"hash.sha1('hello')", "aaf4c61ddcc5e8a2dabede0f3b482cd9aea9434d"},
+	{"hash.sha256('hello')", "2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824"},
+	{"hash.sha512('hello')", "9b71d224bd62f3785d96d46ad3ea3d73319bfbc2890caadae2dff72519673ca72323c3d99ba5c11d7c7acc6e14b8c5da0c4663475c2e5c3adef46f73bcdec043"},
+	{"hash.xxhash64('hello')", "26c7827d889f6da3"},
+	{"hash.xxhash64('hello', 'base64')", "JseCfYifbaM="},
+	{"hash.md5('hello', 'hex2')", failsWith(`format "hex2"`)},
+	{"''.xxhash64()", "ef46db3751d8e999"},
+	{"'Nobody inspects the spammish repetition'.xxhash64()", "fbcea83c8a378bf1"},
+	{"'hello'.crc32()", "3610a686"},
+	{"'hello'.crc64('base64')", "PD7u4tgQAAA="},
+	{"'hello'.md5()", "5d41402abc4b2a76b9719d911017c592"},
+	{"'hello'.sha1()", "aaf4c61ddcc5e8a2dabede0f3b482cd9aea9434d"},
+	{"'hello'.sha256()", "2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824"},
+	{"'hello'.sha512().size()", int64(128)},
+	{"'hello'.xxhash64('base64')", "JseCfYifbaM="},
+	{`json.decode('{"a": [1, 2]}').a[1]`, 2.0},
+	{`json.decode('{')`, failsWith("json.decode")},
+	{"json.encode({'a': 1})", `{"a":1}`},
+	{`'{"a": "b"}'.decodeJson().a`, "b"},
+	{"[1, 2].encodeJson()", "[1,2]"},
+	{"{'k': 'v'}.encodeJson()", `{"k":"v"}`},
+	{`'{"a": 1}'.isJson()`, true},
+	{"'nope'.isJson()", false},
+	{"'aGVsbG8='.decodeBase64()", "hello"},
+	{"'hello'.encodeBase64()", "aGVsbG8="},
+	{"queryString.decode('a=b&c=d')", map[string]string{"a": "b", "c": "d"}},
+	{"queryString.encode({'b': '2', 'a': ['1', '3']})", "a=1&a=3&b=2"},
+	{"'a=b'.decodeQueryString().a", "b"},
+	{"{'a': 'b c'}.encodeQueryString()", "a=b+c"},
+	{"'a=b&c'.isQueryString()", true},
+	{"'not a query string'.isQueryString()", false},
+	{"url.escape('i;md/r/$y')", "i%3Bmd%2Fr%2F%24y"},
+	{"'a b'.escapeUrl()", "a+b"},
+	{"url.unescape('a%20b')", "a b"},
+	{"'a%2Fb'.unescapeUrl()", "a/b"},
+	{"'%zz'.unescapeUrl()", failsWith("url.unescape")},
+	{"url.parse(req.url).host", "api.example.com:8443"},
+	{"'https://x.io/p?q=1'.parseUrl().query_params.q", []string{"1"}},
+	{"'https://x.io'.isURL()", true},
+	{"'not a url'.isURL()", false},
+	// lists and maps
+	{"[1, 2, 3].all(x, x > 0)", true},
+	{"[1, 2, 3].exists(x, x > 2)", true},
+	{"[1, 2, 3].exists_one(x, x > 1)", false},
+	{"[1, 2, 3].filter(x, x > 1)", []any{int64(2), int64(3)}},
+	{"[1, 2, 3].map(x, x * 2)", []any{int64(2), int64(4), int64(6)}},
+	{"[1, 2, 3].map(x, x > 1, x * 2)", []any{int64(4), int64(6)}},
+	{"{'a': 1}.exists(k, k == 'a')", true},
+	{"size([1, 2]) + 'abc'.size()", int64(5)},
+	{"['a', 'b'].join('-')", "a-b"},
+	{"[].join()", ""},
+	{"[1, 2, 3].slice(1, 2)", []any{int64(2)}},
+	{"[1, [2, [3, 4]]].flatten()", []any{int64(1), int64(2), []any{int64(3), int64(4)}}},
+	{"[3, 1, 2].sort()", []any{int64(1), int64(2), int64(3)}},
+	{"['bb', 'a'].sortBy(x, size(x))", []any{"a", "bb"}},
+	{"[1, 1, 2].distinct()", []any{int64(1), int64(2)}},
+	{"lists.range(3)", []any{int64(0), int64(1), int64(2)}},
+	// strings
+	{"'abc'.matches('^a')", true},
+	{"matches('abc', 'c$')", true},
+	{"'abc'.startsWith('ab') && 'abc'.endsWith('bc') && 'abc'.contains('')", true},
+	{"'hello'.charAt(1)", "e"},
+	{"'hello'.charAt(5)", ""},
+	{"'hello'.indexOf('l')", int64(2)},
+	{"'hello'.lastIndexOf('l')", int64(3)},
+	{"'hello'.lastIndexOf('ello', 20)", int64(-1)}, // cel-go's answer; the documentation says error
+	{"'%s is %d'.format(['x', 1])", "x is 1"},
+	{"'hello mellow'.split()", []string{"hello", "mellow"}},
+	{"'a,b,c'.split(',')", []string{"a", "b", "c"}},
+	{"'a,b,c'.split(',', 2)", []string{"a", "b,c"}}, // Go's SplitN, as cel-go
+	{"'aaa'.replace('a', 'b', 2)", "bba"},
+	{"'hello'.substring(1, 3)", "el"},
+	{"'  x '.trim()", "x"},
+	{"'abc'.reverse()", "cba"},
+	{"'AbC'.lowerAscii() + 'AbC'.upperAscii()", "abcABC"},
+	{"'ÄBC'.lower()", "äbc"},
+	{"'äbc'.upper()", "ÄBC"},
+	{`strings.quote('a"b')`, `"a\"b"`},
+	{"'10.1.2.3'.isPrivateIp()", true},
+	{"'8.8.8.8'.isPrivateIp()", false},
+	{"'fc00::1'.isPrivateIp()", false},
+	// timestamps and durations
+	{"timestamp('2026-03-04T05:06:07.089Z').getDate()", int64(4)},
+	{"timestamp('2026-03-04T05:06:07.089Z').getDayOfMonth()", int64(3)},
+	{"timestamp('2026-03-04T05:06:07.089Z').getDayOfWeek()", int64(3)},
+	{"timestamp('2026-03-04T05:06:07.089Z').getDayOfYear()", int64(62)},
+	{"timestamp('2026-03-04T05:06:07.089Z').getFullYear()", int64(2026)},
+	{"timestamp('2026-03-04T05:06:07.089Z').getMonth()", int64(2)},
+	{"timestamp('2026-03-04T05:06:07.089Z').getHours('America/New_York')", int64(0)},
+	{"timestamp('2026-03-04T05:06:07.089Z').getMinutes()", int64(6)},
+	{"timestamp('2026-03-04T05:06:07.089Z').getSeconds()", int64(7)},
+	{"timestamp('2026-03-04T05:06:07.089Z').getMilliseconds()", int64(89)},
+	{"duration('1.234s').getMilliseconds()", int64(1234)}, // cel-go's answer; the documentation says 234
+	{"timestamp(time.now).getFullYear()", int64(2026)},
+	// random, secrets, utility
+	{"rand.double() >= 0.0 && rand.double() < 1.0", true},
+	{"rand.int() in [0, 1]", true},
+	{"rand.int(5, 5)", int64(5)},
+	{"rand.int(3, 1)", failsWith("rand.int")},
+	{"secrets.get('v', 'n')", "s3cret"},
+	{"secrets.get('v', 'x')", failsWith("no such secret")},
+	{"has(req.headers['X-Api-Key'])", true},
+	{"has(req.headers['x-missing'])", false},
+	{"has(req.url.port)", true},
+	{"has(req.url.query_params.a)", true},
+	{"inCidrRange('10.1.2.3', '10.0.0.0/8')", true},
+	{"inCidrRange('::ffff:10.1.2.3', '10.0.0.0/8')", true},
+	{"inCidrRange('10.1.2.3', 'bogus')", false},
+	{"inCidrRange('bogus', '10.0.0.0/8')", false},
+	{"inCidrRanges(conn.client_ip, ['bad', '203.0.113.0/24'])", true},
+	{"inCidrRanges(conn.client_ip, [])", false},
+	// case-insensitive header map, as the documentation's examples use it
+	{"req.headers['User-Agent'][0].startsWith('Mozilla')", true},
+	{"'Authorization' in req.headers", false},
+	{"'X-API-KEY' in req.headers", true},
+}
+
+func TestFunctions(t *testing.T) {
+	t.Parallel()
+	r, opts := fullRequest(t)
+	for _, tt := range funcTests {
+		t.Run(tt.expr, func(t *testing.T) {
+			got := evalExpr(t, tt.expr, r, opts...)
+			if w, ok := tt.want.(failsWith); ok {
+				if !types.IsError(got) || !strings.Contains(got.(*types.Err).Error(), string(w)) {
+					t.Errorf("got %v; want an error containing %q", got, w)
+				}
+				return
+			}
+			if types.IsError(got) {
+				t.Fatalf("error: %v", got)
+			}
+			if diff := cmp.Diff(tt.want, native(t, got.Value())); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// native turns CEL lists of values into Go slices, for comparison.
+func native(t *testing.T, v any) any {
+	switch v := v.(type) {
+	case []any:
+		out := make([]any, len(v))
+		for i, e := range v {
+			out[i] = native(t, e)
+		}
+		return out
+	case []ref.Val: // lists the interpreter builds
+		out := make([]any, len(v))
+		for i, e := range v {
+			out[i] = native(t, e.Value())
+		}
+		return out
+	}
+	return v
+}
+
+// TestFunctionsComplete checks that every macro and function of the
+// catalogue is called by some row of funcTests.
+func TestFunctionsComplete(t *testing.T) {
+	t.Parallel()
+	if n := len(functionNames); n < 90 {
+		t.Errorf("only %d functions in the catalogue", n)
+	}
+	for _, name := range functionNames {
+		found := false
+		for _, tt := range funcTests {
+			i := strings.Index(tt.expr, name+"(")
+			if i >= 0 && (i == 0 || !isIdentByte(tt.expr[i-1]) || strings.Contains(name, ".")) {
+				found = true
+				break
+			}
+		}
+		if !found {
+			t.Errorf("no test calls %s", name)
+		}
+	}
+}
+
+func isIdentByte(c byte) bool {
+	return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
+}
+
+// TestUnknownNames checks the compile errors for names that do not exist:
+// the whole name, and the closest valid names.
+func TestUnknownNames(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		expr string
+		want string
+	}{
+		{"req.cookie['a'][0].value", "unknown name req.cookie; did you mean req.cookies"},
+		{"conn.geo.country_cod", "unknown name conn.geo.country_cod; did you mean conn.geo.country_code"},
+		{"req.url.schem", "did you mean req.url.scheme"},
+		{"getReqCookies('a')", "unknown name getReqCookies; did you mean getReqCookie"},
+		{"hash.md55('a')", "unknown name hash.md55; did you mean hash.md5"},
+		{"res.status_code", "res.* belongs to on_http_response"},
+		{"vars.user", "set-vars, which this package does not run"},
+		{"actions.ngrok.jwt_validation.tokens[0].payload.sub", "only the rate-limit action's results"},
+	}
+	for _, tt := range tests {
+		_, err := NewLimit(keyConfig(tt.expr))
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s: error %v; want it to contain %q", tt.expr, err, tt.want)
+		}
+	}
+}
+
+// TestCostBudget checks that an expression whose work has no small bound
+// stops at the cost limit: the bucket key fails to evaluate and the
+// request is not limited.
+func TestCostBudget(t *testing.T) {
+	t.Parallel()
+	cfg := keyConfig("lists.range(10000).map(x, lists.range(10000).map(y, x + y)).size()")
+	cfg.Capacity = 1
+	l := mustLimit(t, cfg)
+	r := newRequest("GET", "http://h/")
+	for range 2 {
+		res := l.EvaluateAt(r, base)
+		if res.ErrorCode != CodeEvalFailed || res.Limited || !strings.Contains(res.ErrorMessage, "cost limit") {
+			t.Fatalf("result %+v; want an evaluation error for the cost limit", res)
+		}
+	}
+	// lists.range is capped, so even one call cannot build a huge list.
+	res := mustLimit(t, keyConfig("lists.range(100000000).size()")).EvaluateAt(r, base)
+	if res.ErrorCode != CodeEvalFailed {
+		t.Errorf("lists.range(1e8): %+v; want an evaluation error", res)
+	}
+}
