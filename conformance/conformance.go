@@ -1,8 +1,10 @@
 // Package conformance is a test suite that holds any server of the Account
 // Management API to the contract: authentication and versioning errors,
 // routing, body checks, every resource's CRUD, uniqueness, referential
-// integrity, pagination and filters, as specified by account-api.md and the
-// project's contract (spec/contract.md).
+// integrity, pagination and filters, as specified by the API's specification
+// and the project's contract, the decisions where the specification is
+// silent. Which resources it covers comes from internal/resources, the one
+// description of the API's resources (TestCoverage).
 //
 // The same scenarios run against the in-process fake (package fake), the
 // standalone program cmd/acctfake over TCP, and any other implementation:
@@ -34,6 +36,7 @@ import (
 	"time"
 
 	"github.com/acctapi/acctapi"
+	"github.com/acctapi/acctapi/internal/trunc"
 )
 
 // Target is the server the suite runs against. The zero value is not
@@ -88,6 +91,7 @@ func Run(t *testing.T, target Target) {
 		{"Routing", s.testRouting},
 		{"Bodies", s.testBodies},
 		{"Queries", s.testQueries},
+		{"Collections", s.testCollections},
 		{"ServiceUsers", s.testServiceUsers},
 		{"BotUserAlias", s.testBotUsers},
 		{"APIKeys", s.testAPIKeys},
@@ -291,11 +295,7 @@ func must(t *testing.T, what string, err error) {
 	}
 }
 
-func truncate(s string, n int) string {
-	if len(s) > n {
-		return s[:n] + "…"
-	}
-	return s
-}
+// truncate shortens s for a failure report; see trunc.String.
+func truncate(s string, n int) string { return trunc.String(s, n) }
 
 func ptr[T any](v T) *T { return &v }

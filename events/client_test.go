@@ -7,6 +7,7 @@ import (
 
 	"github.com/acctapi/acctapi"
 	"github.com/acctapi/acctapi/internal/apitest"
+	"github.com/acctapi/acctapi/internal/resources"
 )
 
 // reply is the server's answer to every call: a resource or a page of any
@@ -17,23 +18,23 @@ const reply = `{"event_destinations":[{"id":"ed_1"}],"event_subscriptions":[{"id
 const escaped = "/event_subscriptions/" + apitest.EscapedID
 
 func TestDestinationsClient(t *testing.T) {
-	apitest.RunCalls(t, reply, apitest.CRUDCalls[*Destinations, Destination, DestinationList](NewDestinations, "/event_destinations",
+	apitest.RunCalls(t, reply, apitest.CRUDCalls[*Destinations, Destination, DestinationList](NewDestinations, resources.EventDestinations.Path(),
 		&DestinationCreate{Format: "json", Target: Target{Monitoring: &Monitoring{APIKey: "k"}}},
 		`{"description":"","metadata":"","format":"json","target":{"firehose":null,"kinesis":null,"cloudwatch_logs":null,"s3":null,"monitoring":{"api_key":"k","tags":"","service":"","site":""},"cloud_logs_ingestion":null}}`,
 		&DestinationUpdate{ID: apitest.ID, Description: apitest.Ptr("d")}, `{"id":"a/b c","description":"d"}`,
-		apitest.Filter, apitest.FilterQuery))
+		apitest.Filter(), apitest.FilterQuery))
 }
 
 func TestSubscriptionsClient(t *testing.T) {
-	apitest.RunCalls(t, reply, apitest.CRUDCalls[*Subscriptions, Subscription, SubscriptionList](NewSubscriptions, "/event_subscriptions",
+	apitest.RunCalls(t, reply, apitest.CRUDCalls[*Subscriptions, Subscription, SubscriptionList](NewSubscriptions, resources.EventSubscriptions.Path(),
 		&SubscriptionCreate{Sources: src("api_key_created.v0"), DestinationIDs: []string{"ed_1"}},
 		`{"description":"","metadata":"","sources":[{"type":"api_key_created.v0"}],"destination_ids":["ed_1"]}`,
 		&SubscriptionUpdate{ID: apitest.ID, DestinationIDs: &[]string{}}, `{"id":"a/b c","destination_ids":[]}`,
-		apitest.Filter, apitest.FilterQuery))
+		apitest.Filter(), apitest.FilterQuery))
 }
 
 func TestNilOptions(t *testing.T) {
-	apitest.RunCalls(t, reply, apitest.CRUDCalls[*Subscriptions, Subscription, SubscriptionList](NewSubscriptions, "/event_subscriptions",
+	apitest.RunCalls(t, reply, apitest.CRUDCalls[*Subscriptions, Subscription, SubscriptionList](NewSubscriptions, resources.EventSubscriptions.Path(),
 		&SubscriptionCreate{}, `{"description":"","metadata":"","sources":null,"destination_ids":null}`,
 		&SubscriptionUpdate{ID: apitest.ID}, `{"id":"a/b c"}`, nil, ""))
 }

@@ -13,8 +13,8 @@ type Clock interface {
 	Now() time.Time
 }
 
-// realClock is the wall clock, truncated to whole seconds as the API's
-// timestamps are.
+// realClock is the wall clock. The server truncates what it reads to whole
+// seconds, as the API's timestamps are, whatever the clock.
 type realClock struct{}
 
 func (realClock) Now() time.Time { return time.Now() }

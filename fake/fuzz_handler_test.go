@@ -17,6 +17,7 @@ import (
 	"github.com/acctapi/acctapi/conformance"
 	"github.com/acctapi/acctapi/events"
 	"github.com/acctapi/acctapi/fake"
+	"github.com/acctapi/acctapi/internal/trunc"
 	"github.com/acctapi/acctapi/k8sop"
 )
 
@@ -192,7 +193,7 @@ func FuzzHandler(f *testing.F) {
 		res := rec.Result()
 		got, _ := io.ReadAll(res.Body)
 		desc := fmt.Sprintf("%s %s (auth %d, version %q, content type %q, body %q) = %d %s",
-			method, target, auth%8, version, ct, truncateFuzz(body), res.StatusCode, got)
+			method, target, auth%8, version, ct, trunc.String(string(body), 200), res.StatusCode, got)
 
 		if res.StatusCode >= 500 || res.StatusCode < 200 {
 			t.Fatalf("%s: want no 5xx", desc)
@@ -224,11 +225,4 @@ func FuzzHandler(f *testing.F) {
 			ft.srv.Restore(ft.snap)
 		}
 	})
-}
-
-func truncateFuzz(b []byte) string {
-	if len(b) > 200 {
-		return string(b[:200]) + "…"
-	}
-	return string(b)
 }

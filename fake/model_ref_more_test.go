@@ -3,7 +3,7 @@ package fake_test
 // More of the reference model of model_ref_test.go: certificate
 // authorities, event sources, Kubernetes operators and their bound
 // endpoints. As there, every rule is written again from the contract
-// (../shared/spec/contract.md §3, §5, §6), with maps and slices, and
+// (§3, §5, §6), with maps and slices, and
 // nothing of package fake is called.
 
 import (

@@ -2,9 +2,10 @@ package fake_test
 
 // This file is the reference model that model_test.go holds the fake to: a
 // plain, deliberately naive description of the account API's observable
-// behaviour for the resources it covers, written from the contract
-// (../shared/spec/contract.md) and not from the fake's code. It uses maps
-// and slices only, never go-memdb, and calls nothing in package fake but its
+// behaviour for the resources it covers, written from the contract (the
+// decisions where the specification is silent) and not from the fake's
+// code. It uses maps and slices only, never go-memdb, and calls nothing in
+// package fake but its
 // exported Tunnel type (a plain struct). Every rule is spelled out here
 // again on purpose, so that a rule the fake gets wrong is not also wrong in
 // the model.

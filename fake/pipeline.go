@@ -13,11 +13,11 @@ import (
 	"slices"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/acctapi/acctapi"
 	"github.com/acctapi/acctapi/fake/internal/store"
 	"github.com/acctapi/acctapi/internal/iox"
+	"github.com/acctapi/acctapi/internal/trunc"
 )
 
 func (s *Server) now() time.Time { return s.cfg.clock.Now().UTC().Truncate(time.Second) }
@@ -275,15 +275,8 @@ func checkBody(c *call, readErr error) error {
 	return nil
 }
 
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n-- // never split a character
-	}
-	return s[:n] + "…"
-}
+// truncate shortens s for a message; see trunc.String.
+func truncate(s string, n int) string { return trunc.String(s, n) }
 
 // read returns the request's read transaction, made on first use: one
 // consistent snapshot serves authentication and the handler.

@@ -16,8 +16,8 @@ type route struct {
 	params  []string // parameter names, in order
 	methods map[string]handler
 	query   map[string][]string // allowed query parameters per method
-	// deprecated marks the bot-user alias, answered with Deprecation and
-	// Link headers pointing at successor.
+	// successor, when set, marks a deprecated alias (the bot-user paths),
+	// answered with Deprecation and a Link header pointing at successor.
 	successor string
 }
 

@@ -6,6 +6,7 @@ import (
 
 	"github.com/acctapi/acctapi"
 	"github.com/acctapi/acctapi/internal/apitest"
+	"github.com/acctapi/acctapi/internal/resources"
 )
 
 // op makes a call of an Operators operation.
@@ -19,12 +20,12 @@ const reply = `{"operators":[{"id":"k8sop_1"}],"endpoints":[{"id":"ep_1"}],"uri"
 
 func TestOperatorsClient(t *testing.T) {
 	bound := "/kubernetes_operators/" + apitest.EscapedID + "/bound_endpoints"
-	calls := apitest.CRUDCalls[*Operators, Operator, OperatorList](NewOperators, "/kubernetes_operators",
+	calls := apitest.CRUDCalls[*Operators, Operator, OperatorList](NewOperators, resources.Operators.Path(),
 		&OperatorCreate{Description: "d", EnabledFeatures: []string{"Ingress"}, Deployment: Deployment{Name: "n"}},
 		`{"description":"d","metadata":"","enabled_features":["Ingress"],"region":"","deployment":{"name":"n","namespace":"","version":"","cluster_name":""}}`,
 		&OperatorUpdate{ID: apitest.ID, Metadata: apitest.Ptr("m"), Deployment: &DeploymentUpdate{Version: apitest.Ptr("2")}},
 		`{"id":"a/b c","metadata":"m","deployment":{"version":"2"}}`,
-		apitest.Paging, apitest.PagingQuery)
+		apitest.Paging(), apitest.PagingQuery)
 	calls = append(calls,
 		apitest.Call{"update binding", op(func(ctx context.Context, s *Operators) error {
 			_, err := s.Update(ctx, &OperatorUpdate{ID: apitest.ID, EnabledFeatures: &[]string{"bindings"},
@@ -33,7 +34,7 @@ func TestOperatorsClient(t *testing.T) {
 		}), apitest.Request{"PATCH", "/kubernetes_operators/" + apitest.EscapedID, "",
 			`{"id":"a/b c","enabled_features":["bindings"],"region":"","binding":{"endpoint_selectors":["true"],"ingress_endpoint":"x:443"}}`}},
 		apitest.Call{"bound endpoints", op(func(ctx context.Context, s *Operators) error {
-			return apitest.Drain(s.BoundEndpoints(ctx, apitest.ID, apitest.Paging))
+			return apitest.Drain(s.BoundEndpoints(ctx, apitest.ID, apitest.Paging()))
 		}), apitest.Request{"GET", bound, apitest.PagingQuery, ""}},
 		apitest.Call{"bound endpoints page", op(func(ctx context.Context, s *Operators) error {
 			_, err := s.BoundEndpointsPage(ctx, apitest.ID, nil)
@@ -44,7 +45,7 @@ func TestOperatorsClient(t *testing.T) {
 }
 
 func TestNilOptions(t *testing.T) {
-	apitest.RunCalls(t, reply, apitest.CRUDCalls[*Operators, Operator, OperatorList](NewOperators, "/kubernetes_operators",
+	apitest.RunCalls(t, reply, apitest.CRUDCalls[*Operators, Operator, OperatorList](NewOperators, resources.Operators.Path(),
 		&OperatorCreate{}, `{"description":"","metadata":"","enabled_features":null,"region":"","deployment":{"name":"","namespace":"","version":"","cluster_name":""}}`,
 		&OperatorUpdate{ID: apitest.ID}, `{"id":"a/b c"}`, nil, ""))
 }

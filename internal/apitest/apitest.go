@@ -17,14 +17,12 @@ import (
 	"testing"
 
 	"github.com/acctapi/acctapi"
+	"github.com/acctapi/acctapi/internal/rest"
 )
 
 // Validator is a request type: every request type has a Validate method.
-type Validator interface {
-	// Validate returns the request's field errors, joined; nil when it is
-	// valid.
-	Validate() error
-}
+// It is the one interface of internal/rest.
+type Validator = rest.Validator
 
 // FieldCodes lists err's field errors as "field code", in order.
 func FieldCodes(err error) []string {

@@ -144,11 +144,15 @@ type Resource[T, L, C, U, O any] interface {
 // appears in a path.
 const ID, EscapedID = "a/b c", "a%2Fb%20c"
 
-// Filter and Paging are list options with every member set.
-var (
-	Filter = &acctapi.FilterOptions{Limit: 5, BeforeID: "x_1", Filter: `obj.id == "x"`}
-	Paging = &acctapi.ListOptions{Limit: 5, BeforeID: "x_1"}
-)
+// Filter returns new list options with every member set, which send
+// FilterQuery. Each call makes new options, so no test shares them.
+func Filter() *acctapi.FilterOptions {
+	return &acctapi.FilterOptions{Limit: 5, BeforeID: "x_1", Filter: `obj.id == "x"`}
+}
+
+// Paging returns new list options with every member set, which send
+// PagingQuery.
+func Paging() *acctapi.ListOptions { return &acctapi.ListOptions{Limit: 5, BeforeID: "x_1"} }
 
 // FilterQuery and PagingQuery are the queries that Filter and Paging make.
 const (
@@ -157,7 +161,8 @@ const (
 )
 
 // CRUDCalls returns a Call for each operation of the client newS makes,
-// whose collection is at path: Create sends create (as createBody), Get and
+// whose collection is at path (from internal/resources, the one
+// description of every resource): Create sends create (as createBody), Get and
 // Delete the id ID, Update sends update (whose ID must be ID, as
 // updateBody), List and Page send opts (as query).
 func CRUDCalls[S Resource[T, L, C, U, O], T, L, C, U, O any](newS func(*acctapi.Client) S, path string,

@@ -17,7 +17,7 @@ type Desc struct {
 	// Member is the list response's collection member ("service_users").
 	Member string
 	// Filter names the fields a list filter may use; nil: the list takes
-	// no filter.
+	// no filter. It is shared: read it, never change it.
 	Filter []string
 	// Update reports whether the resource has PATCH.
 	Update bool
@@ -31,6 +31,14 @@ type Desc struct {
 
 // Path is the collection path, "/" + Name.
 func (d Desc) Path() string { return "/" + d.Name }
+
+// AliasPath is the alias collection path, "/" + Alias, or "" for none.
+func (d Desc) AliasPath() string {
+	if d.Alias == "" {
+		return ""
+	}
+	return "/" + d.Alias
+}
 
 // ItemPath is the path of the item id; id must already be escaped.
 func (d Desc) ItemPath(escapedID string) string { return "/" + d.Name + "/" + escapedID }
