@@ -599,7 +599,7 @@ func (a *admin) manual() (*fake.ManualClock, error) {
 
 func (a *admin) setClock(r *http.Request, _ string) (int, any, error) {
 	var in struct {
-		Now *time.Time `json:"now"`
+		Now string `json:"now"`
 	}
 	if err := decodeBody(r, &in); err != nil {
 		return 0, nil, err
@@ -608,10 +608,11 @@ func (a *admin) setClock(r *http.Request, _ string) (int, any, error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	if in.Now == nil {
-		return 0, nil, invalid("now", `Give "now", an RFC 3339 time.`)
+	now, err := time.Parse(time.RFC3339, in.Now)
+	if err != nil {
+		return 0, nil, invalid("now", `now %q is not an RFC 3339 time such as "2030-01-02T15:04:05Z".`, truncate(in.Now, 40))
 	}
-	clock.Set(*in.Now)
+	clock.Set(now)
 	return http.StatusOK, a.clockState(), nil
 }
 

@@ -1,0 +1,432 @@
+package main
+
+import (
+	"encoding/json"
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// adm sends a request to the admin API with the program's admin token.
+func (p program) adm(t *testing.T, method, path, body string) response {
+	t.Helper()
+	return do(t, method, p.base+"/_acctfake/"+path, p.admin, body)
+}
+
+// api sends a request to the account API with the program's key.
+func (p program) api(t *testing.T, method, path, body string) response {
+	t.Helper()
+	return do(t, method, p.base+path, p.key, body)
+}
+
+// want fails t unless r has status; for an error, also code.
+func (r response) want(t *testing.T, status int, code string) response {
+	t.Helper()
+	if r.status != status {
+		t.Fatalf("status %d %s, want %d", r.status, r.body, status)
+	}
+	if code != "" {
+		if got, _ := r.errorBody(t); got != code {
+			t.Fatalf("error_code %s (%s), want %s", got, r.body, code)
+		}
+	}
+	return r
+}
+
+// decode decodes r's JSON body into a value of type T.
+func decode[T any](t *testing.T, r response) T {
+	t.Helper()
+	var v T
+	if err := json.Unmarshal([]byte(r.body), &v); err != nil {
+		t.Fatalf("body %q: %v", r.body, err)
+	}
+	return v
+}
+
+// names lists the service users' names, sorted.
+func (p program) names(t *testing.T) []string {
+	t.Helper()
+	list := decode[struct {
+		Users []struct {
+			Name string `json:"name"`
+		} `json:"service_users"`
+	}](t, p.api(t, "GET", "/service_users", "").want(t, 200, ""))
+	var out []string
+	for _, u := range list.Users {
+		out = append(out, u.Name)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// TestAdminAuth checks the admin token: health needs none; everything
+// else refuses a missing, malformed or wrong token (an API key included)
+// in the contract's error body, before routing.
+func TestAdminAuth(t *testing.T) {
+	t.Parallel()
+	p := startProgram(t, "-admin-token", "the-admin-token")
+	if p.admin != "the-admin-token" {
+		t.Errorf("admin token %q, want the one given", p.admin)
+	}
+	if r := do(t, "GET", p.base+"/_acctfake/health", "", "").want(t, 200, ""); !strings.Contains(r.body, `"status":"ok"`) {
+		t.Errorf("health: %s", r.body)
+	}
+	for _, tt := range []struct{ name, path, auth, code string }{
+		{"no token", "faults", "", "ERR_NGROK_200"},
+		{"not bearer", "faults", "Basic dXNlcg==", "ERR_NGROK_201"},
+		{"wrong token", "faults", "Bearer nope", "ERR_NGROK_203"},
+		{"the API key", "faults", "Bearer " + p.key, "ERR_NGROK_203"},
+		{"unknown path", "no/such/path", "", "ERR_NGROK_200"},
+	} {
+		req, _ := http.NewRequest("GET", p.base+"/_acctfake/"+tt.path, nil)
+		if tt.auth != "" {
+			req.Header.Set("Authorization", tt.auth)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var e struct {
+			ErrorCode string `json:"error_code"`
+		}
+		_ = json.NewDecoder(resp.Body).Decode(&e)
+		resp.Body.Close()
+		if resp.StatusCode != 401 || e.ErrorCode != tt.code {
+			t.Errorf("%s: %d %s, want 401 %s", tt.name, resp.StatusCode, e.ErrorCode, tt.code)
+		}
+	}
+	p.adm(t, "GET", "no/such/path", "").want(t, 404, "ERR_ACCTAPI_NO_ROUTE")
+	if r := p.adm(t, "PUT", "journal", "").want(t, 405, "ERR_ACCTAPI_METHOD"); r.header.Get("Allow") != "DELETE, GET" {
+		t.Errorf("405's Allow %q", r.header.Get("Allow"))
+	}
+	// The account API does not take the admin token.
+	do(t, "GET", p.base+"/service_users", p.admin, "").want(t, 401, "ERR_NGROK_203")
+}
+
+type journalResp struct {
+	Entries []struct {
+		ID       string `json:"id"`
+		Method   string `json:"method"`
+		Path     string `json:"path"`
+		Query    string `json:"query"`
+		Status   int    `json:"status"`
+		Dropped  bool   `json:"dropped"`
+		Request  string `json:"request_body"`
+		Response string `json:"response_body"`
+	} `json:"entries"`
+	URI         string  `json:"uri"`
+	NextPageURI *string `json:"next_page_uri"`
+}
+
+// TestAdminJournal checks GET /_acctfake/journal: newest first, filtered
+// by method, path pattern and status, paged with limit and before_id
+// through next_page_uri, and DELETE clears it.
+func TestAdminJournal(t *testing.T) {
+	t.Parallel()
+	p := startProgram(t)
+	p.api(t, "POST", "/service_users", `{"name":"a"}`).want(t, 201, "")
+	p.api(t, "POST", "/service_users", `{"name":"b"}`).want(t, 201, "")
+	p.api(t, "GET", "/service_users?limit=1", "").want(t, 200, "")
+	p.api(t, "GET", "/service_users/service_nope", "").want(t, 404, "")
+	p.api(t, "DELETE", "/api_keys/ak_nope", "").want(t, 404, "")
+
+	type row struct {
+		method, path string
+		status       int
+	}
+	rows := func(j journalResp) []row {
+		var out []row
+		for _, e := range j.Entries {
+			out = append(out, row{e.Method, e.Path, e.Status})
+		}
+		return out
+	}
+	all := decode[journalResp](t, p.adm(t, "GET", "journal", "").want(t, 200, ""))
+	want := []row{{"DELETE", "/api_keys/ak_nope", 404}, {"GET", "/service_users/service_nope", 404}, {"GET", "/service_users", 200},
+		{"POST", "/service_users", 201}, {"POST", "/service_users", 201}}
+	if !slices.Equal(rows(all), want) || all.NextPageURI != nil || all.URI != p.base+"/_acctfake/journal" {
+		t.Fatalf("journal: %+v, uri %s, next %v; want %+v", rows(all), all.URI, all.NextPageURI, want)
+	}
+	if e := all.Entries[4]; e.Request != `{"name":"a"}` || !strings.Contains(e.Response, `"name":"a"`) || !strings.HasPrefix(e.ID, "op_") {
+		t.Errorf("first entry: %+v", e)
+	}
+	if all.Entries[2].Query != "limit=1" {
+		t.Errorf("query %q", all.Entries[2].Query)
+	}
+	// Paging follows next_page_uri, with the filter.
+	var paged []row
+	next := p.base + "/_acctfake/journal?limit=2&path=/service_users*"
+	for next != "" {
+		j := decode[journalResp](t, do(t, "GET", next, p.admin, "").want(t, 200, ""))
+		if len(j.Entries) > 2 {
+			t.Fatalf("page of %d entries, limit 2", len(j.Entries))
+		}
+		paged = append(paged, rows(j)...)
+		next = ""
+		if j.NextPageURI != nil {
+			next = *j.NextPageURI
+		}
+	}
+	if want := want[2:]; !slices.Equal(paged, want) {
+		t.Errorf("paged with path=/service_users*: %+v, want %+v", paged, want)
+	}
+	for _, tt := range []struct {
+		query string
+		want  []row
+	}{
+		{"method=POST", want[3:]},
+		{"status=404", want[:2]},
+		{"path=/service_users/*&status=404", want[1:2]},
+		{"method=GET&path=/service_users", want[2:3]},
+		{"before_id=" + all.Entries[1].ID, want[2:]},
+		{"before_id=op_0", nil},
+	} {
+		got := rows(decode[journalResp](t, p.adm(t, "GET", "journal?"+tt.query, "").want(t, 200, "")))
+		if !slices.Equal(got, tt.want) {
+			t.Errorf("journal?%s: %+v, want %+v", tt.query, got, tt.want)
+		}
+	}
+	for _, tt := range []struct{ query, code string }{
+		{"limit=0", "ERR_NGROK_233"},
+		{"limit=101", "ERR_NGROK_233"},
+		{"status=abc", "ERR_NGROK_215"},
+		{"path=service_users", "ERR_NGROK_215"},
+		{"path=/[", "ERR_NGROK_215"},
+		{"nope=1", "ERR_NGROK_231"},
+		{"method=GET&method=POST", "ERR_NGROK_232"},
+	} {
+		p.adm(t, "GET", "journal?"+tt.query, "").want(t, 400, tt.code)
+	}
+	p.adm(t, "DELETE", "journal", "").want(t, 204, "")
+	if j := decode[journalResp](t, p.adm(t, "GET", "journal", "").want(t, 200, "")); len(j.Entries) != 0 {
+		t.Errorf("after DELETE: %d entries", len(j.Entries))
+	}
+}
+
+type faultResp struct {
+	ID        string `json:"id"`
+	Method    string `json:"method"`
+	Path      string `json:"path"`
+	Times     int    `json:"times"`
+	Remaining *int   `json:"remaining"`
+	Hits      int    `json:"hits"`
+}
+
+// TestAdminFaults checks adding, listing and removing faults: a status with
+// an error body, 429 with Retry-After, latency, drop before and after the
+// request takes effect, a fault used up after its times, and refusals.
+func TestAdminFaults(t *testing.T) {
+	t.Parallel()
+	p := startProgram(t)
+	list := func() []faultResp {
+		t.Helper()
+		return decode[struct {
+			Faults []faultResp `json:"faults"`
+		}](t, p.adm(t, "GET", "faults", "").want(t, 200, "")).Faults
+	}
+
+	// A status with an error body, once.
+	f := decode[faultResp](t, p.adm(t, "POST", "faults", `{"method":"GET","path":"/service_users","times":1,"status":502,"error_code":"ERR_X","msg":"bad gateway"}`).want(t, 201, ""))
+	if f.ID == "" || f.Remaining == nil || *f.Remaining != 1 || f.Times != 1 {
+		t.Fatalf("added fault: %+v", f)
+	}
+	if code, msg := p.api(t, "GET", "/service_users", "").want(t, 502, "").errorBody(t); code != "ERR_X" || msg != "bad gateway" {
+		t.Errorf("fault's answer: %s %q", code, msg)
+	}
+	p.api(t, "GET", "/service_users", "").want(t, 200, "")
+	if l := list(); len(l) != 0 {
+		t.Errorf("a fault used up is still listed: %+v", l)
+	}
+
+	// 429 with Retry-After, twice.
+	p.adm(t, "POST", "faults", `{"path":"/api_keys","times":2,"status":429,"retry_after":7}`).want(t, 201, "")
+	for range 2 {
+		if r := p.api(t, "GET", "/api_keys", "").want(t, 429, "ERR_NGROK_226"); r.header.Get("Retry-After") != "7" {
+			t.Errorf("Retry-After %q, want 7", r.header.Get("Retry-After"))
+		}
+	}
+	p.api(t, "GET", "/api_keys", "").want(t, 200, "")
+
+	// Drop before: nothing happens; drop after: the write happens.
+	p.adm(t, "POST", "faults", `{"method":"POST","path":"/service_users","times":1,"drop":"before"}`).want(t, 201, "")
+	p.adm(t, "POST", "faults", `{"method":"POST","path":"/service_users","times":1,"drop":"after"}`).want(t, 201, "")
+	for _, name := range []string{"dropped-before", "dropped-after"} {
+		req, _ := http.NewRequest("POST", p.base+"/service_users", strings.NewReader(`{"name":"`+name+`"}`))
+		req.Header = http.Header{"Authorization": {"Bearer " + p.key}, "Service-Version": {"2"}, "Content-Type": {"application/json"}}
+		if resp, err := http.DefaultClient.Do(req); err == nil {
+			resp.Body.Close()
+			t.Errorf("%s: answered %d, want the connection closed", name, resp.StatusCode)
+		}
+	}
+	if got := p.names(t); !slices.Equal(got, []string{"dropped-after"}) {
+		t.Errorf("service users after the drops: %v, want [dropped-after]", got)
+	}
+
+	// Latency, until removed; listed with its hits.
+	lat := decode[faultResp](t, p.adm(t, "POST", "faults", `{"method":"*","path":"/backends/**","latency":"1ms"}`).want(t, 201, ""))
+	p.api(t, "GET", "/backends/http_response", "").want(t, 200, "")
+	if l := list(); len(l) != 1 || l[0].ID != lat.ID || l[0].Remaining != nil || l[0].Hits != 1 || l[0].Path != "/backends/**" {
+		t.Errorf("faults: %+v, want the latency with one hit", l)
+	}
+	p.adm(t, "DELETE", "faults/"+lat.ID, "").want(t, 204, "")
+	p.adm(t, "DELETE", "faults/"+lat.ID, "").want(t, 404, "ERR_ACCTAPI_NOT_FOUND")
+
+	// DELETE /faults removes every one.
+	p.adm(t, "POST", "faults", `{"path":"/**","status":503}`).want(t, 201, "")
+	p.adm(t, "POST", "faults", `{"path":"/**","status":500}`).want(t, 201, "")
+	p.api(t, "GET", "/api_keys", "").want(t, 503, "ERR_ACCTAPI_UNAVAILABLE")
+	p.adm(t, "DELETE", "faults", "").want(t, 204, "")
+	p.api(t, "GET", "/api_keys", "").want(t, 200, "")
+	if l := list(); len(l) != 0 {
+		t.Errorf("after DELETE /faults: %+v", l)
+	}
+
+	for _, tt := range []struct{ body, code, field string }{
+		{`{"method":"get","path":"/x","status":503}`, "ERR_NGROK_215", "method"},
+		{`{"path":"service_users","status":503}`, "ERR_NGROK_215", "path"},
+		{`{"path":"/[","status":503}`, "ERR_NGROK_215", "path"},
+		{`{"path":"/x","status":42}`, "ERR_NGROK_215", "status"},
+		{`{"path":"/x"}`, "ERR_NGROK_215", "status"},
+		{`{"path":"/x","msg":"m"}`, "ERR_NGROK_215", "status"},
+		{`{"path":"/x","status":503,"drop":"before"}`, "ERR_NGROK_215", "drop"},
+		{`{"path":"/x","drop":"sideways"}`, "ERR_NGROK_215", "drop"},
+		{`{"path":"/x","latency":"soon"}`, "ERR_NGROK_215", "latency"},
+		{`{"path":"/x","status":503,"times":-1}`, "ERR_NGROK_215", "times"},
+		{`{"path":"/x","status":"503"}`, "ERR_NGROK_215", "status"},
+		{`{"path":"/x","status":503,"extra":1}`, "ERR_NGROK_214", "extra"},
+		{`{"path":`, "ERR_NGROK_213", ""},
+	} {
+		r := p.adm(t, "POST", "faults", tt.body).want(t, 400, tt.code)
+		if d := decode[struct {
+			Details map[string]string `json:"details"`
+		}](t, r); d.Details["field"] != tt.field {
+			t.Errorf("%s: field %q, want %q", tt.body, d.Details["field"], tt.field)
+		}
+	}
+}
+
+type clockResp struct {
+	Now    string `json:"now"`
+	Manual bool   `json:"manual"`
+}
+
+// TestAdminClock checks reading, advancing and setting the manual clock,
+// and that the real clock refuses to move.
+func TestAdminClock(t *testing.T) {
+	t.Parallel()
+	p := startProgram(t, "-clock", "manual", "-clock-start", "2030-01-01T00:00:00Z")
+	if c := decode[clockResp](t, p.adm(t, "GET", "clock", "").want(t, 200, "")); c.Now != "2030-01-01T00:00:00Z" || !c.Manual {
+		t.Errorf("clock: %+v", c)
+	}
+	if c := decode[clockResp](t, p.adm(t, "POST", "clock/advance", `{"by":"36h30m"}`).want(t, 200, "")); c.Now != "2030-01-02T12:30:00Z" {
+		t.Errorf("after advancing 36h30m: %+v", c)
+	}
+	if u := p.api(t, "POST", "/service_users", `{"name":"x"}`).want(t, 201, ""); !strings.Contains(u.body, `"created_at":"2030-01-02T12:30:00Z"`) {
+		t.Errorf("created at the wrong time: %s", u.body)
+	}
+	if c := decode[clockResp](t, p.adm(t, "PUT", "clock", `{"now":"2031-06-01T10:00:00Z"}`).want(t, 200, "")); c.Now != "2031-06-01T10:00:00Z" {
+		t.Errorf("after setting: %+v", c)
+	}
+	p.adm(t, "POST", "clock/advance", `{"by":"tomorrow"}`).want(t, 400, "ERR_NGROK_215")
+	p.adm(t, "PUT", "clock", `{"now":"yesterday"}`).want(t, 400, "ERR_NGROK_215")
+	p.adm(t, "PUT", "clock", `{}`).want(t, 400, "ERR_NGROK_215")
+
+	real := startProgram(t)
+	if c := decode[clockResp](t, real.adm(t, "GET", "clock", "").want(t, 200, "")); c.Manual || c.Now == "" {
+		t.Errorf("real clock: %+v", c)
+	}
+	real.adm(t, "POST", "clock/advance", `{"by":"1h"}`).want(t, 400, "ERR_NGROK_215")
+	real.adm(t, "PUT", "clock", `{"now":"2031-06-01T10:00:00Z"}`).want(t, 400, "ERR_NGROK_215")
+}
+
+// TestAdminSnapshotsAndReset checks taking, listing, restoring and
+// deleting snapshots, and reset back to the state at start (fixtures
+// loaded) with the journal and faults cleared.
+func TestAdminSnapshotsAndReset(t *testing.T) {
+	t.Parallel()
+	p := startProgram(t, "-fixtures", writeFile(t, `[{"path":"/service_users","body":{"name":"fixture"}}]`))
+	p.api(t, "POST", "/service_users", `{"name":"a"}`).want(t, 201, "")
+	snap := decode[struct {
+		ID      string `json:"id"`
+		TakenAt string `json:"taken_at"`
+	}](t, p.adm(t, "POST", "snapshots", "").want(t, 201, ""))
+	if snap.ID == "" || snap.TakenAt == "" {
+		t.Fatalf("snapshot: %+v", snap)
+	}
+	p.api(t, "POST", "/service_users", `{"name":"b"}`).want(t, 201, "")
+	p.adm(t, "POST", "snapshots/"+snap.ID+"/restore", "").want(t, 200, "")
+	if got := p.names(t); !slices.Equal(got, []string{"a", "fixture"}) {
+		t.Errorf("after restore: %v", got)
+	}
+	if l := p.adm(t, "GET", "snapshots", "").want(t, 200, ""); !strings.Contains(l.body, `"id":"`+snap.ID+`"`) {
+		t.Errorf("snapshots: %s", l.body)
+	}
+	p.adm(t, "DELETE", "snapshots/"+snap.ID, "").want(t, 204, "")
+	p.adm(t, "POST", "snapshots/"+snap.ID+"/restore", "").want(t, 404, "ERR_ACCTAPI_NOT_FOUND")
+	p.adm(t, "DELETE", "snapshots/"+snap.ID, "").want(t, 404, "ERR_ACCTAPI_NOT_FOUND")
+
+	p.adm(t, "POST", "faults", `{"method":"DELETE","path":"/**","status":503}`).want(t, 201, "")
+	p.adm(t, "POST", "accounts", `{"api_keys":["gone-after-reset"]}`).want(t, 201, "")
+	p.adm(t, "POST", "reset", "").want(t, 204, "")
+	if got := p.names(t); !slices.Equal(got, []string{"fixture"}) {
+		t.Errorf("after reset: %v, want the fixtures only", got)
+	}
+	if l := p.adm(t, "GET", "faults", "").want(t, 200, ""); l.body != `{"faults":[]}` {
+		t.Errorf("faults after reset: %s", l.body)
+	}
+	if j := decode[journalResp](t, p.adm(t, "GET", "journal", "").want(t, 200, "")); len(j.Entries) != 1 {
+		t.Errorf("journal after reset: %d entries, want the one GET since", len(j.Entries))
+	}
+	do(t, "GET", p.base+"/service_users", "gone-after-reset", "").want(t, 401, "ERR_NGROK_203")
+}
+
+// TestAdminAccounts checks listing and adding accounts, and adding an API
+// key to one through the API.
+func TestAdminAccounts(t *testing.T) {
+	t.Parallel()
+	p := startProgram(t, "-api-key", "first-key")
+	type account struct {
+		ID      string   `json:"id"`
+		UserID  string   `json:"user_id"`
+		APIKeys []string `json:"api_keys"`
+	}
+	accts := decode[struct {
+		Accounts []account `json:"accounts"`
+	}](t, p.adm(t, "GET", "accounts", "").want(t, 200, "")).Accounts
+	if len(accts) != 1 || !slices.Equal(accts[0].APIKeys, []string{"first-key"}) || !strings.HasPrefix(accts[0].ID, "ac_") {
+		t.Fatalf("accounts: %+v", accts)
+	}
+	second := decode[account](t, p.adm(t, "POST", "accounts", `{"id":"ac_second","api_keys":["second-key"]}`).want(t, 201, ""))
+	if second.ID != "ac_second" || !strings.HasPrefix(second.UserID, "usr_") {
+		t.Errorf("added account: %+v", second)
+	}
+	made := decode[account](t, p.adm(t, "POST", "accounts", "").want(t, 201, ""))
+	if len(made.APIKeys) != 1 || len(made.APIKeys[0]) < 20 {
+		t.Errorf("account with a made-up key: %+v", made)
+	}
+	// The accounts are isolated.
+	p.api(t, "POST", "/service_users", `{"name":"in-first"}`).want(t, 201, "")
+	if r := do(t, "GET", p.base+"/service_users", "second-key", "").want(t, 200, ""); strings.Contains(r.body, "in-first") {
+		t.Errorf("the second account sees the first's service user: %s", r.body)
+	}
+	p.adm(t, "POST", "accounts", `{"id":"ac_second"}`).want(t, 400, "ERR_NGROK_215")
+	p.adm(t, "POST", "accounts", `{"api_keys":["first-key"]}`).want(t, 400, "ERR_NGROK_215")
+	p.adm(t, "POST", "accounts", `{"api_keys":["has space"]}`).want(t, 400, "ERR_NGROK_215")
+
+	// A key for the second account, made through the API.
+	key := decode[struct {
+		Token       string `json:"token"`
+		Description string `json:"description"`
+		OwnerID     string `json:"owner_id"`
+	}](t, p.adm(t, "POST", "accounts/ac_second/api_keys", `{"description":"extra"}`).want(t, 201, ""))
+	if key.Token == "" || key.Description != "extra" || key.OwnerID != second.UserID {
+		t.Errorf("added key: %+v", key)
+	}
+	do(t, "GET", p.base+"/service_users", key.Token, "").want(t, 200, "")
+	p.adm(t, "POST", "accounts/ac_second/api_keys", `{"description":7}`).want(t, 400, "ERR_NGROK_215")
+	p.adm(t, "POST", "accounts/ac_nope/api_keys", `{}`).want(t, 404, "ERR_ACCTAPI_NOT_FOUND")
+	if l := p.adm(t, "GET", "accounts", "").want(t, 200, ""); strings.Count(l.body, `"id":`) != 3 {
+		t.Errorf("accounts: %s", l.body)
+	}
+}
