@@ -54,11 +54,11 @@ var filterEnv = sync.OnceValues(func() (*cel.Env, error) {
 			if !ok || !ok2 {
 				return types.NewErr("add/subtract: want timestamp.add(string)")
 			}
-			d, err := parseFilterDuration(string(s))
+			t, err := shiftTime(ts.Time, sign, string(s))
 			if err != nil {
 				return types.NewErr("%v", err)
 			}
-			return types.Timestamp{Time: ts.Time.Add(time.Duration(sign) * d)}
+			return types.Timestamp{Time: t}
 		}
 	}
 	return cel.NewEnv(
@@ -74,30 +74,117 @@ var filterEnv = sync.OnceValues(func() (*cel.Env, error) {
 	)
 })
 
+// CEL's ranges: a duration is at most 10,000 years either way, a
+// timestamp from 0001-01-01T00:00:00Z to 9999-12-31T23:59:59.999999999Z
+// (in Unix seconds).
+const (
+	maxDurationSeconds  = 315_576_000_000
+	minTimestampSeconds = -62_135_596_800
+	maxTimestampSeconds = 253_402_300_799
+)
+
 // parseFilterDuration reads durations such as "7d", "24h", "15m" and
-// "1d12h": a sequence of whole numbers each followed by d, h, m or s.
-func parseFilterDuration(s string) (time.Duration, error) {
+// "1d12h": a sequence of whole numbers of at most 6 digits, each followed
+// by d, h, m or s, in all at most CEL's longest duration. It returns
+// whole seconds, since CEL's longest duration is longer than a
+// time.Duration's.
+func parseFilterDuration(s string) (int64, error) {
 	if s == "" {
 		return 0, fmt.Errorf("empty duration")
 	}
-	var total time.Duration
+	var total int64
 	for rest := s; rest != ""; {
 		i := 0
 		for i < len(rest) && rest[i] >= '0' && rest[i] <= '9' {
 			i++
 		}
 		if i == 0 || i == len(rest) || i > 6 {
-			return 0, fmt.Errorf("invalid duration %q: want e.g. \"7d\", \"24h\", \"15m\"", s)
+			return 0, fmt.Errorf("invalid duration %q: want e.g. \"7d\", \"24h\", \"15m\"", truncate(s, 64))
 		}
-		n, _ := strconv.Atoi(rest[:i])
-		unit := map[byte]time.Duration{'d': 24 * time.Hour, 'h': time.Hour, 'm': time.Minute, 's': time.Second}[rest[i]]
-		if unit == 0 {
-			return 0, fmt.Errorf("invalid duration %q: units are d, h, m and s", s)
+		n, _ := strconv.ParseInt(rest[:i], 10, 64)
+		var unit int64
+		switch rest[i] {
+		case 'd':
+			unit = 24 * 3600
+		case 'h':
+			unit = 3600
+		case 'm':
+			unit = 60
+		case 's':
+			unit = 1
+		default:
+			return 0, fmt.Errorf("invalid duration %q: units are d, h, m and s", truncate(s, 64))
 		}
-		total += time.Duration(n) * unit
+		// Each term is under 10^11 seconds, so neither sum overflows.
+		if total += n * unit; total > maxDurationSeconds {
+			return 0, fmt.Errorf("duration %q is out of range: at most 10,000 years", truncate(s, 64))
+		}
 		rest = rest[i+1:]
 	}
 	return total, nil
+}
+
+// shiftTime returns t moved by the duration d (forward for sign 1,
+// backward for -1); a result outside CEL's range of timestamps is an
+// error, never a time that wrapped.
+func shiftTime(t time.Time, sign int64, d string) (time.Time, error) {
+	secs, err := parseFilterDuration(d)
+	if err != nil {
+		return time.Time{}, err
+	}
+	u := t.Unix() + sign*secs
+	if u < minTimestampSeconds || u > maxTimestampSeconds {
+		fn := "add"
+		if sign < 0 {
+			fn = "subtract"
+		}
+		return time.Time{}, fmt.Errorf("timestamp out of range: %s.%s(%q) is outside years 0001 to 9999",
+			t.UTC().Format(time.RFC3339), fn, truncate(d, 64))
+	}
+	return time.Unix(u, int64(t.Nanosecond())).UTC(), nil
+}
+
+// checkConstTimes refuses an add() or subtract() whose target is a time
+// literal (such as timestamp("9999-12-31T23:59:59Z").add("1d")) when its
+// result is out of range, so that it is refused before any item is read;
+// one on time.now or an item's field is checked when evaluated.
+func checkConstTimes(e celast.Expr) error {
+	var bad error
+	celast.PreOrderVisit(e, celast.NewExprVisitor(func(x celast.Expr) {
+		if bad == nil && x.Kind() == celast.CallKind {
+			_, _, bad = constTime(x)
+		}
+	}))
+	return bad
+}
+
+// constTime is the value of e when it is timestamp("<literal>"), or an
+// add() or subtract() of a literal duration on such a value.
+func constTime(e celast.Expr) (t time.Time, ok bool, err error) {
+	if e.Kind() != celast.CallKind {
+		return time.Time{}, false, nil
+	}
+	c := e.AsCall()
+	switch fn := c.FunctionName(); {
+	case fn == "timestamp" && !c.IsMemberFunction() && len(c.Args()) == 1:
+		if s, ok := celguard.StringLiteral(c.Args()[0]); ok {
+			v, ok := types.String(s).ConvertToType(types.TimestampType).(types.Timestamp)
+			return v.Time, ok, nil
+		}
+	case (fn == "add" || fn == "subtract") && c.IsMemberFunction() && len(c.Args()) == 1:
+		t, ok, err := constTime(c.Target())
+		d, lit := celguard.StringLiteral(c.Args()[0])
+		if !ok || err != nil || !lit {
+			return time.Time{}, false, err
+		}
+		sign := int64(1)
+		if fn == "subtract" {
+			sign = -1
+		}
+		t, err = shiftTime(t, sign, d)
+		return t, err == nil, err
+	}
+	return time.Time{}, false, nil
 }
 
 // filter is a compiled list filter. It is immutable and safe for
@@ -152,6 +239,9 @@ func compileFilter(expr string, fields []string) (*filter, error) {
 		return nil, badFilter("%s", truncate(strings.ReplaceAll(iss.Err().Error(), "\n", " "), 300))
 	}
 	if err := filterGrammar(fields).Check(parsed.NativeRep().Expr()); err != nil {
+		return nil, badFilter("%v", err)
+	}
+	if err := checkConstTimes(parsed.NativeRep().Expr()); err != nil {
 		return nil, badFilter("%v", err)
 	}
 	ast, iss := env.Check(parsed)

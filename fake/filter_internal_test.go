@@ -194,6 +194,60 @@ func TestFilterGrammar(t *testing.T) {
 	}
 }
 
+// TestFilterTimeRange checks that add() and subtract() never wrap: a
+// duration beyond CEL's 10,000 years, or a result outside years 0001 to
+// 9999, is a 400 ERR_NGROK_250 (before any item is read when it does not
+// depend on the time of the request or on an item), and a shift within
+// range, however long, gives the right time.
+func TestFilterTimeRange(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2026, 11, 22, 0, 0, 0, 0, time.UTC)
+	obj := &objVal{names: keyFields, field: keyField, value: account.APIKey{CreatedAt: now}}
+	tests := []struct {
+		expr    string
+		want    bool
+		refused string // in the compile error, or else in the evaluation's
+		atRun   bool   // refused only when evaluated
+	}{
+		{expr: `time.now.add("999999d") > time.now`, want: true},
+		{expr: `time.now.add("106752d") > time.now`, want: true},
+		{expr: `time.now.subtract("106752d") < time.now`, want: true},
+		{expr: `obj.created_at.add("999999d") == timestamp("4764-10-18T00:00:00Z")`, want: true},
+		{expr: `timestamp("0001-01-01T00:00:00Z").add("999999d999999d999999d652061d") == timestamp("9999-12-31T00:00:00Z")`, want: true},
+		{expr: `timestamp("9999-12-31T23:59:59Z").subtract("1s").add("1s") == timestamp("9999-12-31T23:59:59Z")`, want: true},
+		{expr: `timestamp("9999-12-31T23:59:59Z").add("1d") > time.now`, refused: "timestamp out of range"},
+		{expr: `timestamp("9999-12-31T23:59:59Z").add("1s") > time.now`, refused: "timestamp out of range"},
+		{expr: `timestamp("0001-01-01T00:00:00Z").subtract("1s") < time.now`, refused: "timestamp out of range"},
+		{expr: `timestamp("2026-01-01T00:00:00Z").add("999999d999999d999999d") < time.now`, refused: "timestamp out of range"},
+		{expr: `time.now.add("999999d999999d999999d999999d") > time.now`, refused: "out of range: at most 10,000 years"},
+		{expr: `time.now.add("999999d999999d999999d") > time.now`, refused: "timestamp out of range", atRun: true},
+		{expr: `obj.created_at.subtract("999999d") < time.now`, refused: "timestamp out of range", atRun: true},
+		{expr: `time.now.add("1000000d") > time.now`, refused: "invalid duration"},
+	}
+	for _, tt := range tests {
+		f, err := compileFilter(tt.expr, keyFields)
+		if err == nil {
+			var got bool
+			got, err = f.matcher(now)(obj)
+			if tt.refused == "" {
+				if err != nil || got != tt.want {
+					t.Errorf("%s = %v, %v; want %v", tt.expr, got, err, tt.want)
+				}
+				continue
+			}
+			if !tt.atRun {
+				t.Errorf("%s: compiled; want refused", tt.expr)
+			}
+		} else if tt.atRun {
+			t.Errorf("%s: %v; want refused when evaluated", tt.expr, err)
+		}
+		var e *apiError
+		if !errors.As(err, &e) || e.status != http.StatusBadRequest || e.code != acctapi.CodeBadFilter || !strings.Contains(e.msg, tt.refused) {
+			t.Errorf("%s: %v; want a 400 %s saying %q", tt.expr, err, acctapi.CodeBadFilter, tt.refused)
+		}
+	}
+}
+
 // TestFilterRequestCost checks that a request's evaluations, tracked or
 // not, are refused once they cost more than maxFilterRequestCost, and not
 // before.
