@@ -14,6 +14,8 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"golang.org/x/time/rate"
+
 	"github.com/acctapi/acctapi/internal/clienthook"
 	"github.com/acctapi/acctapi/internal/iox"
 )
@@ -29,7 +31,8 @@ func init() {
 // otherwise.
 const DefaultBaseURL = "https://api.ngrok.com"
 
-// APIVersion is the value sent in the Service-Version header.
+// APIVersion is the API version a [Client] asks for, in the Service-Version
+// header, the Ngrok-Version header, or both; see [WithDialect].
 const APIVersion = "2"
 
 // Shared header values; see newRequest.
@@ -67,14 +70,17 @@ const maxErrorMsg = 200
 // Build resource clients on it, such as account.NewServiceUsers(c). The zero
 // value is not usable; call [NewClient].
 type Client struct {
-	base      *url.URL
-	apiKey    string
-	http      *http.Client
-	userAgent string
-	retry     RetryPolicy
-	validate  bool
-	maxResp   int64    // longest success body read; see WithMaxResponseBytes
-	auth, ua  []string // header values, made once by NewClient
+	base       *url.URL
+	apiKey     string
+	http       *http.Client
+	userAgent  string
+	retry      RetryPolicy
+	validate   bool
+	maxResp    int64 // longest success body read; see WithMaxResponseBytes
+	dialect    Dialect
+	dialectSet bool          // WithDialect was given
+	throttle   *rate.Limiter // nil: requests are not throttled
+	auth, ua   []string      // header values, made once by NewClient
 }
 
 // Option configures a [Client]. Options are checked when [NewClient] runs.
@@ -205,6 +211,9 @@ func NewClient(apiKey string, opts ...Option) (*Client, error) {
 		if err := opt(c); err != nil {
 			return nil, err
 		}
+	}
+	if !c.dialectSet {
+		c.dialect = defaultDialect(c.base)
 	}
 	c.auth = []string{"Bearer " + c.apiKey}
 	c.ua = []string{c.userAgent}
@@ -367,10 +376,13 @@ func (c *Client) newRequest(ctx context.Context, method string, u *url.URL, body
 	// Header values are shared, read-only slices of length and capacity
 	// one: an append by anyone else copies them.
 	req.Header = http.Header{
-		"Authorization":   c.auth,
-		"Service-Version": versionHeader,
-		"Accept":          jsonHeader,
-		"User-Agent":      c.ua,
+		"Authorization": c.auth,
+		"Ngrok-Version": versionHeader,
+		"Accept":        jsonHeader,
+		"User-Agent":    c.ua,
+	}
+	if c.dialect == DialectSpec {
+		req.Header["Service-Version"] = versionHeader
 	}
 	if body != nil {
 		req.Header["Content-Type"] = jsonHeader

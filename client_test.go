@@ -129,12 +129,14 @@ func TestHeaders(t *testing.T) {
 			got := map[string]string{
 				"Authorization":   h.Get("Authorization"),
 				"Service-Version": h.Get("Service-Version"),
+				"Ngrok-Version":   h.Get("Ngrok-Version"),
 				"Content-Type":    h.Get("Content-Type"),
 				"Accept":          h.Get("Accept"),
 			}
 			want := map[string]string{
 				"Authorization":   "Bearer " + testKey,
 				"Service-Version": "2",
+				"Ngrok-Version":   "2",
 				"Content-Type":    tt.wantContentType,
 				"Accept":          "application/json",
 			}

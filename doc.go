@@ -72,6 +72,26 @@
 // connection error is retried only for GET and DELETE, never for POST or
 // PATCH, with jittered backoff. [RetryPolicy] bounds attempts and total
 // wait; [WithoutRetry] turns retries off. The context cancels any wait.
+// [WithThrottle] spaces requests out with a rate.Limiter instead, so that a
+// busy program stays under the server's limit ([NewRealServiceLimiter] for
+// the real service's 120 requests per 60 s).
+//
+// # The real service and the specification
+//
+// The real service at [DefaultBaseURL] names a few things differently from
+// the specification (its version header, some event-target members). A
+// client speaks the real service's [Dialect] at that URL and the
+// specification's elsewhere, such as at the fake; [WithDialect] says which,
+// and responses are read in either. The Go API always uses the
+// specification's names.
+//
+// # Against a broken server
+//
+// Each attempt has a time limit ([DefaultTimeout], unless [WithHTTPClient]
+// gives a client of your own); a success body longer than
+// [DefaultMaxResponseBytes] ([WithMaxResponseBytes]) is an error, not an
+// allocation; a list whose next_page_uri does not advance ends with
+// [ErrPageLoop].
 //
 // # Testing with the fake
 //

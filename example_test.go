@@ -5,12 +5,15 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"time"
 
 	"github.com/acctapi/acctapi"
 	"github.com/acctapi/acctapi/backends"
+	"github.com/acctapi/acctapi/events"
 )
 
 func ExampleNewClient() {
@@ -101,4 +104,49 @@ func ExampleListOptions_Query() {
 	// Output:
 	// filter=obj.id+%21%3D+%22%22&limit=50 <nil>
 	// true acctapi: limit: must be from 1 to 100
+}
+
+func ExampleWithDialect() {
+	// A stand-in for the real service that shows what the client sends.
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		fmt.Printf("Ngrok-Version: %q, Service-Version: %q\n", r.Header.Get("Ngrok-Version"), r.Header.Get("Service-Version"))
+		fmt.Println(string(body))
+		// The real service answers in its own names; the client reads them.
+		fmt.Fprint(w, `{"id":"ed_1","target":{"datadog":{"api_key":"k","ddtags":"env:ci"}}}`)
+	}))
+	defer srv.Close()
+
+	// The real service behind another URL (a proxy, say): its dialect is
+	// named, since only the real service's own URL implies it.
+	c, err := acctapi.NewClient("secret-key", acctapi.WithBaseURL(srv.URL), acctapi.WithDialect(acctapi.DialectReal))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	d, err := events.NewDestinations(c).Create(context.Background(), &events.DestinationCreate{
+		Target: events.Target{Monitoring: &events.Monitoring{APIKey: "k", Tags: "env:ci"}},
+	})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(d.ID, d.Target.Monitoring.Tags)
+	// Output:
+	// Ngrok-Version: "2", Service-Version: ""
+	// {"description":"","metadata":"","format":"","target":{"firehose":null,"kinesis":null,"cloudwatch_logs":null,"s3":null,"datadog":{"api_key":"k","ddtags":"env:ci","service":"","ddsite":""},"azure_logs_ingestion":null}}
+	// ed_1 env:ci
+}
+
+func ExampleWithThrottle() {
+	// One limiter per account, shared by every client of that account.
+	lim := acctapi.NewRealServiceLimiter()
+	c, err := acctapi.NewClient("secret-key", acctapi.WithThrottle(lim))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(c.BaseURL(), c.Dialect(), lim.Burst(), time.Duration(float64(time.Second)/float64(lim.Limit())))
+	// Output:
+	// https://api.ngrok.com real 10 600ms
 }

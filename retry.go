@@ -96,6 +96,9 @@ func (c *Client) send(ctx context.Context, method string, u *url.URL, body []byt
 		if err != nil {
 			return nil, err
 		}
+		if err := c.wait(ctx); err != nil {
+			return nil, fmt.Errorf("acctapi: %s %s: waiting for the throttle: %w", method, u.Path, err)
+		}
 		resp, err := c.http.Do(req)
 		if ctx.Err() != nil {
 			if resp != nil {

@@ -51,13 +51,15 @@ func Path(segments ...string) string {
 }
 
 // Create POSTs body to path and decodes the created resource; c.Do
-// validates body first unless the client skips validation.
+// validates body first unless the client skips validation. A body that is
+// [Dialected] is sent in the client's dialect.
 func Create[T any](ctx context.Context, c *acctapi.Client, path string, body Validator) (*T, error) {
 	return send[T](ctx, c, http.MethodPost, path, body)
 }
 
 // Update PATCHes body to path and decodes the updated resource; c.Do
-// validates body first unless the client skips validation.
+// validates body first unless the client skips validation. A body that is
+// [Dialected] is sent in the client's dialect.
 func Update[T any](ctx context.Context, c *acctapi.Client, path string, body Validator) (*T, error) {
 	return send[T](ctx, c, http.MethodPatch, path, body)
 }
@@ -72,10 +74,30 @@ func Delete(ctx context.Context, c *acctapi.Client, path string) error {
 	return c.Do(ctx, http.MethodDelete, path, nil, nil, nil)
 }
 
+// Dialected is a request body whose JSON differs between the wire dialects
+// (acctapi.Dialect), such as an event destination's, with its target.
+type Dialected interface {
+	Validator
+	// MarshalDialect returns the body's JSON in dialect d.
+	MarshalDialect(d acctapi.Dialect) ([]byte, error)
+}
+
+// dialectBody sends a Dialected body in the client's dialect: c.Do
+// validates it (Validate is promoted) and marshals it with MarshalJSON.
+type dialectBody struct {
+	Dialected
+	d acctapi.Dialect
+}
+
+func (b dialectBody) MarshalJSON() ([]byte, error) { return b.MarshalDialect(b.d) }
+
 func send[T any](ctx context.Context, c *acctapi.Client, method, path string, body Validator) (*T, error) {
 	var in any
 	if body != nil {
 		in = body
+		if db, ok := body.(Dialected); ok && c.Dialect() != acctapi.DialectSpec {
+			in = dialectBody{db, c.Dialect()}
+		}
 	}
 	out := new(T)
 	if err := c.Do(ctx, method, path, nil, in, out); err != nil {

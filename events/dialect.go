@@ -1,0 +1,319 @@
+package events
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/acctapi/acctapi"
+	"github.com/acctapi/acctapi/internal/field"
+)
+
+// The two wire dialects of an event target (see [acctapi.Dialect]), written
+// once: the SDK encodes requests with them, Target decodes either, and the
+// fake translates raw bodies with [Translate] and error paths with
+// [TranslateField].
+//
+// A scope is an object whose member names may differ between the dialects:
+// renames pairs the specification's name with the real service's, and
+// members gives the scope of a member's value, by the specification's name.
+// A deep scope (a whole document) looks for "target" at any depth.
+type scope struct {
+	renames []pair
+	members map[string]*scope
+	deep    bool
+}
+
+// pair is one member's name in the specification's dialect and in the real
+// service's.
+type pair struct{ spec, real string }
+
+var (
+	credsScope = &scope{renames: []pair{
+		{"cloud_access_key_id", "aws_access_key_id"},
+		{"cloud_secret_access_key", "aws_secret_access_key"},
+	}}
+	cloudScope      = &scope{members: map[string]*scope{"auth": {members: map[string]*scope{"creds": credsScope}}}}
+	monitoringScope = &scope{renames: []pair{{"tags", "ddtags"}, {"site", "ddsite"}}}
+	targetScope     = &scope{
+		renames: []pair{{"monitoring", "datadog"}, {"cloud_logs_ingestion", "azure_logs_ingestion"}},
+		members: map[string]*scope{
+			"firehose":        cloudScope,
+			"kinesis":         cloudScope,
+			"cloudwatch_logs": cloudScope,
+			"s3":              cloudScope,
+			"monitoring":      monitoringScope,
+		},
+	}
+	documentScope = &scope{members: map[string]*scope{"target": targetScope}, deep: true}
+)
+
+// quotedNames are every name that differs, quoted as in JSON, by the
+// dialect they belong to; a body holding none of another dialect's names
+// (and no \u escape, which could spell one) needs no translation.
+var quotedNames = func() (names [2][][]byte) {
+	for _, s := range []*scope{credsScope, monitoringScope, targetScope} {
+		for _, p := range s.renames {
+			names[acctapi.DialectSpec] = append(names[acctapi.DialectSpec], []byte(strconv.Quote(p.spec)))
+			names[acctapi.DialectReal] = append(names[acctapi.DialectReal], []byte(strconv.Quote(p.real)))
+		}
+	}
+	return names
+}()
+
+// name returns the member name n of s in dialect to, and n's name in the
+// specification's dialect, by which s.members knows it.
+func (s *scope) name(n string, to acctapi.Dialect) (out, spec string) {
+	for _, p := range s.renames {
+		if n == p.spec || n == p.real {
+			if to == acctapi.DialectReal {
+				return p.real, p.spec
+			}
+			return p.spec, p.spec
+		}
+	}
+	return n, n
+}
+
+// child returns the scope of the value of member spec, or nil when its
+// names are the same in both dialects.
+func (s *scope) child(spec string) *scope {
+	if c, ok := s.members[spec]; ok {
+		return c
+	}
+	if s.deep {
+		return s
+	}
+	return nil
+}
+
+// Translate returns body, a JSON document, with the member names of every
+// event target in it written in dialect to: the value of any member named
+// "target", at any depth, is an event target (as in a destination, a list
+// of destinations, or a create or update request). Names already in
+// dialect to, and everything outside event targets, are left as they are,
+// so a body may mix the dialects; but one member given in both (say
+// "monitoring" and "datadog" in one target) is an error, a
+// [*acctapi.FieldError] on that member's path with code
+// [acctapi.CodeInvalidValue].
+//
+// When there is nothing to rename, body itself is returned. A body that
+// is not one valid JSON value is returned as it is, without an error, for
+// the caller's decoder to report. Otherwise the result is compact, with
+// members in their order and numbers as written.
+//
+// A server that speaks both dialects calls Translate(body,
+// acctapi.DialectSpec) on a request body before decoding it, and
+// Translate(response, acctapi.DialectReal) on what it answers a client of
+// the real service's dialect.
+func Translate(body []byte, to acctapi.Dialect) ([]byte, error) {
+	if to != acctapi.DialectSpec && to != acctapi.DialectReal {
+		return nil, fmt.Errorf("events: Translate: unknown dialect %v", to)
+	}
+	return translate(body, documentScope, "", to)
+}
+
+// translate is Translate for a value of scope s at path.
+func translate(body []byte, s *scope, path string, to acctapi.Dialect) ([]byte, error) {
+	if !needsTranslation(body, to) {
+		return body, nil
+	}
+	t := &translator{dec: json.NewDecoder(bytes.NewReader(body)), to: to}
+	t.dec.UseNumber()
+	t.enc = json.NewEncoder(&t.out)
+	t.enc.SetEscapeHTML(false)
+	if err := t.value(s, path); err != nil {
+		if _, ok := err.(*field.Error); ok {
+			return nil, err
+		}
+		return body, nil // not JSON: the caller's decoder says so
+	}
+	if _, err := t.dec.Token(); err != io.EOF {
+		return body, nil // more after the value
+	}
+	return t.out.Bytes(), nil
+}
+
+// needsTranslation reports whether body may hold a name of the dialect
+// other than to.
+func needsTranslation(body []byte, to acctapi.Dialect) bool {
+	if bytes.Contains(body, []byte(`\u`)) {
+		return true
+	}
+	for _, n := range quotedNames[1-to] {
+		if bytes.Contains(body, n) {
+			return true
+		}
+	}
+	return false
+}
+
+// translator rewrites one JSON document token by token.
+type translator struct {
+	dec *json.Decoder
+	enc *json.Encoder // writes strings to out
+	out bytes.Buffer
+	to  acctapi.Dialect
+}
+
+func (t *translator) value(s *scope, path string) error {
+	tok, err := t.dec.Token()
+	if err != nil {
+		return err
+	}
+	switch v := tok.(type) {
+	case json.Delim:
+		if v == '{' {
+			return t.object(s, path)
+		}
+		return t.array(s, path)
+	case string:
+		return t.str(v)
+	case json.Number:
+		t.out.WriteString(string(v))
+	case bool:
+		t.out.WriteString(strconv.FormatBool(v))
+	case nil:
+		t.out.WriteString("null")
+	}
+	return nil
+}
+
+func (t *translator) object(s *scope, path string) error {
+	t.out.WriteByte('{')
+	var seen map[string]string // for a scope with renames: name written → name read
+	for i := 0; t.dec.More(); i++ {
+		tok, err := t.dec.Token()
+		if err != nil {
+			return err
+		}
+		in, _ := tok.(string)
+		out, spec := in, in
+		if s != nil {
+			out, spec = s.name(in, t.to)
+		}
+		member := joinPath(path, out)
+		if s != nil && len(s.renames) > 0 {
+			if was, ok := seen[out]; ok && was != in {
+				return field.Invalid(member, "is given in both dialects, as %q and as %q", was, in)
+			}
+			if seen == nil {
+				seen = map[string]string{}
+			}
+			seen[out] = in
+		}
+		if i > 0 {
+			t.out.WriteByte(',')
+		}
+		if err := t.str(out); err != nil {
+			return err
+		}
+		t.out.WriteByte(':')
+		var child *scope
+		if s != nil {
+			child = s.child(spec)
+		}
+		if err := t.value(child, member); err != nil {
+			return err
+		}
+	}
+	if _, err := t.dec.Token(); err != nil { // '}'
+		return err
+	}
+	t.out.WriteByte('}')
+	return nil
+}
+
+func (t *translator) array(s *scope, path string) error {
+	t.out.WriteByte('[')
+	for i := 0; t.dec.More(); i++ {
+		if i > 0 {
+			t.out.WriteByte(',')
+		}
+		if err := t.value(s, path+"["+strconv.Itoa(i)+"]"); err != nil {
+			return err
+		}
+	}
+	if _, err := t.dec.Token(); err != nil { // ']'
+		return err
+	}
+	t.out.WriteByte(']')
+	return nil
+}
+
+// str writes s as a JSON string.
+func (t *translator) str(s string) error {
+	if err := t.enc.Encode(s); err != nil {
+		return err
+	}
+	t.out.Truncate(t.out.Len() - 1) // Encode's newline
+	return nil
+}
+
+func joinPath(path, name string) string {
+	if path == "" {
+		return name
+	}
+	return path + "." + name
+}
+
+// TranslateField returns path, a member's JSON path as a
+// [*acctapi.FieldError] names it (such as "target.monitoring.tags" or
+// "target.kinesis.auth.creds.cloud_access_key_id", relative to a request
+// body), with the names of event-target members written in dialect to.
+// A server that speaks both dialects uses it to name a field in the
+// request's dialect. An unknown dialect leaves path as it is.
+func TranslateField(path string, to acctapi.Dialect) string {
+	if path == "" || (to != acctapi.DialectSpec && to != acctapi.DialectReal) {
+		return path
+	}
+	segs := strings.Split(path, ".")
+	s := documentScope
+	for i, seg := range segs {
+		name, index, _ := strings.Cut(seg, "[")
+		if s == nil {
+			break
+		}
+		out, spec := s.name(name, to)
+		if index != "" {
+			out += "[" + index
+		}
+		segs[i] = out
+		s = s.child(spec)
+	}
+	return strings.Join(segs, ".")
+}
+
+// Marshal returns the JSON encoding of v (a destination, a list of them, a
+// create or update request, or any value holding event targets under a
+// member named "target") in dialect to.
+func Marshal(v any, to acctapi.Dialect) ([]byte, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	return Translate(b, to)
+}
+
+// MarshalDialect returns the request's JSON body in dialect d, as a client
+// of that dialect sends it.
+func (r *DestinationCreate) MarshalDialect(d acctapi.Dialect) ([]byte, error) { return Marshal(r, d) }
+
+// MarshalDialect returns the request's JSON body in dialect d, as a client
+// of that dialect sends it.
+func (r *DestinationUpdate) MarshalDialect(d acctapi.Dialect) ([]byte, error) { return Marshal(r, d) }
+
+// UnmarshalJSON decodes a target written in either dialect, so a client
+// understands a server of either (see [acctapi.Dialect]). A member given
+// in both dialects at once is an error.
+func (t *Target) UnmarshalJSON(data []byte) error {
+	data, err := translate(data, targetScope, "target", acctapi.DialectSpec)
+	if err != nil {
+		return err
+	}
+	type plain Target // without this method
+	return json.Unmarshal(data, (*plain)(t))
+}

@@ -1,0 +1,56 @@
+package acctapi
+
+import (
+	"context"
+	"errors"
+
+	"golang.org/x/time/rate"
+)
+
+// RealServiceLimit and RealServiceBurst are the throttle [NewRealServiceLimiter]
+// sets: one request per 600 ms after a burst of 10, so at most 110 requests
+// in any 60 s. The real service limits its management API to 120 requests
+// per rolling 60 s per account; the margin of 10 absorbs the difference
+// between the client's clock and the service's, and how the service counts
+// a window's edges.
+const (
+	RealServiceLimit = rate.Limit(1 / 0.6) // requests per second
+	RealServiceBurst = 10
+)
+
+// NewRealServiceLimiter returns a new limiter for [WithThrottle] that keeps
+// a client under the real service's limit of 120 requests per rolling 60 s
+// (see [RealServiceLimit]). The limit is per account: share one limiter
+// among every Client of the same account in the program.
+func NewRealServiceLimiter() *rate.Limiter {
+	return rate.NewLimiter(RealServiceLimit, RealServiceBurst)
+}
+
+// WithThrottle makes the client wait for l before sending each request,
+// retries included, so that a busy program stays under a server's rate
+// limit instead of collecting 429 responses. It waits under the request's
+// context: a context that ends first ends the call, and a deadline too near
+// to be met fails at once. l may be shared by several clients (a
+// [rate.Limiter] is safe for concurrent use); [NewRealServiceLimiter] makes
+// one for the real service. It must not be nil, and its burst must be at
+// least 1. Without this option requests are not throttled.
+func WithThrottle(l *rate.Limiter) Option {
+	return func(c *Client) error {
+		if l == nil {
+			return errors.New("acctapi: WithThrottle: nil *rate.Limiter")
+		}
+		if l.Burst() < 1 && l.Limit() != rate.Inf {
+			return errors.New("acctapi: WithThrottle: the limiter's burst is zero, so it never admits a request")
+		}
+		c.throttle = l
+		return nil
+	}
+}
+
+// wait waits for the client's throttle, if any.
+func (c *Client) wait(ctx context.Context) error {
+	if c.throttle == nil {
+		return nil
+	}
+	return c.throttle.Wait(ctx)
+}
