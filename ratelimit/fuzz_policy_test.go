@@ -1,7 +1,9 @@
 package ratelimit_test
 
 import (
+	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -11,6 +13,7 @@ import (
 
 	"github.com/acctapi/acctapi"
 	"github.com/acctapi/acctapi/ratelimit"
+	"go.yaml.in/yaml/v3"
 )
 
 // FuzzNewPolicy checks that loading any document as a policy never panics;
@@ -56,13 +59,27 @@ func FuzzNewPolicy(f *testing.F) {
 		`{"on_http_request": [{"actions": [{"type": "custom-response", "config": {"status_code": 42}}]}]}`,
 		`{"on_http_request": [{"actions": [{"type": "custom-response", "config": {"status_code": 199}}]}]}`,
 		`{"on_http_request": [{"actions": [{"type": "custom-response", "config": {"status_code": 600}}]}]}`,
+		// YAML, bare configs, other phases and actions
+		"on_http_request:\n  - actions:\n      - type: rate-limit\n        config: {name: n, algorithm: sliding_window, capacity: 1, rate: 60s, bucket_key: [conn.client_ip]}\n",
+		"on_http_request:\n  - actions: [{type: custom-response, config: {status_code: 418, body: tea}}]\non_http_response: []\n",
+		"on_http_request: [\n",
+		"? [a]\n: b\n",
+		"~: b\n",
+		"a: &x [*x]\n",
+		"name: n\ncapacity: 1\nrate: 60s\n",
+		"- actions: []\n",
+		"on_http_request:\n  - actions: [{type: deny}, {type: rate-limit, config: {name: n, algorithm: sliding_window, capacity: 1, rate: 60s, bucket_key: [\"hash.md5(req.host)\", \"getReqCookie('s').value\"]}}]\n",
 	} {
 		f.Add([]byte(doc))
 	}
 	now := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
 	next := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _, _ = io.WriteString(w, "ok") })
 	f.Fuzz(func(t *testing.T, doc []byte) {
-		p, err := ratelimit.NewPolicy(doc, ratelimit.WithClock(func() time.Time { return now }), ratelimit.WithRateLimitHeaders())
+		opts := []ratelimit.PolicyOption{ratelimit.WithClock(func() time.Time { return now }), ratelimit.WithRateLimitHeaders()}
+		if len(doc) > 0 && doc[len(doc)-1]%2 == 1 {
+			opts = append(opts, ratelimit.WithSkipUnsupported())
+		}
+		p, err := ratelimit.NewPolicy(doc, opts...)
 		if err != nil {
 			if p != nil {
 				t.Errorf("NewPolicy returned a policy and the error %v", err)
@@ -117,6 +134,44 @@ func errorParts(err error) []error {
 	return []error{err}
 }
 
+// asJSON returns doc, JSON or YAML, as JSON.
+func asJSON(t *testing.T, doc []byte) []byte {
+	t.Helper()
+	if d := bytes.TrimSpace(doc); len(d) > 0 && (d[0] == '{' || d[0] == '[') {
+		return doc
+	}
+	var v any
+	if err := yaml.Unmarshal(doc, &v); err != nil {
+		t.Fatalf("a document that loaded is not YAML: %v", err)
+	}
+	out, err := json.Marshal(fixKeys(v))
+	if err != nil {
+		t.Fatalf("a document that loaded has no JSON form: %v", err)
+	}
+	return out
+}
+
+// fixKeys gives YAML mappings with non-string keys string keys.
+func fixKeys(v any) any {
+	switch v := v.(type) {
+	case map[string]any:
+		for k, e := range v {
+			v[k] = fixKeys(e)
+		}
+	case map[any]any:
+		m := map[string]any{}
+		for k, e := range v {
+			m[fmt.Sprint(k)] = fixKeys(e)
+		}
+		return m
+	case []any:
+		for i, e := range v {
+			v[i] = fixKeys(e)
+		}
+	}
+	return v
+}
+
 // customStatuses returns the status codes of the custom-response actions
 // of a document that loaded as a policy, read as NewPolicy reads it.
 func customStatuses(t *testing.T, doc []byte) []int {
@@ -128,8 +183,8 @@ func customStatuses(t *testing.T, doc []byte) []int {
 			Config json.RawMessage `json:"config"`
 		} `json:"actions"`
 	}
-	if err := json.Unmarshal(doc, &top); err != nil {
-		t.Fatalf("a document that loaded is not a JSON object: %v", err)
+	if err := json.Unmarshal(asJSON(t, doc), &top); err != nil {
+		t.Fatalf("a document that loaded is not an object: %v", err)
 	}
 	if raw, ok := top["on_http_request"]; ok {
 		if err := json.Unmarshal(raw, &rules); err != nil {

@@ -12,30 +12,26 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-// decodeDocument reads a policy document, JSON or YAML, into its top-level
-// members. A document that is valid JSON is read as JSON; anything else as
-// YAML, converted to JSON so that one strict decoder checks both.
+// decodeDocument reads a policy document into its top-level members. A
+// document whose first non-blank character is "{" or "[" is JSON;
+// anything else is YAML, converted to JSON so that one strict decoder
+// checks both.
 func decodeDocument(doc []byte) (map[string]json.RawMessage, error) {
 	trimmed := bytes.TrimSpace(doc)
 	var top any
-	if json.Valid(trimmed) {
+	if len(trimmed) > 0 && (trimmed[0] == '{' || trimmed[0] == '[') {
 		d := json.NewDecoder(bytes.NewReader(trimmed))
 		d.UseNumber() // numbers reach the strict decoder as written
 		if err := d.Decode(&top); err != nil {
-			return nil, invalidDocument("the policy is not valid JSON", err)
+			return nil, invalidDocument("the policy is not valid JSON", jsonError(trimmed, err))
+		}
+		if _, err := d.Token(); err != io.EOF {
+			return nil, invalidDocument("the policy is not valid JSON", errors.New("data after the top-level value"))
 		}
 	} else {
 		v, err := decodeYAML(doc)
 		if err != nil {
-			reason := "the policy is neither valid YAML nor valid JSON"
-			if len(trimmed) > 0 && trimmed[0] == '{' {
-				// It was meant to be JSON: say where JSON breaks.
-				var syn *json.SyntaxError
-				if jerr := json.Unmarshal(trimmed, new(any)); errors.As(jerr, &syn) {
-					reason = fmt.Sprintf("the policy is not valid JSON (at byte %d: %v) nor YAML", syn.Offset, syn)
-				}
-			}
-			return nil, invalidDocument(reason, err)
+			return nil, invalidDocument("the policy is not valid YAML", err)
 		}
 		top = v
 	}
@@ -55,6 +51,18 @@ func decodeDocument(doc []byte) (map[string]json.RawMessage, error) {
 		out[k] = raw
 	}
 	return out, nil
+}
+
+// jsonError adds the line and column to a JSON syntax error.
+func jsonError(doc []byte, err error) error {
+	var syn *json.SyntaxError
+	if !errors.As(err, &syn) {
+		return err
+	}
+	before := doc[:min(max(int(syn.Offset)-1, 0), len(doc))] // Offset is just past the bad byte
+	line := bytes.Count(before, []byte("\n")) + 1
+	col := len(before) - bytes.LastIndexByte(before, '\n')
+	return fmt.Errorf("line %d, column %d: %w", line, col, err)
 }
 
 func invalidDocument(reason string, err error) error {

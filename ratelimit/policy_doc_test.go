@@ -1,0 +1,252 @@
+package ratelimit
+
+import (
+	"net/http"
+	"reflect"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/acctapi/acctapi"
+	"github.com/google/go-cmp/cmp"
+)
+
+const perIPPolicyYAML = `
+# The real service's example, as users write it.
+on_http_request:
+  - expressions:
+      - req.url.path.startsWith('/api/')
+    actions:
+      - type: rate-limit
+        config:
+          name: Only allow 30 requests per minute
+          algorithm: sliding_window
+          capacity: 30
+          rate: 60s
+          bucket_key:
+            - conn.client_ip
+`
+
+// TestPolicyYAML checks that the YAML form of a policy behaves as its JSON
+// form.
+func TestPolicyYAML(t *testing.T) {
+	t.Parallel()
+	c := &clock{now: base}
+	hy := mustPolicy(t, perIPPolicyYAML, WithClock(c.Now)).Handler(okHandler)
+	hj := mustPolicy(t, perIPPolicy, WithClock(c.Now)).Handler(okHandler)
+	for i := range 32 {
+		path := "/api/x"
+		if i%8 == 7 {
+			path = "/health"
+		}
+		y, j := serve(hy, newRequest("GET", "http://h"+path), "Retry-After"), serve(hj, newRequest("GET", "http://h"+path), "Retry-After")
+		if diff := cmp.Diff(j, y); diff != "" {
+			t.Fatalf("request %d (-JSON +YAML):\n%s", i, diff)
+		}
+	}
+}
+
+func TestPolicyDocumentErrors(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		doc  string
+		want string // the reason of the one field error, which has no field
+	}{
+		{"unclosed flow list", "on_http_request: [\n", "the policy is not valid YAML: yaml: line 1: did not find expected node content"},
+		{"bad indentation", "on_http_request:\n  - actions: []\n - name: x\n", "the policy is not valid YAML: yaml: line 2: did not find expected key"},
+		{"JSON with a trailing comma", "{\"on_http_request\": [],\n}", "the policy is not valid JSON: line 2, column 1: invalid character '}'"},
+		{"JSON then more", `{} {}`, "data after the top-level value"},
+		{"JSON then a brace", `{} }`, "data after the top-level value"},
+		{"two documents", "on_http_request: []\n---\non_http_request: []\n", "more (\"---\")"},
+		{"empty", "", "empty"},
+		{"complex key", "? [a]\n: b\n", "invalid map key"},
+		{"null key", "~: b\n", "keys must be strings"},
+		{"a string", "hello", "the policy is a string"},
+		{"a list of rules", "- actions: [{type: deny}]\n", "this is a list of rules, not a policy: put it under on_http_request"},
+		{"a list of actions", `[{"type": "rate-limit", "config": {}}]`, "this is a list of actions"},
+		{"a bare config", `{"name": "n", "algorithm": "sliding_window", "capacity": 1, "rate": "60s", "bucket_key": ["req.host"]}`,
+			"this is an action config (a rate-limit config), not a policy: wrap it as on_http_request: [{actions: [{type: rate-limit, config: <this>}]}], or use NewLimit"},
+		{"a bare action", "type: rate-limit\nconfig:\n  name: n\n", "this is an action config, not a policy: wrap it"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			_, err := NewPolicy([]byte(tt.doc))
+			fes := acctapi.FieldErrors(err)
+			if len(fes) != 1 || fes[0].Field != "" || !strings.Contains(fes[0].Error(), tt.want) {
+				t.Errorf("error %v; want one field error containing %q", err, tt.want)
+			}
+		})
+	}
+}
+
+const fullPolicy = `
+on_tcp_connect:
+  - actions: [{type: restrict-ips, config: {allow: [10.0.0.0/8]}}]
+on_http_request:
+  - name: auth
+    expressions: ["vars.tier == 'free'"]
+    actions:
+      - type: jwt-validation
+        config: {issuer: {allow_list: [{value: x}]}}
+  - name: limit
+    actions:
+      - type: add-headers
+        config: {headers: {x-a: b}}
+      - type: rate-limit
+        config: {name: n, algorithm: sliding_window, capacity: 1, rate: 60s, bucket_key: [conn.client_ip]}
+      - type: deny
+on_http_response:
+  - actions: [{type: remove-headers, config: {headers: [server]}}]
+`
+
+// TestPolicyOtherPhasesAndActions checks that a real service's policy is
+// refused by default, each unsupported part named with the option that
+// skips it, and runs its rate-limit part under WithSkipUnsupported.
+func TestPolicyOtherPhasesAndActions(t *testing.T) {
+	t.Parallel()
+	_, err := NewPolicy([]byte(fullPolicy))
+	var got []string
+	for _, fe := range acctapi.FieldErrors(err) {
+		if strings.HasSuffix(fe.Field, "type") || strings.HasPrefix(fe.Field, "on_http_re") && !strings.Contains(fe.Field, "[") {
+			if !strings.Contains(fe.Reason, "pass ratelimit.WithSkipUnsupported") {
+				t.Errorf("%s: %s does not name the option", fe.Field, fe.Reason)
+			}
+		}
+		got = append(got, fe.Field)
+	}
+	// The first rule's expression uses vars.*, which only a skipped rule
+	// may.
+	want := []string{"on_http_response", "on_tcp_connect", "on_http_request[0].actions[0].type",
+		"on_http_request[0].expressions[0]", "on_http_request[1].actions[0].type", "on_http_request[1].actions[2].type"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("fields (-want +got):\n%s\nerror: %v", diff, err)
+	}
+
+	c := &clock{now: base}
+	p := mustPolicy(t, fullPolicy, WithSkipUnsupported(), WithClock(c.Now))
+	wantSkipped := []string{"on_http_response", "on_tcp_connect", "on_http_request[0].actions[0] (jwt-validation)",
+		"on_http_request[1].actions[0] (add-headers)", "on_http_request[1].actions[2] (deny)"}
+	if diff := cmp.Diff(wantSkipped, p.Skipped()); diff != "" {
+		t.Errorf("Skipped (-want +got):\n%s", diff)
+	}
+	h := p.Handler(okHandler)
+	for i, want := range []int{200, 429} {
+		if got := serve(h, newRequest("GET", "http://h/")); got.Status != want {
+			t.Errorf("request %d: %d, want %d", i, got.Status, want)
+		}
+	}
+	// Typing mistakes are errors even when skipping.
+	_, err = NewPolicy([]byte(`{"on_http_requests": [], "on_http_request": [{"actions": [{"type": "rate_limit"}]}]}`), WithSkipUnsupported())
+	got = nil
+	for _, fe := range acctapi.FieldErrors(err) {
+		got = append(got, fe.Field+": "+fe.Reason)
+	}
+	want = []string{
+		`on_http_requests: unknown phase; did you mean "on_http_request"?; the phases are on_http_request, on_tcp_connect, on_http_response, on_event_stream_message`,
+		`on_http_request[0].actions[0].type: unknown action type "rate_limit"; did you mean "rate-limit"?`,
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("typos (-want +got):\n%s", diff)
+	}
+}
+
+// TestResultFromContext checks that the next handler sees the last
+// rate-limit action's result, so enforce: false is observable.
+func TestResultFromContext(t *testing.T) {
+	t.Parallel()
+	const doc = `on_http_request:
+  - actions:
+      - type: rate-limit
+        config: {name: soft, enforce: false, algorithm: sliding_window, capacity: 1, rate: 60s, bucket_key: [req.host]}
+`
+	var got []Result
+	var mu sync.Mutex
+	next := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		res, ok := ResultFromContext(r.Context())
+		if !ok {
+			t.Error("no result in the context")
+		}
+		mu.Lock()
+		got = append(got, res)
+		mu.Unlock()
+	})
+	c := &clock{now: base}
+	h := mustPolicy(t, doc, WithClock(c.Now)).Handler(next)
+	for range 2 {
+		serve(h, newRequest("GET", "http://example.com/"))
+	}
+	want := []Result{
+		{BucketKey: "example.com", Remaining: 0},
+		{BucketKey: "example.com", Limited: true, RetryAfter: time.Minute},
+	}
+	if len(got) == 2 && got[1].RetryAfter >= time.Minute && got[1].RetryAfter <= 61*time.Second {
+		got[1].RetryAfter = time.Minute // the limiter's precision is another test's concern
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("results (-want +got):\n%s", diff)
+	}
+	if _, ok := ResultFromContext(newRequest("GET", "http://h/").Context()); ok {
+		t.Error("a result in a plain request's context")
+	}
+}
+
+// TestDecisionHook checks that the hook sees every evaluation, enforced or
+// not, with the action's name.
+func TestDecisionHook(t *testing.T) {
+	t.Parallel()
+	const doc = `on_http_request:
+  - actions:
+      - type: rate-limit
+        config: {name: soft, enforce: false, algorithm: sliding_window, capacity: 1, rate: 60s, bucket_key: [req.host]}
+      - type: rate-limit
+        config: {name: hard, algorithm: sliding_window, capacity: 2, rate: 60s, bucket_key: [req.host]}
+`
+	var mu sync.Mutex
+	counts := map[string]int{}
+	hook := func(r *http.Request, name string, res Result) {
+		mu.Lock()
+		defer mu.Unlock()
+		counts[name+" limited="+map[bool]string{true: "yes", false: "no"}[res.Limited]]++
+	}
+	c := &clock{now: base}
+	h := mustPolicy(t, doc, WithClock(c.Now), WithDecisionHook(hook)).Handler(okHandler)
+	for range 3 {
+		serve(h, newRequest("GET", "http://example.com/"))
+	}
+	want := map[string]int{"soft limited=no": 1, "soft limited=yes": 2, "hard limited=no": 2, "hard limited=yes": 1}
+	if diff := cmp.Diff(want, counts); diff != "" {
+		t.Errorf("decisions (-want +got):\n%s", diff)
+	}
+}
+
+// TestOptionTypes pins where each option applies: a LimitOption is not an
+// Option, so NewLimiter(1, time.Minute, WithClock(c)) does not compile,
+// and a PolicyOption is not a LimitOption.
+func TestOptionTypes(t *testing.T) {
+	t.Parallel()
+	opt, limit, policy := reflect.TypeFor[Option](), reflect.TypeFor[LimitOption](), reflect.TypeFor[PolicyOption]()
+	if limit.Implements(opt) || policy.Implements(limit) {
+		t.Error("a narrower option type is accepted by a wider constructor")
+	}
+	for name, o := range map[string]PolicyOption{
+		"WithClock": WithClock(time.Now), "WithClientIP": WithClientIP(nil), "WithDecisionHook": WithDecisionHook(nil),
+		"WithServerRegion": WithServerRegion("eu"),
+	} {
+		if _, ok := o.(Option); ok {
+			t.Errorf("%s is an Option; NewLimiter would accept and ignore it", name)
+		}
+	}
+	if _, ok := WithRateLimitHeaders().(LimitOption); ok {
+		t.Error("WithRateLimitHeaders is a LimitOption; NewLimit would accept and ignore it")
+	}
+	if _, ok := WithSkipUnsupported().(LimitOption); ok {
+		t.Error("WithSkipUnsupported is a LimitOption")
+	}
+	// Nil options are skipped.
+	if _, err := NewLimiter(1, time.Minute, nil); err != nil {
+		t.Error(err)
+	}
+}
