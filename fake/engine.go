@@ -388,23 +388,22 @@ func (res *resource[T, X, C, U]) listHandler(c *call, member string, filterField
 			return match(obj)
 		}
 	}
-	rows, more, err := res.table.Page(c.read(), c.account, p.beforeID, p.limit, keep)
+	items, last, more, err := res.table.Page(c.read(), c.account, p.beforeID, p.limit, keep)
 	if err != nil {
 		return 0, nil, err
 	}
-	return pageResponse(c, member, p, rows, more, res.render)
+	return pageResponse(c, member, p, items, last, more, res.render)
 }
 
-// pageResponse answers a list request with one page of rows, rendered,
-// and the next page's uri when more follow.
-func pageResponse[T, X any](c *call, member string, p listParams, rows []store.Row[T, X], more bool, render func(base string, v T) T) (int, any, error) {
-	items := make([]T, len(rows))
-	for i, row := range rows {
-		items[i] = render(c.base, row.Value)
+// pageResponse answers a list request with one page of items, rendered in
+// place, and the next page's uri when more follow the item last.
+func pageResponse[T any](c *call, member string, p listParams, items []T, last string, more bool, render func(base string, v T) T) (int, any, error) {
+	for i := range items {
+		items[i] = render(c.base, items[i])
 	}
 	var next *string
 	if more {
-		next = nextURI(c.base, c.r.URL.EscapedPath(), p, rows[len(rows)-1].ID)
+		next = nextURI(c.base, c.r.URL.EscapedPath(), p, last)
 	}
 	return http.StatusOK, listPage(member, items, c.base+c.r.URL.EscapedPath(), next), nil
 }

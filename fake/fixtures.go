@@ -1,54 +1,175 @@
 package fake
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
+	"regexp"
 	"strings"
 )
 
 // Fixture is one resource to create when loading fixtures: the collection
 // path of its create request ("/service_users", "/backends/failover"; also
 // "/tunnels" and "/endpoints", which have no API path) and the create
-// request's JSON body.
+// request's JSON body. Ref, when set, names the resource for the fixtures
+// after it: "${ref}" anywhere in their bodies stands for its id.
 type Fixture struct {
 	// Path is the collection path, such as "/service_users".
 	Path string `json:"path"`
+	// Ref names the created resource for later fixtures: letters, digits,
+	// '-', '_' and '.', unique in the file.
+	Ref string `json:"ref,omitempty"`
 	// Body is the create request, as it would be sent to Path.
 	Body json.RawMessage `json:"body"`
 }
 
-// LoadFixtures reads a JSON array of [Fixture] from r and creates each
-// resource, in order, in the first account, through the same strict
-// decoding, validation and hooks as the API. It stops at the first
-// failure, naming the fixture; the fixtures before it stay created.
+// fixtureFile is the object form of a fixtures file.
+type fixtureFile struct {
+	// Resources are created in the server's first account.
+	Resources []Fixture `json:"resources"`
+	// Accounts are added, each with its resources.
+	Accounts []fixtureAccount `json:"accounts"`
+}
+
+// fixtureAccount is an account a fixtures file adds ([Server.AddAccount]),
+// with the resources to create in it.
+type fixtureAccount struct {
+	ID        string    `json:"id"`
+	UserID    string    `json:"user_id"`
+	APIKeys   []string  `json:"api_keys"`
+	Resources []Fixture `json:"resources"`
+}
+
+// refPattern is a reference in a fixture's body; refName is a valid name.
+var (
+	refPattern = regexp.MustCompile(`\$\{([^}]*)\}`)
+	refName    = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,64}$`)
+)
+
+// LoadFixtures reads fixtures from r and creates each resource, in order,
+// through the same strict decoding, validation and hooks as the API. It
+// stops at the first failure, naming the fixture; what came before it
+// stays created.
+//
+// The fixtures are either a JSON array of [Fixture], created in the first
+// account:
 //
 //	[{"path": "/service_users", "body": {"name": "ci"}},
 //	 {"path": "/backends/http_response", "body": {"status_code": 418}}]
+//
+// or an object with the first account's "resources" and further
+// "accounts" to add, each with an optional "id", "user_id" and "api_keys"
+// (as [Account]; made up when absent) and its own "resources":
+//
+//	{"resources": [
+//	   {"path": "/service_users", "ref": "ci-user", "body": {"name": "ci"}},
+//	   {"path": "/api_keys", "body": {"owner_id": "${ci-user}"}}],
+//	 "accounts": [
+//	   {"id": "ac_second", "api_keys": ["second-key"], "resources": [
+//	     {"path": "/backends/http_response", "ref": "down", "body": {"status_code": 503}},
+//	     {"path": "/backends/failover", "body": {"backends": ["${down}"]}}]}]}
+//
+// A fixture with a "ref" names its resource, and "${ref}" in the body of a
+// later fixture, in any account, stands for that resource's id. "${" always
+// starts a reference; write a literal one as "\u0024{".
 func (s *Server) LoadFixtures(r io.Reader) error {
-	var fixtures []Fixture
-	dec := json.NewDecoder(io.LimitReader(r, 64<<20))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&fixtures); err != nil {
+	raw, err := io.ReadAll(io.LimitReader(r, 64<<20))
+	if err != nil {
 		return fmt.Errorf("fake: fixtures: %w", err)
 	}
-	acct, _ := s.accountOf("")
+	var file fixtureFile
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if trimmed := bytes.TrimSpace(raw); len(trimmed) > 0 && trimmed[0] == '[' {
+		err = dec.Decode(&file.Resources)
+	} else if err = dec.Decode(&file); err == nil && file.Resources == nil && file.Accounts == nil {
+		err = fmt.Errorf(`want an array of fixtures, or an object with "resources" or "accounts"`)
+	}
+	if err != nil {
+		return fmt.Errorf("fake: fixtures: %w", err)
+	}
+	refs := map[string]string{}
+	first, _ := s.accountOf("")
+	if err := s.loadFixtures(first, "", file.Resources, refs); err != nil {
+		return err
+	}
+	for i, fa := range file.Accounts {
+		where := fmt.Sprintf("accounts[%d]", i)
+		for j, k := range fa.APIKeys {
+			if k == "" || strings.ContainsAny(k, " \t\r\n") {
+				return fmt.Errorf("fake: fixtures: %s.api_keys[%d] is empty or holds white space", where, j)
+			}
+		}
+		a, err := s.AddAccount(Account{ID: fa.ID, UserID: fa.UserID, APIKeys: fa.APIKeys})
+		if err != nil {
+			return fmt.Errorf("fake: fixtures: %s: %v", where, strings.TrimPrefix(err.Error(), "fake: "))
+		}
+		if err := s.loadFixtures(a.ID, where+".", fa.Resources, refs); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// loadFixtures creates fixtures in an account, resolving and recording
+// references in refs. where names the account in errors: "" for the first
+// (fixtures are named by their index, "fixture 2"), "accounts[1]." for
+// another ("fixture accounts[1].resources[2]").
+func (s *Server) loadFixtures(acct, where string, fixtures []Fixture, refs map[string]string) error {
 	for i, f := range fixtures {
+		fail := func(format string, args ...any) error {
+			name := fmt.Sprint(i)
+			if where != "" {
+				name = fmt.Sprintf("%sresources[%d]", where, i)
+			}
+			return fmt.Errorf("fake: fixture %s (%s): %s", name, f.Path, fmt.Sprintf(format, args...))
+		}
 		info := s.resByKind[strings.Trim(f.Path, "/")]
 		if info == nil {
-			return fmt.Errorf("fake: fixture %d: unknown path %q", i, f.Path)
+			return fail("unknown path")
 		}
-		in := info.newIn()
+		if f.Ref != "" {
+			if !refName.MatchString(f.Ref) {
+				return fail("ref %q: want 1 to 64 letters, digits, '-', '_' or '.'", f.Ref)
+			}
+			if _, dup := refs[f.Ref]; dup {
+				return fail("ref %q names an earlier fixture too", f.Ref)
+			}
+		}
 		body := []byte(f.Body)
 		if len(body) == 0 {
 			body = []byte("{}")
 		}
+		var unknown string
+		body = refPattern.ReplaceAllFunc(body, func(m []byte) []byte {
+			name := string(m[2 : len(m)-1])
+			id, ok := refs[name]
+			if !ok && unknown == "" {
+				unknown = name
+			}
+			return []byte(id)
+		})
+		if unknown != "" {
+			return fail("${%s} names no earlier fixture's ref", unknown)
+		}
+		in := info.newIn()
 		if err := decode(body, in, &s.members); err != nil {
-			return fmt.Errorf("fake: fixture %d (%s): %v", i, f.Path, err)
+			return fail("%v", err)
 		}
 		c := &call{s: s, now: s.now(), base: s.seedBase(), account: acct, owner: s.userOf(acct)}
-		if _, err := info.seed(c, in); err != nil {
-			return fmt.Errorf("fake: fixture %d (%s): %v", i, f.Path, err)
+		v, err := info.seed(c, in)
+		if err != nil {
+			return fail("%v", err)
+		}
+		if f.Ref != "" {
+			var created struct {
+				ID string `json:"id"`
+			}
+			if raw, err := json.Marshal(v); err != nil || json.Unmarshal(raw, &created) != nil || created.ID == "" {
+				return fail("ref %q: the created resource has no id", f.Ref)
+			}
+			refs[f.Ref] = created.ID
 		}
 	}
 	return nil

@@ -33,7 +33,9 @@ type call struct {
 	owner   string // the key's owner_id: a usr_ or service_ id
 	params  pathParams
 	body    []byte
-	rtx     *store.Txn // the request's read transaction; see read
+	rtx     store.Txn // the request's read transaction; see read
+	hasRead bool
+	hook    op // what hooks see; see op
 	header  http.Header
 }
 
@@ -281,13 +283,14 @@ func truncate(s string, n int) string { return trunc.String(s, n) }
 // read returns the request's read transaction, made on first use: one
 // consistent snapshot serves authentication and the handler.
 func (c *call) read() *store.Txn {
-	if c.rtx == nil {
-		c.rtx = c.s.db.Read()
+	if !c.hasRead {
+		c.rtx, c.hasRead = c.s.db.Read(), true
 	}
-	return c.rtx
+	return &c.rtx
 }
 
 // op is what the resource hooks see of the call.
 func (c *call) op() *op {
-	return &op{now: c.now, account: c.account, owner: c.owner, env: &c.s.env}
+	c.hook = op{now: c.now, account: c.account, owner: c.owner, env: &c.s.env}
+	return &c.hook
 }

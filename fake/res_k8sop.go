@@ -202,7 +202,7 @@ func (s *Server) boundEndpoints(c *call) (int, any, error) {
 	if sel == nil { // no selectors: nothing is bound, and nothing need be read
 		return http.StatusOK, listPage("endpoints", []k8sop.Endpoint{}, uri, nil), nil
 	}
-	rows, more, err := s.endpoints.Page(tx, c.account, p.beforeID, p.limit, func(row store.Row[k8sop.Endpoint, none]) (bool, error) {
+	items, last, more, err := s.endpoints.Page(tx, c.account, p.beforeID, p.limit, func(row store.Row[k8sop.Endpoint, none]) (bool, error) {
 		if !slices.Contains(row.Value.Bindings, "kubernetes") {
 			return false, nil
 		}
@@ -212,7 +212,7 @@ func (s *Server) boundEndpoints(c *call) (int, any, error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	return pageResponse(c, "endpoints", p, rows, more, renderEndpoint)
+	return pageResponse(c, "endpoints", p, items, last, more, renderEndpoint)
 }
 
 // renderEndpoint fills an endpoint's uri.

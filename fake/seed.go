@@ -65,7 +65,8 @@ func Get[T any](s *Server, accountID, id string) (T, bool) {
 	if info == nil || err != nil {
 		return zero, false
 	}
-	v, ok := info.get(s.db.Read(), s.seedBase(), acct, id)
+	tx := s.db.Read()
+	v, ok := info.get(&tx, s.seedBase(), acct, id)
 	if !ok {
 		return zero, false
 	}
@@ -103,7 +104,8 @@ func List[T any](s *Server, accountID string) []T {
 	if info == nil || err != nil {
 		return nil
 	}
-	vs := info.list(s.db.Read(), s.seedBase(), acct)
+	tx := s.db.Read()
+	vs := info.list(&tx, s.seedBase(), acct)
 	out := make([]T, len(vs))
 	for i, v := range vs {
 		out[i] = deepCopy(v.(T))

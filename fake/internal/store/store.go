@@ -147,6 +147,7 @@ type DB struct {
 	mu     sync.RWMutex // guards db, which Restore swaps
 	db     *memdb.MemDB
 	names  names // with db; see names for its locking
+	wtx    Txn   // the write transaction in progress; see Write
 }
 
 // Open makes an empty store of s's tables. Tables defined after Open are
@@ -181,11 +182,12 @@ type Txn struct {
 }
 
 // Read returns a read transaction on the current store. It needs no
-// closing.
-func (d *DB) Read() *Txn {
+// closing. It is a value, so that a reader that keeps it where it keeps
+// the rest of its request allocates nothing more.
+func (d *DB) Read() Txn {
 	d.mu.RLock()
 	defer d.mu.RUnlock()
-	return &Txn{tx: d.db.Txn(false), db: d}
+	return Txn{tx: d.db.Txn(false), db: d}
 }
 
 // Write runs fn in a write transaction, committing when it returns nil
@@ -202,7 +204,10 @@ func (d *DB) Write(fn func(tx *Txn) error) error {
 			mtx.Abort()
 		}
 	}()
-	if err := fn(&Txn{tx: mtx, names: &d.names, db: d}); err != nil {
+	// go-memdb's writer lock, taken by Txn(true), makes this the only
+	// writer, so the one write transaction value is reused.
+	d.wtx = Txn{tx: mtx, names: &d.names, db: d}
+	if err := fn(&d.wtx); err != nil {
 		return err
 	}
 	d.names.commit()
@@ -368,20 +373,21 @@ func (tx *Txn) Referrer(account, id string) (table, referrer string, ok bool) {
 const maxID = "\x7f"
 
 // Page walks account's rows from the highest id to the lowest, starting
-// below beforeID (or at the highest when it is empty), and returns up to
-// limit rows that keep accepts (nil keep accepts all), and whether another
-// accepted row follows them. Its cost grows with limit and with the rows
-// keep rejects, never otherwise with the number stored.
-func (t *Table[T, X]) Page(tx *Txn, account, beforeID string, limit int, keep func(Row[T, X]) (bool, error)) ([]Row[T, X], bool, error) {
+// below beforeID (or at the highest when it is empty), and returns the
+// values of up to limit rows that keep accepts (nil keep accepts all), the
+// id of the last, and whether another accepted row follows them. Its cost
+// grows with limit and with the rows keep rejects, never otherwise with the
+// number stored.
+func (t *Table[T, X]) Page(tx *Txn, account, beforeID string, limit int, keep func(Row[T, X]) (bool, error)) (values []T, lastID string, more bool, err error) {
 	from := beforeID
 	if from == "" || strings.ContainsRune(from, 0) {
 		from = maxID
 	}
 	it, err := tx.tx.ReverseLowerBound(t.t.name, "id", Key(account, from))
 	if err != nil {
-		return nil, false, err
+		return nil, "", false, err
 	}
-	var out []Row[T, X]
+	var page []*record[T, X]
 	for raw := it.Next(); raw != nil; raw = it.Next() {
 		r := raw.(*record[T, X])
 		if r.account != account {
@@ -390,22 +396,29 @@ func (t *Table[T, X]) Page(tx *Txn, account, beforeID string, limit int, keep fu
 		if r.id >= from {
 			continue // before_id itself
 		}
-		row := r.row()
 		if keep != nil {
-			ok, err := keep(row)
+			ok, err := keep(r.row())
 			if err != nil {
-				return nil, false, err
+				return nil, "", false, err
 			}
 			if !ok {
 				continue
 			}
 		}
-		if len(out) == limit {
-			return out, true, nil
+		if len(page) == limit {
+			more = true
+			break
 		}
-		out = append(out, row)
+		page = append(page, r)
 	}
-	return out, false, nil
+	values = make([]T, len(page))
+	for i, r := range page {
+		values[i] = r.value
+	}
+	if len(page) > 0 {
+		lastID = page[len(page)-1].id
+	}
+	return values, lastID, more, nil
 }
 
 // All returns every row of account, lowest id first.

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 )
 
 // user, key and link are test rows: one with a unique name, one with a
@@ -102,7 +103,7 @@ func TestTable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tx := db.Read()
+	tx := read(db)
 	if row, ok := plain.Get(tx, "ac_1", "p_1"); !ok || row.Value != 7 || row.ID != "p_1" || row.Account != "ac_1" {
 		t.Errorf("Get = %+v, %v", row, ok)
 	}
@@ -159,7 +160,7 @@ func TestTokenInUse(t *testing.T) {
 	if err != nil {
 		t.Errorf("replacing a key with its own token: %v", err)
 	}
-	if row, ok := keys.ByToken(db.Read(), "tok"); !ok || row.Value.Owner != "v" {
+	if row, ok := keys.ByToken(read(db), "tok"); !ok || row.Value.Owner != "v" {
 		t.Errorf("after Replace, ByToken = %+v, %v", row, ok)
 	}
 }
@@ -262,7 +263,7 @@ func TestSnapshotRestore(t *testing.T) {
 	}
 	for range 2 { // a snapshot restores any number of times
 		db.Restore(snap)
-		if got := len(users.All(db.Read(), "ac_1")); got != 1 {
+		if got := len(users.All(read(db), "ac_1")); got != 1 {
 			t.Errorf("after Restore, %d rows, want 1", got)
 		}
 		if err := insert("u_3", "a"); !errors.Is(err, errTaken) {
@@ -311,23 +312,22 @@ func TestPage(t *testing.T) {
 		{"NUL in before_id", "p_\x00", 10, nil, []int{4, 3, 2, 1, 0}, false},
 	}
 	for _, tt := range tests {
-		rows, more, err := plain.Page(db.Read(), "ac_1", tt.beforeID, tt.limit, tt.keep)
+		got, last, more, err := plain.Page(read(db), "ac_1", tt.beforeID, tt.limit, tt.keep)
 		if err != nil {
 			t.Fatalf("%s: %v", tt.name, err)
 		}
-		var got []int
-		for _, r := range rows {
-			if r.Account != "ac_1" {
-				t.Errorf("%s: row of %s", tt.name, r.Account)
+		if wantLast := ""; len(tt.want) > 0 {
+			wantLast = "p_" + strconv.Itoa(tt.want[len(tt.want)-1])
+			if last != wantLast {
+				t.Errorf("%s: last %q, want %q", tt.name, last, wantLast)
 			}
-			got = append(got, r.Value)
 		}
-		if diff := cmp.Diff(tt.want, got); diff != "" || more != tt.more {
+		if diff := cmp.Diff(tt.want, got, cmpopts.EquateEmpty()); diff != "" || more != tt.more {
 			t.Errorf("%s: more = %v, want %v; rows (-want +got):\n%s", tt.name, more, tt.more, diff)
 		}
 	}
 	boom := errors.New("boom")
-	if _, _, err := plain.Page(db.Read(), "ac_1", "", 10, func(Row[int, none]) (bool, error) { return false, boom }); !errors.Is(err, boom) {
+	if _, _, _, err := plain.Page(read(db), "ac_1", "", 10, func(Row[int, none]) (bool, error) { return false, boom }); !errors.Is(err, boom) {
 		t.Errorf("keep's error: %v", err)
 	}
 }
@@ -369,4 +369,10 @@ func BenchmarkMemdbFloor(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// read returns a read transaction on db.
+func read(db *DB) *Txn {
+	tx := db.Read()
+	return &tx
 }

@@ -1,0 +1,100 @@
+package fake_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/acctapi/acctapi/account"
+	"github.com/acctapi/acctapi/backends"
+	"github.com/acctapi/acctapi/events"
+	"github.com/acctapi/acctapi/fake"
+)
+
+// TestFixtureRefs checks fixtures that refer to each other: a key owned by
+// a fixture service user, a failover over fixture backends, a subscription
+// to a fixture destination, in the first account and in an account the
+// file adds, whose key then works.
+func TestFixtureRefs(t *testing.T) {
+	t.Parallel()
+	srv := fake.Start(t, fake.WithoutListener())
+	err := srv.LoadFixtures(strings.NewReader(`{
+	  "resources": [
+	    {"path": "/service_users", "ref": "ci-user", "body": {"name": "ci"}},
+	    {"path": "/api_keys", "body": {"description": "ci's key", "owner_id": "${ci-user}"}},
+	    {"path": "/event_destinations", "ref": "dest", "body": {"target": {"monitoring": {"api_key": "k", "site": "example.com"}}}},
+	    {"path": "/event_subscriptions", "body": {"description": "to ${dest}", "destination_ids": ["${dest}"]}}
+	  ],
+	  "accounts": [
+	    {"id": "ac_second", "api_keys": ["second-key"], "resources": [
+	      {"path": "/backends/http_response", "ref": "down", "body": {"status_code": 503}},
+	      {"path": "/backends/http_response", "ref": "up", "body": {"status_code": 200}},
+	      {"path": "/backends/failover", "body": {"description": "literal \u0024{x}", "backends": ["${down}", "${up}"]}}
+	    ]}
+	  ]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	users := fake.List[account.ServiceUser](srv, "")
+	if len(users) != 1 {
+		t.Fatalf("service users: %+v", users)
+	}
+	var owned bool
+	for _, k := range fake.List[account.APIKey](srv, "") {
+		owned = owned || (k.OwnerID == users[0].ID && k.Description == "ci's key")
+	}
+	if !owned {
+		t.Errorf("no key owned by the fixture service user %s", users[0].ID)
+	}
+	dests := fake.List[events.Destination](srv, "")
+	subs := fake.List[events.Subscription](srv, "")
+	if len(dests) != 1 || len(subs) != 1 || len(subs[0].Destinations) != 1 || subs[0].Destinations[0].ID != dests[0].ID ||
+		subs[0].Description != "to "+dests[0].ID {
+		t.Errorf("subscription %+v, want one to destination %+v", subs, dests)
+	}
+
+	fos := fake.List[backends.Failover](srv, "ac_second")
+	resp := fake.List[backends.HTTPResponse](srv, "ac_second")
+	if len(fos) != 1 || len(resp) != 2 || len(fos[0].Backends) != 2 || fos[0].Description != "literal ${x}" {
+		t.Fatalf("failover %+v over %+v", fos, resp)
+	}
+	for i, code := range []int{503, 200} {
+		b, ok := fake.Get[backends.HTTPResponse](srv, "ac_second", fos[0].Backends[i])
+		if !ok || b.StatusCode != code {
+			t.Errorf("failover backend %d: %+v, want the fixture with status %d", i, b, code)
+		}
+	}
+	if n := len(fake.List[backends.Failover](srv, "")); n != 0 {
+		t.Errorf("the first account has %d failovers", n)
+	}
+	c, err := srv.ClientFor("second-key")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := backends.NewFailovers(c).Get(t.Context(), fos[0].ID); err != nil {
+		t.Errorf("the added account's key: %v", err)
+	}
+}
+
+// TestFixtureErrors checks that a broken fixtures file is refused, naming
+// the fixture and what is wrong.
+func TestFixtureErrors(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct{ name, fixtures, want string }{
+		{"unknown ref", `[{"path": "/api_keys", "body": {"owner_id": "${nobody}"}}]`, `fixture 0 (/api_keys): ${nobody} names no earlier`},
+		{"ref used before it is made", `[{"path": "/api_keys", "body": {"owner_id": "${u}"}}, {"path": "/service_users", "ref": "u", "body": {"name": "u"}}]`, `${u} names no earlier`},
+		{"duplicate ref", `[{"path": "/service_users", "ref": "u", "body": {"name": "a"}}, {"path": "/service_users", "ref": "u", "body": {"name": "b"}}]`, `fixture 1 (/service_users): ref "u" names an earlier`},
+		{"bad ref name", `[{"path": "/service_users", "ref": "a b", "body": {"name": "a"}}]`, `ref "a b"`},
+		{"unknown member", `{"resources": [], "nope": 1}`, `unknown field "nope"`},
+		{"account key with space", `{"accounts": [{"api_keys": ["a b"]}]}`, `accounts[0].api_keys[0]`},
+		{"account exists", `{"accounts": [{"id": "ac_x"}, {"id": "ac_x"}]}`, `accounts[1]: AddAccount: account "ac_x" exists`},
+		{"bad resource in an account", `{"accounts": [{"resources": [{"path": "/service_users", "body": {"name": ""}}]}]}`, `fixture accounts[0].resources[0] (/service_users)`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := fake.Start(t, fake.WithoutListener())
+			err := srv.LoadFixtures(strings.NewReader(tt.fixtures))
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("error %v, want one with %q", err, tt.want)
+			}
+		})
+	}
+}
