@@ -143,6 +143,9 @@ func buildCatalogue() []varSpec {
 		// conn.tls.*: zero values on a connection without TLS.
 		strVar("conn.tls.cipher_suite", provNone, func(a *activation) string {
 			if cs := a.r.TLS; cs != nil {
+				if name, ok := cipherSuites[cs.CipherSuite]; ok {
+					return name
+				}
 				return tls.CipherSuiteName(cs.CipherSuite)
 			}
 			return ""
@@ -230,6 +233,16 @@ func geoVar(name string, fn func(*GeoLocation) string) varSpec {
 		return fn(&a.intel(&a.clientIntel, a.clientIPValue()).Location)
 	})
 }
+
+// cipherSuites names the suites crypto/tls knows, so that reading
+// conn.tls.cipher_suite does not allocate (tls.CipherSuiteName does).
+var cipherSuites = func() map[uint16]string {
+	m := map[uint16]string{}
+	for _, s := range append(tls.CipherSuites(), tls.InsecureCipherSuites()...) {
+		m[s.ID] = s.Name
+	}
+	return m
+}()
 
 func tlsVersion(v uint16) string {
 	switch v {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"sync"
 	"time"
 
 	"github.com/acctapi/acctapi/ratelimit"
@@ -66,4 +67,138 @@ func ExamplePolicy() {
 	// Output:
 	// request 30: 200 retry-after=""
 	// request 31: 429 retry-after="61"
+}
+
+// A policy in YAML, as users of the real service write it.
+func ExampleNewPolicy_yaml() {
+	const doc = `
+on_http_request:
+  - name: per API key
+    expressions: ["hasReqHeader('X-Api-Key')"]
+    actions:
+      - type: rate-limit
+        config:
+          name: 2 requests a minute per key
+          algorithm: sliding_window
+          capacity: 2
+          rate: 60s
+          bucket_key: ["getReqHeader('X-Api-Key')"]
+`
+	now := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	p, err := ratelimit.NewPolicy([]byte(doc), ratelimit.WithClock(func() time.Time { return now }))
+	if err != nil {
+		panic(err)
+	}
+	h := p.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	for _, key := range []string{"a", "a", "a", "b"} {
+		r := httptest.NewRequest("GET", "http://example.com/", nil)
+		r.Header.Set("X-Api-Key", key)
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		fmt.Println(key, w.Code)
+	}
+
+	// Malformed YAML is an error that says where.
+	_, err = ratelimit.NewPolicy([]byte("on_http_request:\n  - actions: []\n - name: x\n"))
+	fmt.Println(err)
+	// Output:
+	// a 200
+	// a 200
+	// a 429
+	// b 200
+	// acctapi: the policy is not valid YAML: yaml: line 2: did not find expected key
+}
+
+// A policy written for the real service, with phases and actions this
+// package does not implement: refused by default, and with
+// WithSkipUnsupported its rate-limit part runs alone.
+func ExampleWithSkipUnsupported() {
+	const doc = `
+on_http_request:
+  - actions:
+      - type: add-headers
+        config: {headers: {x-served-by: edge}}
+      - type: rate-limit
+        config: {name: per IP, algorithm: sliding_window, capacity: 1, rate: 60s, bucket_key: [conn.client_ip]}
+on_http_response:
+  - actions:
+      - type: remove-headers
+        config: {headers: [server]}
+`
+	_, err := ratelimit.NewPolicy([]byte(doc))
+	fmt.Println(err)
+
+	p, err := ratelimit.NewPolicy([]byte(doc), ratelimit.WithSkipUnsupported())
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println("skipped:", p.Skipped())
+	h := p.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	for range 2 {
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, httptest.NewRequest("GET", "http://example.com/", nil))
+		fmt.Println(w.Code)
+	}
+	// Output:
+	// acctapi: on_http_response: phase on_http_response is not supported (only on_http_request is); pass ratelimit.WithSkipUnsupported to skip it
+	// acctapi: on_http_request[0].actions[0].type: action add-headers is not implemented by this package (only rate-limit and custom-response are); pass ratelimit.WithSkipUnsupported to skip it
+	// skipped: [on_http_response on_http_request[0].actions[0] (add-headers)]
+	// 200
+	// 429
+}
+
+// With enforce: false the limit only counts; the next handler reads the
+// action's result from the request's context and decides for itself.
+func ExampleResultFromContext() {
+	const doc = `
+on_http_request:
+  - actions:
+      - type: rate-limit
+        config: {name: soft, enforce: false, algorithm: sliding_window, capacity: 1, rate: 60s, bucket_key: [req.host]}
+`
+	now := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	p, err := ratelimit.NewPolicy([]byte(doc), ratelimit.WithClock(func() time.Time { return now }))
+	if err != nil {
+		panic(err)
+	}
+	h := p.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		res, _ := ratelimit.ResultFromContext(r.Context())
+		fmt.Printf("bucket_key=%s limited=%v error.code=%q\n", res.BucketKey, res.Limited, res.ErrorCode)
+	}))
+	for range 2 {
+		h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("GET", "http://example.com/", nil))
+	}
+	// Output:
+	// bucket_key=example.com limited=false error.code=""
+	// bucket_key=example.com limited=true error.code=""
+}
+
+// A decision hook counts every decision, enforced or not, for metrics.
+func ExampleWithDecisionHook() {
+	const doc = `
+on_http_request:
+  - actions:
+      - type: rate-limit
+        config: {name: per-ip, algorithm: sliding_window, capacity: 2, rate: 60s, bucket_key: [conn.client_ip]}
+`
+	var mu sync.Mutex
+	decisions := map[string]int{}
+	hook := func(r *http.Request, name string, res ratelimit.Result) {
+		mu.Lock()
+		defer mu.Unlock()
+		decisions[fmt.Sprintf("%s limited=%v", name, res.Limited)]++
+	}
+	now := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	p, err := ratelimit.NewPolicy([]byte(doc),
+		ratelimit.WithClock(func() time.Time { return now }), ratelimit.WithDecisionHook(hook))
+	if err != nil {
+		panic(err)
+	}
+	h := p.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	for range 5 {
+		h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("GET", "http://example.com/", nil))
+	}
+	fmt.Println(decisions)
+	// Output:
+	// map[per-ip limited=false:2 per-ip limited=true:3]
 }
