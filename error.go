@@ -49,8 +49,7 @@ func (e *Error) Error() string {
 // resource client, when a success response's body is longer than the
 // client's limit ([WithMaxResponseBytes], by default
 // [DefaultMaxResponseBytes]). The body is read no further than one byte
-// past the limit.
-// Match it with [errors.As].
+// past the limit. Match it with [errors.As].
 type ResponseTooLargeError struct {
 	// Method and Path are the request's method and URL path.
 	Method, Path string

@@ -6,8 +6,8 @@ require (
 	github.com/google/cel-go v0.31.0
 	github.com/google/go-cmp v0.7.0
 	github.com/hashicorp/go-memdb v1.3.5
-	golang.org/x/time v0.16.0
 	go.yaml.in/yaml/v3 v3.0.4
+	golang.org/x/time v0.16.0
 	pgregory.net/rapid v1.3.0
 )
 

@@ -7,23 +7,22 @@ import (
 	"golang.org/x/time/rate"
 )
 
-// RealServiceLimit and RealServiceBurst are the throttle [NewRealServiceLimiter]
-// sets: one request per 600 ms after a burst of 10, so at most 110 requests
-// in any 60 s. The real service limits its management API to 120 requests
-// per rolling 60 s per account; the margin of 10 absorbs the difference
-// between the client's clock and the service's, and how the service counts
-// a window's edges.
+// realServiceLimit and realServiceBurst are the throttle
+// NewRealServiceLimiter sets; see there.
 const (
-	RealServiceLimit = rate.Limit(1 / 0.6) // requests per second
-	RealServiceBurst = 10
+	realServiceLimit = rate.Limit(1 / 0.6) // requests per second
+	realServiceBurst = 10
 )
 
 // NewRealServiceLimiter returns a new limiter for [WithThrottle] that keeps
-// a client under the real service's limit of 120 requests per rolling 60 s
-// (see [RealServiceLimit]). The limit is per account: share one limiter
-// among every Client of the same account in the program.
+// a client under the real service's limit of 120 requests per rolling 60 s:
+// a burst of 10, then one request per 600 ms, so at most 110 requests in
+// any 60 s. The margin of 10 absorbs the difference between the client's
+// clock and the service's, and how the service counts a window's edges.
+// The limit is per account: share one limiter among every Client of the
+// same account in the program.
 func NewRealServiceLimiter() *rate.Limiter {
-	return rate.NewLimiter(RealServiceLimit, RealServiceBurst)
+	return rate.NewLimiter(realServiceLimit, realServiceBurst)
 }
 
 // WithThrottle makes the client wait for l before sending each request,

@@ -72,6 +72,16 @@ func (p *pager) requests() []string {
 	return append([]string(nil), p.seen...)
 }
 
+// clientOf returns a client of srv with retries off.
+func clientOf(t *testing.T, srv *httptest.Server) *acctapi.Client {
+	t.Helper()
+	c, err := acctapi.NewClient(testKey, acctapi.WithBaseURL(srv.URL), acctapi.WithHTTPClient(srv.Client()), acctapi.WithoutRetry())
+	if err != nil {
+		t.Fatalf("NewClient: %v", err)
+	}
+	return c
+}
+
 func newPager(t *testing.T) (*pager, *httptest.Server) {
 	t.Helper()
 	p := &pager{pages: map[string]func() any{}}
@@ -108,11 +118,7 @@ func threePages(t *testing.T) (c *acctapi.Client, a, b *pager) {
 	a.pages["/things?limit=2"] = page(&next1, "t5", "t4")
 	b.pages["/elsewhere/things?before_id=t4&limit=2&token=a%2Fb"] = page(&next2, "t3", "t2")
 	a.pages["/things?limit=2&before_id=t2"] = page(nil, "t1")
-	c, err := acctapi.NewClient(testKey, acctapi.WithBaseURL(srv.URL), acctapi.WithHTTPClient(srv.Client()), acctapi.WithoutRetry())
-	if err != nil {
-		t.Fatalf("acctapi.NewClient: %v", err)
-	}
-	return c, a, b
+	return clientOf(t, srv), a, b
 }
 
 // TestAllKeepsTheKeyOnTheBaseOrigin checks that a next_page_uri on another
@@ -220,10 +226,7 @@ func TestAllErrorMidway(t *testing.T) {
 			p.pages["/things"] = page(&next, "t3", "t2")
 			p.pages["/things?before_id=t2"] = func() any { return tt.status }
 			p.pages["/things?before_id=t1"] = page(nil, "t0") // never reached
-			c, err := acctapi.NewClient(testKey, acctapi.WithBaseURL(srv.URL), acctapi.WithHTTPClient(srv.Client()), acctapi.WithoutRetry())
-			if err != nil {
-				t.Fatalf("acctapi.NewClient: %v", err)
-			}
+			c := clientOf(t, srv)
 			got := collect(rest.All[thing, thingList](t.Context(), c, rest.Path("things"), nil), 0)
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("sequence (-want +got):\n%s", diff)
@@ -239,10 +242,7 @@ func TestAllErrorIsYieldedOnce(t *testing.T) {
 	t.Parallel()
 	p, srv := newPager(t)
 	p.pages["/things"] = func() any { return http.StatusBadGateway }
-	c, err := acctapi.NewClient(testKey, acctapi.WithBaseURL(srv.URL), acctapi.WithHTTPClient(srv.Client()), acctapi.WithoutRetry())
-	if err != nil {
-		t.Fatalf("acctapi.NewClient: %v", err)
-	}
+	c := clientOf(t, srv)
 	var errs []error
 	for item, err := range rest.All[thing, thingList](t.Context(), c, rest.Path("things"), nil) {
 		if err == nil {
@@ -293,10 +293,7 @@ func TestAllStops(t *testing.T) {
 			t.Parallel()
 			p, srv := newPager(t)
 			tt.setup(p, srv.URL)
-			c, err := acctapi.NewClient(testKey, acctapi.WithBaseURL(srv.URL), acctapi.WithHTTPClient(srv.Client()), acctapi.WithoutRetry())
-			if err != nil {
-				t.Fatalf("acctapi.NewClient: %v", err)
-			}
+			c := clientOf(t, srv)
 			got := collect(rest.All[thing, thingList](t.Context(), c, rest.Path("things"), nil), 0)
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("items (-want +got):\n%s", diff)
@@ -311,10 +308,7 @@ func TestAllStops(t *testing.T) {
 func TestAllBadOptions(t *testing.T) {
 	t.Parallel()
 	p, srv := newPager(t)
-	c, err := acctapi.NewClient(testKey, acctapi.WithBaseURL(srv.URL), acctapi.WithHTTPClient(srv.Client()), acctapi.WithoutRetry())
-	if err != nil {
-		t.Fatalf("acctapi.NewClient: %v", err)
-	}
+	c := clientOf(t, srv)
 	var errs []error
 	for _, err := range rest.All[thing, thingList](t.Context(), c, rest.Path("things"), &acctapi.FilterOptions{Limit: 101}) {
 		errs = append(errs, err)

@@ -63,10 +63,7 @@ func TestAllEndsWhenTheServerDoesNotAdvance(t *testing.T) {
 			t.Parallel()
 			p, srv := newPager(t)
 			tt.setup(p, srv.URL)
-			c, err := acctapi.NewClient(testKey, acctapi.WithBaseURL(srv.URL), acctapi.WithHTTPClient(srv.Client()), acctapi.WithoutRetry())
-			if err != nil {
-				t.Fatal(err)
-			}
+			c := clientOf(t, srv)
 			got, last := collectLoop(t, c, tt.opts)
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("sequence (-want +got):\n%s", diff)
@@ -99,10 +96,7 @@ func TestAllEndsOnARepeatedCursor(t *testing.T) {
 			return page(&next, "t1")()
 		}
 	}
-	c, err := acctapi.NewClient(testKey, acctapi.WithBaseURL(srv.URL), acctapi.WithHTTPClient(srv.Client()), acctapi.WithoutRetry())
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := clientOf(t, srv)
 	got, last := collectLoop(t, c, nil)
 	if diff := cmp.Diff([]string{"t1", "t1", "error"}, got); diff != "" {
 		t.Errorf("sequence (-want +got):\n%s", diff)
