@@ -13,20 +13,68 @@
 //   - [Limit] is a compiled action: bucket-key expressions compiled once
 //     and evaluated per request against an [*http.Request], giving a
 //     [Result] with the action's result variables.
-//   - [Policy] compiles a JSON policy document of on_http_request rules
-//     (rate-limit and custom-response actions) into middleware.
+//   - [Policy] compiles a policy document, YAML or JSON, of on_http_request
+//     rules (rate-limit and custom-response actions) into middleware. The
+//     next handler finds the last rate-limit action's [Result] with
+//     [ResultFromContext]; [WithDecisionHook] sees every decision.
 //
-// # Bucket keys
+// # Options
 //
-// Bucket-key and rule expressions are CEL with these variables: req.host,
-// req.method, req.url, req.url.path, req.url.query, req.url.host,
-// req.headers (lower-case name to list of values), req.user_agent,
-// conn.client_ip, conn.client_port, conn.server_ip, conn.server_port and
-// actions.ngrok.rate_limit.bucket_key, .limited, .error.code and
-// .error.message; and these functions: getReqHeader(name) and
-// getQueryParam(name), which return lists, and hasReqHeader(name) and
-// hasQueryParam(name). conn.client_ip is the connection's address unless
-// [WithClientIP] says otherwise.
+// Each option applies where its type says, so a misplaced one does not
+// compile: an [Option] ([WithMaxBuckets]) applies to [NewLimiter],
+// [NewLimit] and [NewPolicy]; a [LimitOption] ([WithClock],
+// [WithClientIP], [WithDecisionHook] and the providers below) to NewLimit
+// and NewPolicy; a [PolicyOption] ([WithRateLimitHeaders],
+// [WithSkipUnsupported]) to NewPolicy only.
+//
+// # Bucket keys and rule expressions
+//
+// Expressions are CEL with every Traffic Policy variable and macro that
+// on_http_request can see:
+//
+//   - from the request: req.* (method, host, url and its parts, headers,
+//     cookies, query, content type and encoding, user agent, version,
+//     timestamps);
+//   - from the connection and its TLS state: conn.client_ip, .client_port,
+//     .server_ip, .server_port, conn.tls.* (version, cipher suite, SNI,
+//     ALPN, and the client certificate's fields); conn.ts.start,
+//     conn.bytes_in and conn.bytes_out need the server to use [Listener]
+//     and [ConnContext];
+//   - from the clock: time.now and req.ts.header_received;
+//   - the action's own results: actions.ngrok.rate_limit.bucket_key,
+//     .limited, .error.code and .error.message;
+//   - the macros: getReqHeader, hasReqHeader, getQueryParam,
+//     hasQueryParam, getReqCookie, hasReqCookie, hashes (hash.sha256 and
+//     the others, also as methods), JSON, base64, query-string and URL
+//     helpers, inCidrRange, inCidrRanges, isPrivateIp, lower, upper,
+//     rand.int, rand.double, has() (also has(m[k]) and has(req.url.port)),
+//     and cel-go's standard library with its Strings, Lists and Encoders
+//     extensions.
+//
+// What needs outside data comes from a provider option, and an expression
+// that uses it without one does not compile, naming the option:
+// [WithIPIntel] (conn.geo.*, conn.client_ip.* and conn.server_ip.*
+// intelligence), [WithServerRegion], [WithEndpoint] (endpoint.*),
+// [WithSecrets] (secrets.get), [WithServerCertificate]
+// (conn.tls.server.*), [WithTLSFingerprint] (conn.tls.ja4_fingerprint),
+// [WithUserAgentParser] (req.user_agent.name and the other parsed fields)
+// and [WithPodIdentity] (conn.k8s.pod.*). Names that do not exist fail to
+// compile with the closest valid names. Variables of the response phase
+// (res.*), set-vars (vars.*) and other actions' results are not available.
+//
+// Where the documentation leaves a choice open: header names are matched
+// in any case (getReqHeader('host') and req.headers['host'] read the Host
+// header too); a value the request does not have (req.content_length
+// without a declared length, req.url.port without a port,
+// req.ts.body_received, a missing client certificate's validity) fails to
+// evaluate and has() is false for it; TLS variables of a plain-HTTP
+// connection are empty; getReqCookie of a missing cookie is a cookie with
+// empty name and value; split, lastIndexOf and getMilliseconds behave as
+// in cel-go.
+//
+// Every expression's evaluation is bounded: one whose worst case, with
+// every input at most 1 MiB, is within 1,000,000 cost units runs as is;
+// any other runs under that limit and fails to evaluate beyond it.
 //
 // A bucket-key value that is a list joins its elements with ","; other
 // values use their CEL string form; null is "". A bucket key that fails to
