@@ -29,73 +29,56 @@ import (
 	"github.com/acctapi/acctapi/ratelimit"
 )
 
-// Policy is the traffic policy NewHandler enforces, in the real service's
-// JSON form. Rules run in order; a rate-limit action does not end the
-// request unless it rejects it, so a request may be counted by several
-// limits.
-const Policy = `{
-  "on_http_request": [
-    {
-      "name": "per client IP",
-      "actions": [{
-        "type": "rate-limit",
-        "config": {
-          "name": "Only allow 30 requests per minute",
-          "algorithm": "sliding_window",
-          "capacity": 30,
-          "rate": "60s",
-          "bucket_key": ["conn.client_ip"]
-        }
-      }]
-    },
-    {
-      "name": "per API key",
-      "expressions": ["hasReqHeader('X-Api-Key')"],
-      "actions": [{
-        "type": "rate-limit",
-        "config": {
-          "name": "Allow 10 requests per minute per API key",
-          "algorithm": "sliding_window",
-          "capacity": 10,
-          "rate": "60s",
-          "bucket_key": ["getReqHeader('X-Api-Key')"]
-        }
-      }]
-    },
-    {
-      "name": "searches: count, do not enforce",
-      "expressions": ["req.url.path == '/search'"],
-      "actions": [{
-        "type": "rate-limit",
-        "config": {
-          "name": "searches",
-          "enforce": false,
-          "algorithm": "sliding_window",
-          "capacity": 5,
-          "rate": "60s",
-          "bucket_key": ["conn.client_ip"]
-        }
-      }]
-    },
-    {
-      "name": "answer limited searches ourselves",
-      "expressions": ["actions.ngrok.rate_limit.limited"],
-      "actions": [{
-        "type": "custom-response",
-        "config": {
-          "status_code": 429,
-          "headers": {"content-type": "application/json"},
-          "body": "{\"error\": \"at most 5 searches a minute; try again shortly\"}"
-        }
-      }]
-    }
-  ]
-}`
+// Policy is the traffic policy NewHandler enforces, in YAML as users of
+// the real service write it (JSON works too). Rules run in order; a
+// rate-limit action does not end the request unless it rejects it, so a
+// request may be counted by several limits.
+const Policy = `
+on_http_request:
+  - name: per client IP
+    actions:
+      - type: rate-limit
+        config:
+          name: Only allow 30 requests per minute
+          algorithm: sliding_window
+          capacity: 30
+          rate: 60s
+          bucket_key: [conn.client_ip]
+  - name: per API key
+    expressions: ["hasReqHeader('X-Api-Key')"]
+    actions:
+      - type: rate-limit
+        config:
+          name: Allow 10 requests per minute per API key
+          algorithm: sliding_window
+          capacity: 10
+          rate: 60s
+          bucket_key: ["getReqHeader('X-Api-Key')"]
+  - name: "searches: count, do not enforce"
+    expressions: ["req.url.path == '/search'"]
+    actions:
+      - type: rate-limit
+        config:
+          name: searches
+          enforce: false
+          algorithm: sliding_window
+          capacity: 5
+          rate: 60s
+          bucket_key: [conn.client_ip]
+  - name: answer limited searches ourselves
+    expressions: [actions.ngrok.rate_limit.limited]
+    actions:
+      - type: custom-response
+        config:
+          status_code: 429
+          headers: {content-type: application/json}
+          body: '{"error": "at most 5 searches a minute; try again shortly"}'
+`
 
 // NewHandler returns the API — GET /hello and GET /search?q=... — wrapped
 // in Policy. opts are passed to ratelimit.NewPolicy: WithClock in tests,
 // WithClientIP behind a proxy, WithRateLimitHeaders to advertise the
-// limits. The handler is safe for concurrent use; its buckets live as long
+// limits, WithDecisionHook to count decisions. The handler is safe for concurrent use; its buckets live as long
 // as it does, so build it once.
 func NewHandler(opts ...ratelimit.PolicyOption) (http.Handler, error) {
 	p, err := ratelimit.NewPolicy([]byte(Policy), opts...)
