@@ -3,8 +3,7 @@ package anylanguage_test
 import (
 	"fmt"
 	"os"
-	"slices"
-
+	
 	"github.com/acctapi/acctapi/account"
 	"github.com/acctapi/acctapi/backends"
 	"github.com/acctapi/acctapi/fake"
@@ -30,19 +29,25 @@ func Example_fixtures() {
 		return
 	}
 
-	for _, u := range fake.List[account.ServiceUser](srv, "") {
+	users := fake.List[account.ServiceUser](srv, "")
+	for _, u := range users {
 		fmt.Println("service user:", u.Name)
 	}
-	var keys []string
 	for _, k := range fake.List[account.APIKey](srv, "") {
-		keys = append(keys, k.Description)
+		if k.Description == "from fixtures" {
+			fmt.Println("api key owned by the service user:", k.OwnerID == users[0].ID)
+		}
 	}
-	fmt.Println("api keys:", slices.Contains(keys, "from fixtures"), len(keys)) // and acctfake's own
-	for _, b := range fake.List[backends.HTTPResponse](srv, "") {
-		fmt.Println("http response backend:", b.Description, b.StatusCode)
+	for _, f := range fake.List[backends.Failover](srv, "") {
+		b, _ := fake.Get[backends.HTTPResponse](srv, "", f.Backends[0])
+		fmt.Println("failover", f.Description, "over:", b.Description, b.StatusCode)
+	}
+	for _, u := range fake.List[account.ServiceUser](srv, "ac_other") {
+		fmt.Println("other account's service user:", u.Name)
 	}
 	// Output:
 	// service user: fixture-bot
-	// api keys: true 2
-	// http response backend: maintenance page 503
+	// api key owned by the service user: true
+	// failover fallback over: maintenance page 503
+	// other account's service user: other-team
 }

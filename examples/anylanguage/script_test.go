@@ -30,7 +30,7 @@ func TestScript(t *testing.T) {
 	defer cancel()
 
 	cmd := exec.CommandContext(ctx, "bash", filepath.Join(".", "acctfake.sh"))
-	cmd.Env = append(os.Environ(), "ADDR=127.0.0.1:0", "API_KEY=test-key")
+	cmd.Env = append(os.Environ(), "ADDR=127.0.0.1:0", "API_KEY=test-key", "ADMIN_TOKEN=test-admin")
 	cmd.WaitDelay = 5 * time.Second
 	out, err := cmd.CombinedOutput()
 	if err != nil {
@@ -38,12 +38,20 @@ func TestScript(t *testing.T) {
 	}
 	want := []string{
 		"acctfake is listening",
+		"admin health: ok",
 		"created service user ci (service_...)",
 		"service users: ci fixture-bot",
+		"the other account's: other-team",
 		"delete: HTTP 204",
 		"get after delete: HTTP 404 ERR_ACCTAPI_NOT_FOUND",
 		"without a key: HTTP 401",
-		"stopped",
+		"after restoring the snapshot: fixture-bot",
+		"with the fault: HTTP 503 ERR_ACCTAPI_UNAVAILABLE",
+		"then: HTTP 200",
+		"journal: 1 GET /service_users answered 503",
+		"created at 2030-01-03T00:00:00Z",
+		"after reset: fixture-bot",
+		"stopped: exit status 0",
 	}
 	if diff := cmp.Diff(want, strings.Split(strings.TrimSpace(string(out)), "\n")); diff != "" {
 		t.Errorf("acctfake.sh output (-want +got):\n%s", diff)
