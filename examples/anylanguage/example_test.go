@@ -3,7 +3,7 @@ package anylanguage_test
 import (
 	"fmt"
 	"os"
-	
+
 	"github.com/acctapi/acctapi/account"
 	"github.com/acctapi/acctapi/backends"
 	"github.com/acctapi/acctapi/fake"
