@@ -141,35 +141,17 @@ func buildCatalogue() []varSpec {
 		geoVar("conn.geo.radius", func(g *GeoLocation) string { return g.Radius }),
 		geoVar("conn.geo.subdivision", func(g *GeoLocation) string { return g.Subdivision }),
 		// conn.tls.*: zero values on a connection without TLS.
-		strVar("conn.tls.cipher_suite", provNone, func(a *activation) string {
-			if cs := a.r.TLS; cs != nil {
-				if name, ok := cipherSuites[cs.CipherSuite]; ok {
-					return name
-				}
-				return tls.CipherSuiteName(cs.CipherSuite)
+		tlsVar("conn.tls.cipher_suite", func(cs *tls.ConnectionState) string {
+			if name, ok := cipherSuites[cs.CipherSuite]; ok {
+				return name
 			}
-			return ""
+			return tls.CipherSuiteName(cs.CipherSuite)
 		}),
 		strVar("conn.tls.ja4_fingerprint", provTLSFingerprint, func(a *activation) string { return a.prov.tlsFingerprint(a.r) }),
-		strVar("conn.tls.negotiated_alpn", provNone, func(a *activation) string {
-			if cs := a.r.TLS; cs != nil {
-				return cs.NegotiatedProtocol
-			}
-			return ""
-		}),
+		tlsVar("conn.tls.negotiated_alpn", func(cs *tls.ConnectionState) string { return cs.NegotiatedProtocol }),
 		boolVar("conn.tls.session_resumed", provNone, func(a *activation) bool { return a.r.TLS != nil && a.r.TLS.DidResume }),
-		strVar("conn.tls.sni", provNone, func(a *activation) string {
-			if cs := a.r.TLS; cs != nil {
-				return cs.ServerName
-			}
-			return ""
-		}),
-		strVar("conn.tls.version", provNone, func(a *activation) string {
-			if cs := a.r.TLS; cs != nil {
-				return tlsVersion(cs.Version)
-			}
-			return ""
-		}),
+		tlsVar("conn.tls.sni", func(cs *tls.ConnectionState) string { return cs.ServerName }),
+		tlsVar("conn.tls.version", func(cs *tls.ConnectionState) string { return tlsVersion(cs.Version) }),
 	}
 	c = append(c, certVars("conn.tls.client", provNone, true, func(a *activation) *x509.Certificate {
 		if cs := a.r.TLS; cs != nil && len(cs.PeerCertificates) > 0 {
@@ -226,6 +208,17 @@ func buildCatalogue() []varSpec {
 		strVar(varErrorMessage, provNone, func(a *activation) string { return a.vars.errMessage }),
 	)
 	return c
+}
+
+// tlsVar is a string variable of the connection's TLS state, empty
+// without TLS.
+func tlsVar(name string, fn func(*tls.ConnectionState) string) varSpec {
+	return strVar(name, provNone, func(a *activation) string {
+		if cs := a.r.TLS; cs != nil {
+			return fn(cs)
+		}
+		return ""
+	})
 }
 
 func geoVar(name string, fn func(*GeoLocation) string) varSpec {
