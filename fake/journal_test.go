@@ -2,6 +2,7 @@ package fake_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -182,4 +183,62 @@ func TestJournalRedactionSpellings(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestJournalBudget checks Server.SetJournalBudget through requests: the
+// journal keeps the most recent entries that fit, and a budget of 0 keeps
+// none.
+func TestJournalBudget(t *testing.T) {
+	t.Parallel()
+	srv, _ := start(t)
+	const budget = 1 << 20
+	srv.SetJournalBudget(budget)
+	big := `{"name":"` + strings.Repeat("n", 60<<10) + `"}` // refused: too long a name, journaled whole
+	for range 40 {
+		raw(t, srv, "POST", "/service_users", nil, big)
+	}
+	raw(t, srv, "GET", "/service_users?limit=1", nil, "")
+	got := srv.Journal()
+	var held int
+	for _, e := range got {
+		held += len(e.RequestBody) + len(e.ResponseBody)
+	}
+	if held > budget || len(got) < 5 || len(got) > 17 {
+		t.Errorf("%d entries holding %d bytes of bodies under a budget of %d", len(got), held, budget)
+	}
+	if last := got[len(got)-1]; last.Method != "GET" || last.Query != "limit=1" {
+		t.Errorf("the last entry is %s %s?%s, want the most recent request", last.Method, last.Path, last.Query)
+	}
+	srv.SetJournalBudget(0)
+	raw(t, srv, "GET", "/service_users", nil, "")
+	if n := len(srv.Journal()); n != 0 {
+		t.Errorf("budget 0: %d entries", n)
+	}
+}
+
+// The journal holds at most a byte budget of requests, the oldest dropped
+// first; 64 MiB unless set.
+func ExampleServer_SetJournalBudget() {
+	srv, err := fake.New(fake.WithoutListener())
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer srv.Close()
+	srv.SetJournalBudget(256 << 10) // 256 KiB
+
+	body := `{"description":"` + strings.Repeat("d", 100) + `","metadata":"` + strings.Repeat("m", 4000) + `"}`
+	for range 100 {
+		req, _ := http.NewRequest("POST", srv.URL+"/api_keys", strings.NewReader(body))
+		req.Header = http.Header{"Authorization": {"Bearer " + srv.APIKey()}, "Service-Version": {"2"}, "Content-Type": {"application/json"}}
+		resp, err := srv.HTTPClient().Do(req)
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		resp.Body.Close()
+	}
+	j := srv.Journal()
+	fmt.Println("requests kept:", len(j) < 100, "the newest kept:", j[len(j)-1].Status)
+	// Output: requests kept: true the newest kept: 201
 }
