@@ -255,7 +255,7 @@ func compileFilter(expr string, fields []string) (*filter, error) {
 	if err != nil {
 		return nil, badFilter("%v", err)
 	}
-	f := &filter{prg: prg, base: 1 + countNodes(ast.NativeRep().Expr())/4}
+	f := &filter{prg: prg, base: 1 + celguard.Nodes(ast.NativeRep().Expr())/4}
 	if est, err := env.EstimateCost(ast, fieldSizes{}); err == nil && est.Max <= maxFilterCost {
 		if f.fast, err = env.Program(ast); err != nil {
 			return nil, badFilter("%v", err)
@@ -528,13 +528,6 @@ func (f *filter) costedMatcher(now time.Time, limit uint64) func(obj *objVal) (b
 		}
 		return ok, cost, err
 	}
-}
-
-// countNodes is the number of nodes of e.
-func countNodes(e celast.Expr) uint64 {
-	var n uint64
-	celast.PreOrderVisit(e, celast.NewExprVisitor(func(celast.Expr) { n++ }))
-	return n
 }
 
 // eval evaluates the filter with cost tracking in an activation and

@@ -7,28 +7,112 @@ import (
 	"sync"
 
 	"github.com/google/cel-go/cel"
+	"github.com/google/cel-go/common/types"
+	"github.com/google/cel-go/common/types/ref"
 	"github.com/google/cel-go/ext"
+	"github.com/google/cel-go/interpreter"
 
 	"github.com/acctapi/acctapi"
+	"github.com/acctapi/acctapi/internal/celguard"
 )
 
-// MaxSelectorCost bounds the evaluation cost of one endpoint selector, in
-// CEL cost units; an evaluation that exceeds it fails.
-const MaxSelectorCost = 10_000
+// Limits on an operator's endpoint selectors (contract §6), which
+// [CompileSelectors] enforces, so that matching the selectors against the
+// account's endpoints stays cheap whoever wrote them. Costs are CEL cost
+// units with every call charged by bytes: a comparison 1 plus 1 per 10
+// bytes compared, startsWith and endsWith 1 plus 1 per 10 bytes of the
+// argument, contains 1 plus 1 per 10 bytes of both strings, in that per
+// list element (counted as at least 10 bytes), size() of a string
+// 1 plus 1 per 10 bytes, timestamp() 10 plus 1 per 10 bytes, and each
+// evaluation 1 plus 1 per 2 expression nodes.
+const (
+	// MaxSelectors is the most selectors an operator may have.
+	MaxSelectors = 20
+	// MaxSelectorBytes is the longest a selector may be.
+	MaxSelectorBytes = 1024
+	// MaxSelectorCost bounds what one selector may cost on one endpoint.
+	// CompileSelectors refuses a selector whose worst-case cost exceeds it,
+	// taking an endpoint's metadata to be at most
+	// [acctapi.MaxMetadataBytes] bytes, its description at most
+	// [acctapi.MaxDescriptionBytes], each of its other strings at most
+	// [MaxEndpointStringBytes], and its bindings at most [MaxBindings] of
+	// at most MaxEndpointStringBytes each; an evaluation that costs more
+	// (on a larger endpoint) fails.
+	MaxSelectorCost = 10_000
+	// MaxEndpointStringBytes is the size of an endpoint's strings that
+	// MaxSelectorCost assumes, besides metadata and description.
+	MaxEndpointStringBytes = 4096
+	// MaxBindings is the number of bindings that MaxSelectorCost assumes.
+	MaxBindings = 16
+	// MatchBudget is what matching an operator's selectors against the
+	// account's endpoints may cost in one request, with [Selectors.Matcher]:
+	// with it, the worst selectors we could build take about 0.3 s over
+	// 10,000 endpoints (BenchmarkMatcherWorst), where matching them all
+	// would take minutes.
+	MatchBudget = 2_000_000
+)
+
+// ErrMatchBudget is the error a [Matcher] returns, wrapped, once it has
+// spent its budget.
+var ErrMatchBudget = errors.New("k8sop: endpoint selectors: the request's cost budget is spent")
 
 // selectorEnv is the CEL environment of endpoint selectors, built once; a
 // cel.Env is immutable and safe for concurrent use.
 var selectorEnv = sync.OnceValues(func() (*cel.Env, error) {
 	return cel.NewEnv(
 		ext.NativeTypes(reflect.TypeFor[Endpoint](), ext.ParseStructTag("json")),
-		cel.Variable("endpoint", cel.ObjectType("k8sop.Endpoint")),
+		cel.Variable(selectorVar, cel.ObjectType("k8sop.Endpoint")),
+		cel.ClearMacros(), cel.Macros(cel.HasMacro),
+		cel.ParserExpressionSizeLimit(MaxSelectorBytes),
+		cel.ParserRecursionLimit(32),
 	)
 })
+
+const selectorVar = "endpoint"
+
+// selectorGrammar is what a selector may use: the constructs of list
+// filters (contract §3) over endpoint's members, besides time.now and
+// add/subtract, and with endpoint.bindings allowed on the right of in.
+var selectorGrammar = &celguard.Grammar{
+	Root:       selectorVar,
+	Member:     func([]string) error { return nil }, // the type checker knows the members
+	ListMember: func(path []string) bool { return len(path) == 1 && path[0] == "bindings" },
+	Literal: func(_, s string) error {
+		if v := types.String(s).ConvertToType(types.TimestampType); types.IsError(v) {
+			return fmt.Errorf("timestamp(%q): %v", s, v)
+		}
+		return nil
+	},
+}
+
+// selectorCosts is the cost model with the endpoint sizes MaxSelectorCost
+// assumes.
+var selectorCosts = celguard.Costs{Size: func(path []string) (uint64, bool) {
+	switch {
+	case len(path) < 2 || path[0] != selectorVar:
+		return 0, false
+	case len(path) == 2 && path[1] == "metadata":
+		return acctapi.MaxMetadataBytes, true
+	case len(path) == 2 && path[1] == "description":
+		return acctapi.MaxDescriptionBytes, true
+	case len(path) == 2 && path[1] == "bindings":
+		return MaxBindings, true
+	}
+	return MaxEndpointStringBytes, true
+}}
 
 // Selectors is a compiled list of endpoint selectors. It is immutable and
 // safe for concurrent use; a nil *Selectors matches nothing.
 type Selectors struct {
-	programs []cel.Program
+	env  *cel.Env
+	sels []selector
+}
+
+// selector is one compiled selector: a program that tracks its cost,
+// limited to MaxSelectorCost, and what each evaluation costs besides.
+type selector struct {
+	prg  cel.Program
+	base uint64
 }
 
 // CompileSelectors compiles each expression, which must be a CEL
@@ -37,23 +121,36 @@ type Selectors struct {
 // `"kubernetes" in endpoint.bindings && endpoint.url.startsWith("https://")`.
 // Compile once and match many times.
 //
+// A selector may use what a list filter may (contract §3) — `!`, `&&`,
+// `||`, comparisons, literals, endpoint's members, has(), `in` with a list
+// literal of constants or endpoint.bindings on its right, size(),
+// startsWith, endsWith, contains and timestamp("<RFC 3339>") — and nothing
+// else (no matches, no macros such as exists, no arithmetic). There may be
+// at most [MaxSelectors], each at most [MaxSelectorBytes] long and with a
+// worst-case cost of at most [MaxSelectorCost] per endpoint.
+//
 // The error joins one [*acctapi.FieldError] per invalid expression, with
-// Field "endpoint_selectors[i]" and [acctapi.CodeInvalidValue].
+// Field "endpoint_selectors[i]" and [acctapi.CodeInvalidValue], or is one
+// on "endpoint_selectors" when there are too many.
 func CompileSelectors(exprs []string) (*Selectors, error) {
+	if len(exprs) > MaxSelectors {
+		return nil, &acctapi.FieldError{Field: "endpoint_selectors", Code: acctapi.CodeInvalidValue,
+			Reason: fmt.Sprintf("has %d selectors; at most %d", len(exprs), MaxSelectors)}
+	}
 	env, err := selectorEnv()
 	if err != nil {
 		return nil, fmt.Errorf("k8sop: selector environment: %w", err)
 	}
-	s := &Selectors{programs: make([]cel.Program, 0, len(exprs))}
+	s := &Selectors{env: env, sels: make([]selector, 0, len(exprs))}
 	var errs []error
 	for i, expr := range exprs {
-		p, err := compile(env, expr)
+		sel, err := compile(env, expr)
 		if err != nil {
 			errs = append(errs, &acctapi.FieldError{Field: fmt.Sprintf("endpoint_selectors[%d]", i),
 				Code: acctapi.CodeInvalidValue, Reason: "is not a valid endpoint selector", Err: err})
 			continue
 		}
-		s.programs = append(s.programs, p)
+		s.sels = append(s.sels, sel)
 	}
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
@@ -61,35 +158,126 @@ func CompileSelectors(exprs []string) (*Selectors, error) {
 	return s, nil
 }
 
-func compile(env *cel.Env, expr string) (cel.Program, error) {
-	ast, iss := env.Compile(expr)
+func compile(env *cel.Env, expr string) (selector, error) {
+	if len(expr) > MaxSelectorBytes {
+		return selector{}, fmt.Errorf("is %d bytes; at most %d", len(expr), MaxSelectorBytes)
+	}
+	parsed, iss := env.Parse(expr)
 	if iss.Err() != nil {
-		return nil, iss.Err()
+		return selector{}, iss.Err()
+	}
+	if err := selectorGrammar.Check(parsed.NativeRep().Expr()); err != nil {
+		return selector{}, err
+	}
+	ast, iss := env.Check(parsed)
+	if iss.Err() != nil {
+		return selector{}, iss.Err()
 	}
 	if !ast.OutputType().IsExactType(cel.BoolType) {
-		return nil, fmt.Errorf("has type %s, want bool", ast.OutputType())
+		return selector{}, fmt.Errorf("has type %s, want bool", ast.OutputType())
 	}
-	return env.Program(ast, cel.CostLimit(MaxSelectorCost))
+	sel := selector{base: 1 + celguard.Nodes(ast.NativeRep().Expr())/2}
+	est, err := env.EstimateCost(ast, selectorCosts)
+	if err != nil {
+		return selector{}, err
+	}
+	if est.Max > MaxSelectorCost-sel.base {
+		return selector{}, fmt.Errorf("may cost more than %d per endpoint; make it cheaper", MaxSelectorCost)
+	}
+	sel.prg, err = env.Program(ast, cel.CostTracking(selectorCosts), cel.CostLimit(MaxSelectorCost-sel.base))
+	return sel, err
 }
 
 // Match reports whether at least one selector matches e. It stops at the
 // first match; a selector whose evaluation fails (too costly, say) counts as
 // no match, and when none matches those failures are returned, joined.
+// Match has no budget; to match many endpoints for one request, use a
+// [Matcher].
 func (s *Selectors) Match(e *Endpoint) (bool, error) {
-	if s == nil || e == nil {
-		return false, nil
+	ok, _, err := s.match(e, MaxSelectors*MaxSelectorCost)
+	return ok, err
+}
+
+// match is Match, stopping when the evaluations cost more than limit;
+// it returns what they cost.
+func (s *Selectors) match(e *Endpoint, limit uint64) (bool, uint64, error) {
+	if s == nil || e == nil || len(s.sels) == 0 {
+		return false, 0, nil
 	}
-	vars := map[string]any{"endpoint": e}
+	act := &endpointVar{v: s.env.CELTypeAdapter().NativeToValue(e)}
+	var spent uint64
 	var errs []error
-	for _, p := range s.programs {
-		out, _, err := p.Eval(vars)
+	for _, sel := range s.sels {
+		out, det, err := sel.prg.Eval(act)
+		cost := uint64(MaxSelectorCost) // when a failure leaves no count
+		if det != nil && det.ActualCost() != nil {
+			cost = *det.ActualCost() + sel.base
+		}
+		if spent += cost; spent > limit {
+			return false, spent, ErrMatchBudget
+		}
 		if err != nil {
 			errs = append(errs, fmt.Errorf("k8sop: endpoint selector: %w", err))
 			continue
 		}
-		if b, ok := out.Value().(bool); ok && b {
-			return true, nil
+		if b, ok := out.(types.Bool); ok && bool(b) {
+			return true, spent, nil
 		}
 	}
-	return false, errors.Join(errs...)
+	return false, spent, errors.Join(errs...)
 }
+
+// endpointVar binds the variable endpoint for one evaluation.
+type endpointVar struct{ v ref.Val }
+
+// ResolveName implements interpreter.Activation.
+func (a *endpointVar) ResolveName(name string) (any, bool) {
+	if name == selectorVar {
+		return a.v, true
+	}
+	return nil, false
+}
+
+// Parent implements interpreter.Activation.
+func (a *endpointVar) Parent() interpreter.Activation { return nil }
+
+// Matcher matches endpoints against selectors for one request, within a
+// budget of cost units, so that a request that looks at many endpoints
+// (listing an operator's bound endpoints) has a bounded cost whatever the
+// selectors and the endpoints. A Matcher is for one goroutine; the zero
+// value matches nothing.
+type Matcher struct {
+	s      *Selectors
+	budget uint64
+	spent  uint64
+}
+
+// Matcher returns a Matcher of s that may spend budget cost units in all,
+// such as [MatchBudget].
+func (s *Selectors) Matcher(budget uint64) *Matcher {
+	return &Matcher{s: s, budget: budget}
+}
+
+// Match reports whether at least one selector matches e, as
+// [Selectors.Match] does, and counts what its evaluations cost against the
+// budget. Once they have cost more than the budget, it returns an error
+// wrapping [ErrMatchBudget], then and on every later call; the caller
+// should give up the request. What a Matcher spends in all is at most its
+// budget plus [MaxSelectorCost].
+func (m *Matcher) Match(e *Endpoint) (bool, error) {
+	if m.s == nil {
+		return false, nil
+	}
+	if m.spent > m.budget {
+		return false, fmt.Errorf("%w (%d cost units)", ErrMatchBudget, m.budget)
+	}
+	ok, cost, err := m.s.match(e, m.budget-m.spent)
+	m.spent += cost
+	if errors.Is(err, ErrMatchBudget) {
+		return false, fmt.Errorf("%w (%d cost units)", ErrMatchBudget, m.budget)
+	}
+	return ok, err
+}
+
+// Spent returns what the Matcher's evaluations have cost so far.
+func (m *Matcher) Spent() uint64 { return m.spent }

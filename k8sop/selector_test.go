@@ -1,7 +1,12 @@
 package k8sop
 
 import (
+	"errors"
+	"fmt"
+	"os"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/acctapi/acctapi"
 )
@@ -20,6 +25,8 @@ func TestSelectors(t *testing.T) {
 		{"nil ref reads empty", []string{`endpoint.domain.id == ""`}, true},
 		{"timestamp", []string{`endpoint.created_at < timestamp("2026-01-01T00:00:00Z")`}, true},
 		{"bool member", []string{`endpoint.pooling_enabled`}, false},
+		{"in a list literal", []string{`endpoint.type in ["edge", "cloud"] && size(endpoint.bindings) == 1`}, true},
+		{"has", []string{`has(endpoint.url) && endpoint.metadata.contains("a")`}, true},
 		{"empty list", nil, false},
 	}
 	for _, tt := range tests {
@@ -38,34 +45,198 @@ func TestSelectors(t *testing.T) {
 
 func TestCompileSelectorsErrors(t *testing.T) {
 	tests := []struct {
-		name string
-		expr string
+		name, expr, reason string
 	}{
-		{"syntax", `endpoint.url ==`},
-		{"unknown member", `endpoint.nope == "x"`},
-		{"unknown variable", `req.host == "x"`},
-		{"not boolean", `endpoint.url`},
-		{"int", `endpoint.port + 1`},
-		{"empty", ``},
+		{"syntax", `endpoint.url ==`, "Syntax error"},
+		{"unknown member", `endpoint.nope == "x"`, "undefined field 'nope'"},
+		{"unknown variable", `req.host == "x"`, "only endpoint.<field> may be selected"},
+		{"unknown name", `req == "x"`, "unknown name req"},
+		{"not boolean", `endpoint.url`, "want bool"},
+		{"int", `endpoint.port + 1 > 0`, "arithmetic (+) is not supported"},
+		{"empty", ``, "Syntax error"},
+		{"matches", `endpoint.url.matches("a+")`, "matches is not supported"},
+		{"comprehension", `endpoint.bindings.exists(b, b == "kubernetes")`, "the macro exists is not supported"},
+		{"nested comprehensions", `[1,2,3].all(a, [1,2,3].all(b, a+b > 0))`, "the macro all is not supported"},
+		{"list literal", `endpoint.bindings == ["kubernetes"]`, "a list literal is supported only on the right of in"},
+		{"map literal", `{"a": 1} == {"a": 1}`, "map literals are not supported"},
+		{"conversion", `string(endpoint.port) == "443"`, "the conversion string() is not supported"},
+		{"index", `endpoint.bindings[0] == "kubernetes"`, "index access is not supported"},
+		{"no clock", `endpoint.created_at < time.now`, "only endpoint.<field> may be selected"},
+		{"bad time", `endpoint.created_at < timestamp("soon")`, `timestamp("soon")`},
+		{"too long", `endpoint.url == "` + strings.Repeat("a", MaxSelectorBytes-len(`endpoint.url == ""`)+1) + `"`, "is 1025 bytes; at most 1024"},
+		{"too costly", strings.Repeat(`endpoint.metadata.contains("b") || `, 25) + "false", "may cost more than 10000 per endpoint"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := CompileSelectors([]string{"true", tt.expr})
 			fes := acctapi.FieldErrors(err)
-			if len(fes) != 1 || fes[0].Field != "endpoint_selectors[1]" || fes[0].Code != acctapi.CodeInvalidValue {
-				t.Errorf("errors = %v; want one on endpoint_selectors[1]", err)
+			if len(fes) != 1 || fes[0].Field != "endpoint_selectors[1]" || fes[0].Code != acctapi.CodeInvalidValue || !strings.Contains(err.Error(), tt.reason) {
+				t.Errorf("errors = %v; want one on endpoint_selectors[1] saying %q", err, tt.reason)
 			}
 		})
 	}
 }
 
-func TestSelectorsCostLimit(t *testing.T) {
-	s, err := CompileSelectors([]string{`[1,2,3,4,5,6,7,8,9,10].all(a, [1,2,3,4,5,6,7,8,9,10].all(b, [1,2,3,4,5,6,7,8,9,10].all(c, [1,2,3,4,5,6,7,8,9,10].all(d, a+b+c+d > 0))))`})
-	if err != nil {
-		t.Fatal(err)
+// TestSelectorLimits checks contract §6's limits on an operator's
+// selectors, as the SDK's validation (which the fake runs) reports them.
+func TestSelectorLimits(t *testing.T) {
+	create := func(sel []string) error {
+		r := &OperatorCreate{EnabledFeatures: []string{"bindings"}, Binding: &BindingCreate{EndpointSelectors: sel}}
+		return r.Validate()
 	}
-	if ok, err := s.Match(&Endpoint{}); ok || err == nil {
-		t.Errorf("Match = %v, %v; want false and a cost error", ok, err)
+	fields := func(err error) []string {
+		var out []string
+		for _, fe := range acctapi.FieldErrors(err) {
+			out = append(out, fe.Field)
+		}
+		return out
+	}
+	most := strings.Repeat(`endpoint.metadata.contains("b") || `, 23) + "false"
+	if len(most) > MaxSelectorBytes {
+		t.Fatalf("selector of %d bytes", len(most))
+	}
+	if err := create(slicesRepeat(most, MaxSelectors)); err != nil {
+		t.Errorf("%d selectors of cost near the limit: %v", MaxSelectors, err)
+	}
+	exact := `endpoint.url == "` + strings.Repeat("a", MaxSelectorBytes-len(`endpoint.url == ""`)) + `"`
+	if err := create([]string{exact}); err != nil {
+		t.Errorf("a selector of %d bytes: %v", len(exact), err)
+	}
+	if got := fields(create(slicesRepeat("true", MaxSelectors+1))); len(got) != 1 || got[0] != "binding.endpoint_selectors" {
+		t.Errorf("%d selectors: errors on %v; want binding.endpoint_selectors", MaxSelectors+1, got)
+	}
+	// The issue's reproduction: 149,776 selectors "true", refused without
+	// compiling one.
+	if got := fields(create(slicesRepeat("true", 149_776))); len(got) != 1 || got[0] != "binding.endpoint_selectors" {
+		t.Errorf("149,776 selectors: errors on %v; want binding.endpoint_selectors", got)
+	}
+	long := exact + " "
+	if got := fields(create([]string{"true", long, "true", long})); fmt.Sprint(got) != "[binding.endpoint_selectors[1] binding.endpoint_selectors[3]]" {
+		t.Errorf("selectors over %d bytes: errors on %v", MaxSelectorBytes, got)
+	}
+	upd := &OperatorUpdate{Binding: &BindingUpdate{EndpointSelectors: &[]string{`endpoint.url.matches("a")`}}}
+	if got := fields(upd.Validate()); fmt.Sprint(got) != "[binding.endpoint_selectors[0]]" {
+		t.Errorf("update with a regular expression: errors on %v", got)
+	}
+}
+
+func slicesRepeat(s string, n int) []string {
+	out := make([]string, n)
+	for i := range out {
+		out[i] = s
+	}
+	return out
+}
+
+// maxEndpoint is an endpoint of the largest size MaxSelectorCost assumes,
+// its strings all "a" (so that searches for "a…ab" nearly match
+// everywhere), bound to kubernetes.
+func maxEndpoint() *Endpoint {
+	a := func(n int) string { return strings.Repeat("a", n) }
+	s := a(MaxEndpointStringBytes)
+	ref := &acctapi.Ref{ID: s, URI: s}
+	b := make([]string, MaxBindings)
+	for i := range b {
+		b[i] = s
+	}
+	b[len(b)-1] = "kubernetes"
+	return &Endpoint{ID: s, URI: s, Region: s, CreatedAt: time.Date(2026, 11, 22, 0, 0, 0, 0, time.UTC), PublicURL: s,
+		Proto: s, Scheme: s, HostPort: s, Host: s, Type: s, Metadata: a(acctapi.MaxMetadataBytes), Description: a(acctapi.MaxDescriptionBytes),
+		Domain: ref, TCPAddr: ref, Tunnel: ref, Edge: ref, UpstreamURL: s, UpstreamProto: s, URL: s, Principal: *ref,
+		TrafficPolicy: s, Bindings: b, TunnelSession: ref, Name: s}
+}
+
+// worstSelectors are the costliest selectors we could build: each the
+// longest chain of a term, none matching maxEndpoint, that CompileSelectors
+// accepts.
+func worstSelectors(t testing.TB) map[string]string {
+	a := func(n int) string { return strings.Repeat("a", n) }
+	terms := map[string]string{
+		"or-equal":          `endpoint.url == "b"`,
+		"or-ref-equal":      `endpoint.domain.id == "b"`,
+		"or-contains":       `endpoint.traffic_policy.contains("b")`,
+		"or-contains-60":    `endpoint.metadata.contains("` + a(60) + `b")`,
+		"contains-1000":     `endpoint.metadata.contains("` + a(980) + `b")`,
+		"or-in-bindings":    `"b" in endpoint.bindings`,
+		"or-in-list":        `endpoint.name in ["b", "c", "d", "e", "f", "g", "h"]`,
+		"or-size":           `size(endpoint.metadata) == 0`,
+		"or-timestamp":      `endpoint.created_at < timestamp("2000-01-01T00:00:00Z")`,
+		"or-has":            `!has(endpoint.domain)`,
+		"or-false":          `false`,
+		"or-not":            `!true`,
+		"or-startsWith-100": `endpoint.host.startsWith("` + a(100) + `b")`,
+	}
+	out := make(map[string]string, len(terms))
+	for name, term := range terms {
+		for n := MaxSelectorBytes / (len(term) + 4); n > 0; n-- {
+			expr := strings.Repeat(term+" || ", n-1) + term
+			if _, err := CompileSelectors([]string{expr}); err == nil {
+				out[name] = expr
+				break
+			}
+		}
+		if out[name] == "" {
+			t.Fatalf("%s: no chain of %s compiles", name, term)
+		}
+	}
+	return out
+}
+
+// TestSelectorCostBound checks each of the worst selectors on a
+// max-size endpoint: it matches nothing, and costs within MaxSelectorCost.
+func TestSelectorCostBound(t *testing.T) {
+	ep := maxEndpoint()
+	for name, expr := range worstSelectors(t) {
+		s, err := CompileSelectors([]string{expr})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ok, cost, err := s.match(ep, MaxSelectorCost)
+		if ok || err != nil || cost > MaxSelectorCost {
+			t.Errorf("%s: match %v, cost %d, %v; want no match within %d", name, ok, cost, err, MaxSelectorCost)
+		}
+		t.Logf("%s: %d bytes, cost %d", name, len(expr), cost)
+	}
+}
+
+// TestMatcherBudget runs, for each of the worst selectors, a request of
+// MaxSelectors copies of it over 10,000 max-size endpoints, and checks
+// that the Matcher refuses to go on once its budget is spent, and not
+// before: what it spent is over the budget by less than one selector's
+// cost. The short run gives requests a twentieth of MatchBudget (under
+// -race, the real one takes seconds); ACCTAPI_LONG=1 runs them with
+// MatchBudget.
+func TestMatcherBudget(t *testing.T) {
+	budget := uint64(MatchBudget / 20)
+	if os.Getenv("ACCTAPI_LONG") != "" {
+		budget = MatchBudget
+	}
+	ep := maxEndpoint()
+	for name, expr := range worstSelectors(t) {
+		t.Run(name, func(t *testing.T) {
+			s, err := CompileSelectors(slicesRepeat(expr, MaxSelectors))
+			if err != nil {
+				t.Fatal(err)
+			}
+			m := s.Matcher(budget)
+			evals := 0
+			for range 10_000 {
+				evals++
+				if _, err = m.Match(ep); err != nil {
+					break
+				}
+			}
+			if !errors.Is(err, ErrMatchBudget) {
+				t.Fatalf("after %d endpoints: %v; want ErrMatchBudget", evals, err)
+			}
+			if m.Spent() <= budget || m.Spent() > budget+MaxSelectorCost {
+				t.Errorf("spent %d; want in (%d, %d]", m.Spent(), budget, budget+MaxSelectorCost)
+			}
+			if _, err := m.Match(&Endpoint{}); !errors.Is(err, ErrMatchBudget) {
+				t.Errorf("after the budget: %v; want ErrMatchBudget", err)
+			}
+			t.Logf("refused at endpoint %d, spent %d", evals, m.Spent())
+		})
 	}
 }
 
@@ -74,6 +245,34 @@ func TestNilSelectorsMatchNothing(t *testing.T) {
 	if ok, err := s.Match(&Endpoint{}); ok || err != nil {
 		t.Errorf("Match = %v, %v; want false, nil", ok, err)
 	}
+	if ok, err := s.Matcher(1).Match(&Endpoint{}); ok || err != nil {
+		t.Errorf("Matcher.Match = %v, %v; want false, nil", ok, err)
+	}
+}
+
+func ExampleSelectors_Matcher() {
+	sel, err := CompileSelectors([]string{`"kubernetes" in endpoint.bindings && endpoint.port == 443`})
+	if err != nil {
+		panic(err)
+	}
+	// One Matcher per request: it stops the request once its evaluations
+	// have cost more than the budget.
+	m := sel.Matcher(MatchBudget)
+	endpoints := []Endpoint{
+		{ID: "ep_2", Port: 443, Bindings: []string{"kubernetes"}},
+		{ID: "ep_1", Port: 80, Bindings: []string{"kubernetes"}},
+	}
+	for _, e := range endpoints {
+		ok, err := m.Match(&e)
+		if errors.Is(err, ErrMatchBudget) {
+			fmt.Println("too costly")
+			return
+		}
+		fmt.Println(e.ID, ok)
+	}
+	// Output:
+	// ep_2 true
+	// ep_1 false
 }
 
 func BenchmarkMatch(b *testing.B) {
@@ -87,5 +286,32 @@ func BenchmarkMatch(b *testing.B) {
 		if _, err := s.Match(ep); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// BenchmarkMatcherWorst measures one bound-endpoints request's matching
+// with MatchBudget: MaxSelectors copies of each of the worst selectors,
+// over 10,000 max-size endpoints (each op is one request; endpoints/op is
+// how many it looked at before its budget ended it).
+func BenchmarkMatcherWorst(b *testing.B) {
+	ep := maxEndpoint()
+	for name, expr := range worstSelectors(b) {
+		b.Run(name, func(b *testing.B) {
+			s, err := CompileSelectors(slicesRepeat(expr, MaxSelectors))
+			if err != nil {
+				b.Fatal(err)
+			}
+			var n int
+			b.ReportAllocs()
+			for b.Loop() {
+				m := s.Matcher(MatchBudget)
+				for n = 1; n <= 10_000; n++ {
+					if _, err := m.Match(ep); err != nil {
+						break
+					}
+				}
+			}
+			b.ReportMetric(float64(n), "endpoints/op")
+		})
 	}
 }

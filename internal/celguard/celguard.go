@@ -249,7 +249,8 @@ func clip(s string) string {
 // their argument. Here every call is charged by bytes, which a length
 // gives at once: a comparison, startsWith or endsWith 1 unit plus 1 per 10
 // bytes compared, contains 1 plus 1 per 10 bytes of its two strings, in
-// 1 per list element plus the comparison's cost, size() of a
+// per list element the comparison's cost (elements counted as at least
+// 10 bytes), size() of a
 // string 1 plus 1 per 10 bytes, and timestamp(), add() and subtract() a
 // fixed cost for the parse plus 1 per 10 bytes of their argument.
 const (
@@ -319,14 +320,14 @@ func (c Costs) EstimateCallCost(fn, _ string, target *checker.AstNode, args []ch
 		lhs := c.most(args[0])
 		if list := args[1].Expr(); list.Kind() == celast.ListKind {
 			for _, x := range list.AsList().Elements() {
-				cost = add(cost, compareCost(operators.Equals, lhs, c.most(node{x})))
+				cost = add(cost, inCost(lhs, c.most(node{x})))
 			}
 		} else {
 			items, ok := c.Size(append(slices.Clone(args[1].Path()), "@items"))
 			if !ok {
 				items = unknown
 			}
-			cost = mul(c.most(args[1]), compareCost(operators.Equals, lhs, items))
+			cost = mul(c.most(args[1]), inCost(lhs, items))
 		}
 	case overloadsSize, "timestamp", "add", "subtract":
 		cost = unaryCost(fn, c.most(args[len(args)-1]))
@@ -351,8 +352,12 @@ func (Costs) CallCost(fn, _ string, args []ref.Val, _ ref.Val) *uint64 {
 		lhs := size(args[0])
 		if list, ok := args[1].(traits.Lister); ok {
 			n, _ := list.Size().(types.Int)
+			if lhs <= 10 { // every element costs the same
+				cost = mul(uint64(n), inCost(lhs, 0))
+				break
+			}
 			for i := range int64(n) {
-				cost = add(cost, compareCost(operators.Equals, lhs, size(list.Get(types.Int(i)))))
+				cost = add(cost, inCost(lhs, size(list.Get(types.Int(i)))))
 			}
 		}
 	case overloadsSize, "timestamp", "add", "subtract":
@@ -377,6 +382,15 @@ func compareCost(fn string, a, b uint64) uint64 {
 // the product of the sizes: Go's strings.Index compares at most 63 bytes
 // at a time with vector instructions for short substrings, and falls back
 // to Rabin-Karp, linear, for long ones after a few false starts.
+// inCost is what in charges for one list element of size elem, looking
+// for a value of size lhs: a comparison, taking every element to be at
+// least 10 bytes, so that when lhs is at most 10 bytes every element costs
+// the same and the tracker need not look at them (converting each, for a
+// list read from a Go value).
+func inCost(lhs, elem uint64) uint64 {
+	return compareCost(operators.Equals, lhs, max(elem, 10))
+}
+
 func containsCost(s, sub uint64) uint64 { return add(1, tenths(add(s, sub))) }
 
 func unaryCost(fn string, n uint64) uint64 {
@@ -419,6 +433,15 @@ func mul(a, b uint64) uint64 {
 		return unknown
 	}
 	return a * b
+}
+
+// Nodes is the number of nodes of e, for the cost of an evaluation that
+// CEL does not count: constants and the terms of && and || cost nothing,
+// but take time.
+func Nodes(e celast.Expr) uint64 {
+	var n uint64
+	celast.PreOrderVisit(e, celast.NewExprVisitor(func(celast.Expr) { n++ }))
+	return n
 }
 
 // node is a list element as the estimator sees it: only its literal
