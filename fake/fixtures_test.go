@@ -1,6 +1,7 @@
 package fake_test
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -97,4 +98,39 @@ func TestFixtureErrors(t *testing.T) {
 			}
 		})
 	}
+}
+
+// Fixtures may name what they create and refer to it later, and may add
+// accounts with resources of their own.
+func ExampleServer_LoadFixtures() {
+	srv, err := fake.New(fake.WithoutListener())
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer srv.Close()
+	err = srv.LoadFixtures(strings.NewReader(`{
+	  "resources": [
+	    {"path": "/service_users", "ref": "ci-user", "body": {"name": "ci"}},
+	    {"path": "/api_keys", "body": {"description": "ci's key", "owner_id": "${ci-user}"}}
+	  ],
+	  "accounts": [
+	    {"id": "ac_second", "api_keys": ["second-key"], "resources": [
+	      {"path": "/service_users", "body": {"name": "second"}}
+	    ]}
+	  ]}`))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	ci := fake.List[account.ServiceUser](srv, "")[0]
+	for _, k := range fake.List[account.APIKey](srv, "") {
+		if k.Description == "ci's key" {
+			fmt.Println("ci's key is owned by ci:", k.OwnerID == ci.ID)
+		}
+	}
+	fmt.Println("second account:", fake.List[account.ServiceUser](srv, "ac_second")[0].Name)
+	// Output:
+	// ci's key is owned by ci: true
+	// second account: second
 }
