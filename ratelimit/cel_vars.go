@@ -163,11 +163,12 @@ func buildCatalogue() []varSpec {
 		return a.prov.serverCert(a.r)
 	})...)
 	pod := func(a *activation) *PodIdentity {
-		if !a.podDone {
-			a.podDone = true
-			a.pod = a.prov.pod(a.r)
+		m := a.more()
+		if !m.podDone {
+			m.podDone = true
+			m.pod = a.prov.pod(a.r)
 		}
-		return &a.pod
+		return &m.pod
 	}
 	c = append(c,
 		strVar("conn.k8s.pod.id", provPod, func(a *activation) string { return pod(a).ID }),
@@ -184,11 +185,11 @@ func buildCatalogue() []varSpec {
 		strVar("conn.k8s.pod.metadata.error_message", provPod, func(a *activation) string { return pod(a).ErrorMessage }),
 	)
 	c = append(c, intelVars("conn.client_ip", func(a *activation) *IPIntel {
-		return a.intel(&a.clientIntel, a.clientIPValue())
+		return a.intel(&a.more().clientIntel, a.clientIPValue())
 	})...)
 	c = append(c, intelVars("conn.server_ip", func(a *activation) *IPIntel {
 		h, _ := a.serverAddr()
-		return a.intel(&a.serverIntel, h)
+		return a.intel(&a.more().serverIntel, h)
 	})...)
 	c = append(c, reqVars()...)
 	ep := func(name string, fn func(*Endpoint) string) varSpec {
@@ -223,7 +224,7 @@ func tlsVar(name string, fn func(*tls.ConnectionState) string) varSpec {
 
 func geoVar(name string, fn func(*GeoLocation) string) varSpec {
 	return strVar(name, provIPIntel, func(a *activation) string {
-		return fn(&a.intel(&a.clientIntel, a.clientIPValue()).Location)
+		return fn(&a.intel(&a.more().clientIntel, a.clientIPValue()).Location)
 	})
 }
 
@@ -539,13 +540,23 @@ type activation struct {
 	prov     *providers
 	vars     actionVars
 
-	ip, port    string
-	ipDone      bool
-	query       url.Values
-	queryDone   bool
-	headers     ref.Val
-	local       net.Addr
-	localDone   bool
+	ip, port  string
+	ipDone    bool
+	query     url.Values
+	queryDone bool
+	headers   ref.Val
+	local     net.Addr
+	localDone bool
+	self      requestHandle
+	// lz holds what few expressions read; it survives reset, so a pooled
+	// activation allocates it once, and is cleared only when used, so
+	// that reset stays cheap.
+	lz     *lazy
+	lzUsed bool
+}
+
+// lazy caches the values that only some expressions need.
+type lazy struct {
 	ctype       string
 	cparams     map[string]string
 	ctypeDone   bool
@@ -559,7 +570,17 @@ type activation struct {
 	serverIntel intelCache
 	connDone    bool
 	connInfo    *connInfo
-	self        requestHandle
+}
+
+// more returns a's lazy cache, cleared for this request.
+func (a *activation) more() *lazy {
+	if !a.lzUsed {
+		a.lzUsed = true
+		if a.lz == nil {
+			a.lz = new(lazy)
+		}
+	}
+	return a.lz
 }
 
 type intelCache struct {
@@ -576,7 +597,11 @@ func (a *activation) reset(r *http.Request, now time.Time, clientIP func(*http.R
 	if prov == nil {
 		prov = &noProviders
 	}
-	*a = activation{r: r, now: now, clientIP: clientIP, prov: prov}
+	lz := a.lz
+	if a.lzUsed {
+		*lz = lazy{}
+	}
+	*a = activation{r: r, now: now, clientIP: clientIP, prov: prov, lz: lz}
 	a.self = requestHandle{a}
 }
 
@@ -662,8 +687,9 @@ func (a *activation) queryValues() url.Values {
 }
 
 func (a *activation) contentType() (string, map[string]string) {
-	if !a.ctypeDone {
-		a.ctypeDone = true
+	m := a.more()
+	if !m.ctypeDone {
+		m.ctypeDone = true
 		raw := a.r.Header.Get("Content-Type")
 		t, params, err := mime.ParseMediaType(raw)
 		if err != nil {
@@ -673,25 +699,27 @@ func (a *activation) contentType() (string, map[string]string) {
 		if params == nil {
 			params = map[string]string{}
 		}
-		a.ctype, a.cparams = t, params
+		m.ctype, m.cparams = t, params
 	}
-	return a.ctype, a.cparams
+	return m.ctype, m.cparams
 }
 
 func (a *activation) cookies() []*http.Cookie {
-	if !a.cookiesDone {
-		a.cookiesDone = true
-		a.cookieList = a.r.Cookies()
+	m := a.more()
+	if !m.cookiesDone {
+		m.cookiesDone = true
+		m.cookieList = a.r.Cookies()
 	}
-	return a.cookieList
+	return m.cookieList
 }
 
 func (a *activation) userAgent() *UserAgent {
-	if !a.uaDone {
-		a.uaDone = true
-		a.ua = a.prov.userAgent(a.r.UserAgent())
+	m := a.more()
+	if !m.uaDone {
+		m.uaDone = true
+		m.ua = a.prov.userAgent(a.r.UserAgent())
 	}
-	return &a.ua
+	return &m.ua
 }
 
 // intel returns what the IP intelligence provider knows about addr,
@@ -707,11 +735,12 @@ func (a *activation) intel(c *intelCache, addr string) *IPIntel {
 }
 
 func (a *activation) conn() *connInfo {
-	if !a.connDone {
-		a.connDone = true
-		a.connInfo, _ = a.r.Context().Value(connKey{}).(*connInfo)
+	m := a.more()
+	if !m.connDone {
+		m.connDone = true
+		m.connInfo, _ = a.r.Context().Value(connKey{}).(*connInfo)
 	}
-	return a.connInfo
+	return m.connInfo
 }
 
 func (a *activation) connBytes(name string, in bool) ref.Val {
