@@ -70,6 +70,9 @@ func compile(expr string, want *cel.Type, prov *providers) (compiled, error) {
 	if err != nil {
 		return compiled{}, err
 	}
+	if strings.Contains(expr, varRequest) {
+		return compiled{}, fmt.Errorf("does not compile: unknown name %s", varRequest)
+	}
 	parsed, iss := e.Parse(expr)
 	if err := iss.Err(); err != nil {
 		return compiled{}, fmt.Errorf("does not compile: %s", oneLine(err.Error()))

@@ -243,6 +243,11 @@ func TestUnknownNames(t *testing.T) {
 		{"res.status_code", "res.* belongs to on_http_response"},
 		{"vars.user", "set-vars, which this package does not run"},
 		{"actions.ngrok.jwt_validation.tokens[0].payload.sub", "only the rate-limit action's results"},
+		{"rand.int(1)", "rand.int is called with the wrong number of arguments"},
+		{"getReqCookie()", "getReqCookie is called with the wrong number of arguments"},
+		{"getReqHeader(1)", "found no matching overload for 'getReqHeader' applied to '(int)'"},
+		{"secrets.get(1, 2)", "found no matching overload for 'secrets.get' applied to '(int, int)'"},
+		{"__acctapi_request", "unknown name __acctapi_request"},
 	}
 	for _, tt := range tests {
 		_, err := NewLimit(keyConfig(tt.expr))

@@ -26,10 +26,32 @@ func explain(msg string, parsed *cel.Ast) string {
 	} else if strings.Contains(msg, "does not support field selection") {
 		name = scalarSelection(expr)
 	}
-	if name == "" {
-		return msg
+	switch {
+	case name == "":
+		return internalNames.ReplaceAllStringFunc(msg, publicName)
+	case slices.Contains(functionNames, name):
+		return fmt.Sprintf("%s is called with the wrong number of arguments", name)
 	}
 	return fmt.Sprintf("unknown name %s%s", name, hint(name))
+}
+
+// internalNames matches the hidden request argument and function names
+// the request macros expand to, in cel-go's messages.
+var internalNames = regexp.MustCompile(`'__[A-Za-z_]+'|\(acctapi\.ratelimit\.Request(, )?`)
+
+// publicName turns '__getReqHeader' into 'getReqHeader', '__rand_int'
+// into 'rand.int', and drops the hidden request argument.
+func publicName(s string) string {
+	if strings.HasPrefix(s, "(") {
+		return "("
+	}
+	name := strings.Trim(s, "'")[2:]
+	for _, ns := range []string{"rand_", "secrets_"} {
+		if rest, ok := strings.CutPrefix(name, ns); ok {
+			name = strings.TrimSuffix(ns, "_") + "." + rest
+		}
+	}
+	return "'" + name + "'"
 }
 
 // scalarSelection returns the longest dotted name in expr that selects a

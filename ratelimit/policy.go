@@ -263,8 +263,9 @@ func sortedKeys[V any](m map[string]V) []string {
 }
 
 // Skipped returns what [WithSkipUnsupported] made the policy skip: phases
-// ("on_http_response") and actions ("on_http_request[0].actions[1]
-// (deny)"), in document order by phase name; nil when nothing was skipped.
+// ("on_http_response"), in name order, then actions
+// ("on_http_request[0].actions[1] (deny)"), in document order; nil when
+// nothing was skipped.
 func (p *Policy) Skipped() []string { return slices.Clone(p.skipped) }
 
 func strictUnmarshal(raw json.RawMessage, v any) error {
