@@ -236,14 +236,10 @@ func (res *resource[T, X, C, U]) getHandler(c *call) (int, any, error) {
 
 func (res *resource[T, X, C, U]) updateHandler(c *call) (int, any, error) {
 	id := c.params.get("id")
-	in := new(U)
-	if err := decode(c.body, in, &c.s.members); err != nil {
-		return 0, nil, err
-	}
-	if err := setPathID(in, id); err != nil {
-		return 0, nil, fromValidation(err)
-	}
-	if err := checked(in); err != nil {
+	// A body's id is absent or the path's; it is set to it, so that
+	// Validate sees it (a failover may not list itself).
+	in, err := decodeChecked[U](c, bodyID{"id", id})
+	if err != nil {
 		return 0, nil, err
 	}
 	o := c.op()
@@ -255,7 +251,7 @@ func (res *resource[T, X, C, U]) updateHandler(c *call) (int, any, error) {
 		}
 	}
 	var out T
-	err := c.s.db.Write(func(tx *store.Txn) error {
+	err = c.s.db.Write(func(tx *store.Txn) error {
 		o.tx = tx
 		cur, ok := res.table.Get(tx, c.account, id)
 		if !ok {
@@ -272,25 +268,6 @@ func (res *resource[T, X, C, U]) updateHandler(c *call) (int, any, error) {
 		return 0, nil, err
 	}
 	return http.StatusOK, res.render(c.base, out), nil
-}
-
-// setPathID checks the ID member of an update request against the id in
-// the path (an absent member is fine) and sets it to that id, so that
-// Validate sees it (a failover may not list itself).
-func setPathID(in any, id string) error {
-	v := reflect.ValueOf(in).Elem()
-	if v.Kind() != reflect.Struct {
-		return nil
-	}
-	f := v.FieldByName("ID")
-	if !f.IsValid() || f.Kind() != reflect.String || !f.CanSet() {
-		return nil
-	}
-	if err := field.CheckPathID("id", f.String(), id); err != nil {
-		return err
-	}
-	f.SetString(id)
-	return nil
 }
 
 func (res *resource[T, X, C, U]) deleteHandler(c *call) (int, any, error) {
@@ -401,11 +378,16 @@ func pageResponse[T any](c *call, member string, p listParams, items []T, last s
 	for i := range items {
 		items[i] = render(c.base, items[i])
 	}
+	return http.StatusOK, pageBody(c, member, p, items, last, more), nil
+}
+
+// pageBody is the body of a paged list response.
+func pageBody[T any](c *call, member string, p listParams, items []T, last string, more bool) map[string]any {
 	var next *string
 	if more {
 		next = nextURI(c.base, c.r.URL.EscapedPath(), p, last)
 	}
-	return http.StatusOK, listPage(member, items, c.base+c.r.URL.EscapedPath(), next), nil
+	return listPage(member, items, c.base+c.r.URL.EscapedPath(), next)
 }
 
 // itemURI is the absolute uri of an item under a collection path (whose

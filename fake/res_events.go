@@ -1,7 +1,6 @@
 package fake
 
 import (
-	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -12,7 +11,6 @@ import (
 	"github.com/acctapi/acctapi"
 	"github.com/acctapi/acctapi/events"
 	"github.com/acctapi/acctapi/fake/internal/store"
-	"github.com/acctapi/acctapi/internal/field"
 	"github.com/acctapi/acctapi/internal/resources"
 )
 
@@ -122,28 +120,45 @@ func (s *Server) registerEvents() {
 		render: renderSubscription,
 	}
 	register(s, subs)
-	s.subs = subs.table
-	const coll, item = "/event_subscriptions/{id}/sources", "/event_subscriptions/{id}/sources/{type}"
-	s.routes.handle(http.MethodPost, coll, nil, s.createSource)
-	s.routes.handle(http.MethodGet, coll, nil, s.listSources)
-	s.routes.handle(http.MethodGet, item, nil, s.getSource)
-	s.routes.handle(http.MethodPatch, item, nil, s.updateSource)
-	s.routes.handle(http.MethodDelete, item, nil, s.deleteSource)
-}
-
-// changeSubscription runs fn on the subscription named in the path, in a
-// write transaction, and stores what fn returns.
-func (s *Server) changeSubscription(c *call, fn func(v events.Subscription) (events.Subscription, error)) error {
-	return s.db.Write(func(tx *store.Txn) error {
-		row, ok := s.subs.Get(tx, c.account, c.params.get("id"))
-		if !ok {
-			return notFound(c.params.get("id"))
-		}
-		v, err := fn(row.Value)
-		if err != nil {
-			return err
-		}
-		return s.subs.Replace(tx, row, v, none{})
+	registerSub(s, &subresource[events.Subscription, none, events.Source, events.SourceCreate, events.SourceUpdate]{
+		coll: resources.EventSources, key: "type", parent: &subs.table,
+		parentMember: "subscription_id", keyMember: "type",
+		list: func(_ *op, _ *store.Txn, sub store.Row[events.Subscription, none], _ listParams) ([]events.Source, string, bool, error) {
+			return append([]events.Source{}, sub.Value.Sources...), "", false, nil
+		},
+		listBody: func(c *call, _ listParams, items []events.Source, _ string, _ bool) any {
+			return events.SourceList{Sources: items, URI: itemURI(c.base, kindSubscription, c.params.get("id")) + "/sources"}
+		},
+		find: func(v events.Subscription, typ string) (events.Source, bool) {
+			i := sourceIndex(v, typ)
+			if i < 0 {
+				return events.Source{}, false
+			}
+			return v.Sources[i], true
+		},
+		add: func(_ *op, v events.Subscription, in *events.SourceCreate) (events.Subscription, events.Source, error) {
+			if sourceIndex(v, in.Type) >= 0 {
+				return v, events.Source{}, errorf(http.StatusConflict, acctapi.CodeSourceTypeTaken, "Event type %q is already a source of this subscription.", in.Type)
+			}
+			src := events.Source{Type: in.Type}
+			v.Sources = append(slices.Clip(v.Sources), src)
+			return v, src, nil
+		},
+		// A source has no writable member beyond the two that name it, so
+		// an update checks them and returns the source.
+		update: true,
+		remove: func(_ *op, v events.Subscription, typ string) (events.Subscription, error) {
+			i := sourceIndex(v, typ)
+			if i < 0 {
+				return v, sourceNotFound(v.ID, typ)
+			}
+			v.Sources = slices.Delete(slices.Clone(v.Sources), i, i+1)
+			return v, nil
+		},
+		render: func(base, subID string, v events.Source) events.Source {
+			return events.Source{Type: v.Type, URI: sourceURI(base, subID, v.Type)}
+		},
+		missing: func(subID, typ string) error { return sourceNotFound(subID, typ) },
 	})
 }
 
@@ -153,87 +168,4 @@ func sourceIndex(v events.Subscription, typ string) int {
 
 func sourceNotFound(subID, typ string) *apiError {
 	return errorf(http.StatusNotFound, acctapi.CodeNotFound, "Source %q not found on event subscription %q.", truncate(typ, 64), subID)
-}
-
-func (s *Server) createSource(c *call) (int, any, error) {
-	subID := c.params.get("id")
-	var in events.SourceCreate
-	if err := decode(c.body, &in, &c.s.members); err != nil {
-		return 0, nil, err
-	}
-	if err := field.CheckPathID("subscription_id", in.SubscriptionID, subID); err != nil {
-		return 0, nil, fromValidation(err)
-	}
-	if err := checkRequest(&in); err != nil {
-		return 0, nil, err
-	}
-	err := s.changeSubscription(c, func(v events.Subscription) (events.Subscription, error) {
-		if sourceIndex(v, in.Type) >= 0 {
-			return v, errorf(http.StatusConflict, acctapi.CodeSourceTypeTaken, "Event type %q is already a source of this subscription.", in.Type)
-		}
-		v.Sources = append(slices.Clip(v.Sources), events.Source{Type: in.Type})
-		return v, nil
-	})
-	if err != nil {
-		return 0, nil, err
-	}
-	return http.StatusCreated, events.Source{Type: in.Type, URI: sourceURI(c.base, subID, in.Type)}, nil
-}
-
-func (s *Server) listSources(c *call) (int, any, error) {
-	subID := c.params.get("id")
-	row, ok := s.subs.Get(c.read(), c.account, subID)
-	if !ok {
-		return 0, nil, notFound(subID)
-	}
-	v := renderSubscription(c.base, row.Value)
-	return http.StatusOK, events.SourceList{Sources: v.Sources, URI: itemURI(c.base, kindSubscription, subID) + "/sources"}, nil
-}
-
-func (s *Server) getSource(c *call) (int, any, error) {
-	subID, typ := c.params.get("id"), c.params.get("type")
-	row, ok := s.subs.Get(c.read(), c.account, subID)
-	if !ok {
-		return 0, nil, notFound(subID)
-	}
-	if sourceIndex(row.Value, typ) < 0 {
-		return 0, nil, sourceNotFound(subID, typ)
-	}
-	return http.StatusOK, events.Source{Type: typ, URI: sourceURI(c.base, subID, typ)}, nil
-}
-
-// updateSource serves PATCH …/sources/{type}. A source has no writable
-// member beyond the two that name it, so the update checks them and
-// returns the source.
-func (s *Server) updateSource(c *call) (int, any, error) {
-	subID, typ := c.params.get("id"), c.params.get("type")
-	var in events.SourceUpdate
-	if err := decode(c.body, &in, &c.s.members); err != nil {
-		return 0, nil, err
-	}
-	if err := errors.Join(field.CheckPathID("subscription_id", in.SubscriptionID, subID),
-		field.CheckPathID("type", in.Type, typ)); err != nil {
-		return 0, nil, fromValidation(err)
-	}
-	in.SubscriptionID, in.Type = subID, typ
-	if err := checkRequest(&in); err != nil {
-		return 0, nil, err
-	}
-	return s.getSource(c)
-}
-
-func (s *Server) deleteSource(c *call) (int, any, error) {
-	subID, typ := c.params.get("id"), c.params.get("type")
-	err := s.changeSubscription(c, func(v events.Subscription) (events.Subscription, error) {
-		i := sourceIndex(v, typ)
-		if i < 0 {
-			return v, sourceNotFound(subID, typ)
-		}
-		v.Sources = slices.Delete(slices.Clone(v.Sources), i, i+1)
-		return v, nil
-	})
-	if err != nil {
-		return 0, nil, err
-	}
-	return http.StatusNoContent, nil, nil
 }

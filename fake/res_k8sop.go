@@ -151,8 +151,6 @@ func (s *Server) registerOperators() {
 		},
 	}
 	register(s, operators)
-	s.operators = operators.table
-	s.routes.handle(http.MethodGet, resources.BoundEndpoints, []string{"limit", "before_id"}, s.boundEndpoints)
 	// Endpoints: seeded only; bound endpoints lists them.
 	endpoints := &resource[k8sop.Endpoint, none, k8sop.Endpoint, k8sop.Endpoint]{
 		Desc: resources.Endpoints,
@@ -168,7 +166,30 @@ func (s *Server) registerOperators() {
 		render: renderEndpoint,
 	}
 	register(s, endpoints)
-	s.endpoints = endpoints.table
+	// Bound endpoints: the account's endpoints with the kubernetes binding
+	// that one of the operator's selectors matches, paged like every list.
+	// The selectors were compiled when the operator was stored.
+	registerSub(s, &subresource[k8sop.Operator, *operatorExtra, k8sop.Endpoint, none, none]{
+		coll: resources.BoundEndpoints, parent: &operators.table,
+		listQuery: []string{"limit", "before_id"},
+		list: func(o *op, tx *store.Txn, op store.Row[k8sop.Operator, *operatorExtra], p listParams) ([]k8sop.Endpoint, string, bool, error) {
+			sel := op.Extra.sel
+			if sel == nil { // no selectors: nothing is bound, and nothing need be read
+				return []k8sop.Endpoint{}, "", false, nil
+			}
+			return endpoints.table.Page(tx, o.account, p.beforeID, p.limit, func(row store.Row[k8sop.Endpoint, none]) (bool, error) {
+				if !slices.Contains(row.Value.Bindings, "kubernetes") {
+					return false, nil
+				}
+				ok, _ := sel.Match(&row.Value)
+				return ok, nil
+			})
+		},
+		listBody: func(c *call, p listParams, items []k8sop.Endpoint, last string, more bool) any {
+			return pageBody(c, "endpoints", p, items, last, more)
+		},
+		render: func(base, _ string, v k8sop.Endpoint) k8sop.Endpoint { return renderEndpoint(base, v) },
+	})
 }
 
 // checkSeededEndpoint applies the rules every resource shares to a seeded
@@ -181,38 +202,6 @@ func checkSeededEndpoint(e *k8sop.Endpoint) error {
 		return fromValidation(err)
 	}
 	return nil
-}
-
-// boundEndpoints serves GET /kubernetes_operators/{id}/bound_endpoints: the
-// account's endpoints with the kubernetes binding that one of the
-// operator's selectors matches, paged like every list. The selectors were
-// compiled when the operator was stored.
-func (s *Server) boundEndpoints(c *call) (int, any, error) {
-	p, err := parseList(c.r.URL.RawQuery)
-	if err != nil {
-		return 0, nil, err
-	}
-	tx := c.read()
-	row, ok := s.operators.Get(tx, c.account, c.params.get("id"))
-	if !ok {
-		return 0, nil, notFound(c.params.get("id"))
-	}
-	uri := c.base + c.r.URL.EscapedPath()
-	sel := row.Extra.sel
-	if sel == nil { // no selectors: nothing is bound, and nothing need be read
-		return http.StatusOK, listPage("endpoints", []k8sop.Endpoint{}, uri, nil), nil
-	}
-	items, last, more, err := s.endpoints.Page(tx, c.account, p.beforeID, p.limit, func(row store.Row[k8sop.Endpoint, none]) (bool, error) {
-		if !slices.Contains(row.Value.Bindings, "kubernetes") {
-			return false, nil
-		}
-		ok, _ := sel.Match(&row.Value)
-		return ok, nil
-	})
-	if err != nil {
-		return 0, nil, err
-	}
-	return pageResponse(c, "endpoints", p, items, last, more, renderEndpoint)
 }
 
 // renderEndpoint fills an endpoint's uri.

@@ -7,9 +7,7 @@ import (
 	"sync"
 
 	"github.com/acctapi/acctapi/account"
-	"github.com/acctapi/acctapi/events"
 	"github.com/acctapi/acctapi/fake/internal/store"
-	"github.com/acctapi/acctapi/k8sop"
 )
 
 // MaxBodyBytes is the largest request body the fake reads (1 MiB); a larger
@@ -40,9 +38,6 @@ type Server struct {
 	accts     *store.Table[Account, none]
 	keys      *store.Table[account.APIKey, tokenHash] // every API key, by its hashed token
 	users     *store.Table[account.ServiceUser, none]
-	subs      *store.Table[events.Subscription, none]
-	operators *store.Table[k8sop.Operator, *operatorExtra]
-	endpoints *store.Table[k8sop.Endpoint, none]
 	env       env
 	ids       *idGen
 	routes    router
