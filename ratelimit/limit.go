@@ -111,7 +111,8 @@ func (l *Limit) Evaluate(r *http.Request) Result {
 }
 
 // EvaluateAt evaluates the bucket keys for r, and counts r in its bucket
-// at now unless the bucket is full. It never writes a response.
+// at now unless the bucket is full. It never writes a response. The
+// [WithDecisionHook] hook, if any, sees the result.
 func (l *Limit) EvaluateAt(r *http.Request, now time.Time) Result {
 	a := l.pool.Get().(*activation)
 	a.reset(r, now, l.clientIP, l.prov)

@@ -36,6 +36,10 @@ const ActionTypeCustomResponse = "custom-response"
 //	      - type: custom-response
 //	        config: {status_code: 429, body: "...", headers: {k: v}}
 //
+// A document whose first non-blank character is "{" or "[" is read as
+// JSON, with the same members ({"on_http_request": [...]}); any other as
+// YAML.
+//
 // Rules run in order. A rule's actions run when all its expressions are
 // true (a rule without expressions always matches; an expression that fails
 // to evaluate counts as false). Expressions see the traffic-policy
