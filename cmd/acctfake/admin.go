@@ -485,7 +485,7 @@ func (spec *faultSpec) fault() (*fake.Fault, error) {
 
 // addFault adds a fault with Server.React. A fault with times removes
 // itself after that many requests.
-func (a *admin) addFault(r *http.Request, _ string) (int, any, error) {
+func (a *admin) addFault(r *http.Request, _ string) (status int, out any, err error) {
 	var spec faultSpec
 	if err := decodeBody(r, &spec); err != nil {
 		return 0, nil, err
@@ -496,6 +496,11 @@ func (a *admin) addFault(r *http.Request, _ string) (int, any, error) {
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	defer func() {
+		if v := recover(); v != nil { // React refusing the method or pattern
+			status, out, err = 0, nil, invalid("path", "%.200v", v)
+		}
+	}()
 	a.nextID++
 	af := &adminFault{ID: "flt_" + strconv.Itoa(a.nextID), faultSpec: spec}
 	if spec.Times > 0 {

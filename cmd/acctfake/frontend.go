@@ -128,12 +128,17 @@ func (b *bufferedResponse) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// answer writes the buffered answer to w, or goes on with the handler's
-// panic p (http.ErrAbortHandler for an injected drop closes the connection
-// without an answer).
+// answer writes the buffered answer to w. A handler that panicked with
+// http.ErrAbortHandler (an injected drop) has its connection closed
+// without an answer; any other panic p is answered 500, and the program
+// keeps serving.
 func (b *bufferedResponse) answer(w http.ResponseWriter, p any) {
-	if p != nil {
+	if p == http.ErrAbortHandler {
 		panic(p)
+	}
+	if p != nil {
+		writeError(w, http.StatusInternalServerError, acctapi.CodeInternal, "", fmt.Sprintf("internal error: %.200v", p))
+		return
 	}
 	h := w.Header()
 	for k, vs := range b.header {
