@@ -3,11 +3,8 @@ package ratelimit
 import (
 	"fmt"
 	"hash/maphash"
-	"math"
 	"math/bits"
-	"sync"
 	"time"
-	"unsafe"
 )
 
 // MaxCapacity is the largest capacity a [Limiter] accepts, the
@@ -36,73 +33,68 @@ type Decision struct {
 // at most capacity requests in any window of the configured length, and it
 // never counts a request it rejects.
 //
-// Each key has a bucket of counters for sub-windows ("slots") of
-// max(1s, window/60) rounded down to whole seconds. A slot is counted in
-// full until its last instant has left the window, so the limiter never
-// admits a request that an exact sliding log of its admissions would
-// reject; it admits a request at most one slot later than that log would,
-// and [Decision.RetryAfter] is at most one slot longer than the log's
-// answer (rounded the same way), which is within max(1s, window/60). (For capacities above
-// 65,535 with a window that is not a whole number of minutes, the slot is
-// ceil(window/60) instead, to keep buckets within 256 bytes.)
+// It is never more permissive than an exact sliding log of its admissions
+// (a request is admitted only if fewer than capacity admitted requests lie
+// in the window (now-window, now]), and close to one: with a capacity of 8
+// or less it behaves as that log, to a few milliseconds; above that it
+// admits a request at most one sub-window of max(1s, window/60) later than
+// the log would, and a burst at one instant leaves the window exactly one
+// window later. [Decision.RetryAfter] is truthful (a request for the key
+// sent that much later, with none in between, is admitted) and at most
+// max(1s, window/60) longer than the log's answer.
 //
 // Time is passed in, and used with nanosecond precision, from 68 years
 // before the limiter was created to 68 years after; earlier times (the zero
-// time among them) count as the earliest, later ones as the latest. Within a
-// bucket, a time earlier than one already seen is treated as that later
-// time: the state is never reset and the window never moves backwards, and
-// [Decision.RetryAfter] is still measured from the time passed in. Times are
-// meant to come from one clock: a time far ahead of the others lets the
-// limiter reclaim buckets that are idle at that time, and keys new to the
-// shard afterwards start no earlier than it.
+// time among them) count as the earliest, later ones as the latest. For
+// each key, a time earlier than the key's latest admission is treated as
+// that time: the window never moves backwards, and [Decision.RetryAfter] is
+// still measured from the time passed in. Times are meant to come from one
+// clock: a time far ahead of the others lets the limiter forget keys idle
+// at that time, and keys it sees afterwards start no earlier than it.
 //
-// Memory: a bucket costs 12 bytes plus one counter per slot (1, 2 or 4
-// bytes depending on capacity), rounded up to 8 bytes and never more than
-// 256, plus its key. Keys of any length are stored as a 128-bit hash (two
-// independently seeded [maphash] hashes), so a key costs 16 bytes in the
-// index; two keys share a bucket only if both hashes collide, and sharing
-// could only make limiting stricter. A bucket with no admitted request left
-// inside the window holds no information and is reclaimed: a few buckets
-// are examined whenever a new bucket is created, and [Limiter.Sweep]
-// reclaims all of them at once. A request for a reclaimed key (or any key
-// new to its shard) is then treated as arriving no earlier than the latest
-// reclamation in that shard, so never earlier than the sweep that reclaimed
-// it: clamping a late-arriving time can only make limiting stricter.
+// Memory: a key costs a fixed number of bytes that depends on the capacity
+// and the window (about 120 bytes for 100 per minute, 56 for a capacity of
+// 8 or less, whatever the key's length; see README.md for measurements).
+// Keys are stored as a 64-bit seeded hash; two keys share a bucket only if
+// their hashes collide, which could only make limiting stricter. A key
+// with no admitted request left inside the window is forgotten, a few at a
+// time as new keys arrive, or all at once by [Limiter.Sweep]; forgetting
+// never changes a decision.
 //
-// The number of live buckets is capped ([WithMaxBuckets]; the cap is divided
-// evenly among the limiter's shards). When a shard is full, even after
-// reclaiming what it can, requests for keys without a bucket share that
-// shard's one overflow bucket: the limit still holds for every key, but
-// those keys also limit each other until room is freed. A key that later
-// gets a bucket of its own inherits what the overflow bucket still counts,
-// so nothing it was admitted through the overflow bucket is forgotten.
-// Existing buckets are never evicted early, so a flood of new keys cannot
-// reset anyone's limit, and at the cap the shard is scanned for idle buckets
-// at most once per second.
+// The number of keys held at once is capped ([WithMaxBuckets]). At the
+// cap, keys that have no bucket share one overflow bucket until room is
+// freed: the limit still holds for every key, but those keys also limit
+// each other. Keys that have a bucket are never evicted early, so a flood
+// of new keys cannot reset anyone's limit.
 //
-// A Limiter is safe for concurrent use by multiple goroutines; keys are
-// spread over independently locked shards. The zero value is not usable;
-// create one with [NewLimiter].
+// A Limiter is safe for concurrent use by multiple goroutines. The zero
+// value is not usable; create one with [NewLimiter].
 type Limiter struct {
 	capacity  int64
 	window    time.Duration
+	wns       uint64 // window in ns
 	wsec      uint32 // window in seconds
-	ssec      uint32 // slot length in seconds
+	ssec      uint32 // ring slot length in seconds
 	wslots    uint32 // wsec/ssec when ssec divides wsec, else 0
-	ring      uint32 // slots in a bucket's ring
+	ring      uint32 // slots in a bucket's ring; 0 when capacity <= nGroups
+	group     uint32 // admissions a group takes before a new one starts
+	ushift    uint8  // groups' time grid: (1s/256) << ushift
+	subShift  uint8  // unit of a bucket's sub: 2^subShift ns
 	slotDiv   divider
 	ringDiv   divider
 	epoch     time.Time
 	seed      maphash.Seed
-	seed2     maphash.Seed
 	shardMask uint64
 	tmin      uint64 // the earliest time since the epoch AllowAt uses
 	t         table
 }
 
-// table is the per-width implementation behind a Limiter.
+// table is the store of buckets behind a Limiter: the in-memory sharded
+// store is the only one today. A store keeps each bucket's record (see
+// limiter_bucket.go) by key hash and applies bucket.update to it under
+// whatever lock or transaction it uses.
 type table interface {
-	allow(l *Limiter, k hkey, t uint64) Decision
+	allow(l *Limiter, h uint64, t uint64) Decision
 	sweep(l *Limiter, t uint64) int
 	len() int
 }
@@ -135,7 +127,7 @@ func newLimiter(capacity int64, window time.Duration, maxBuckets int) *Limiter {
 
 // newLimiterWidth is newLimiter with the counter width in bytes forced to
 // width (1, 2 or 4) unless width is 0, so tests can drive the wider
-// counters, and the slot rule that comes with them, at small capacities.
+// counters at small capacities.
 func newLimiterWidth(capacity int64, window time.Duration, maxBuckets, width int) *Limiter {
 	if width == 0 {
 		switch {
@@ -149,11 +141,10 @@ func newLimiterWidth(capacity int64, window time.Duration, maxBuckets, width int
 	}
 	wsec := uint32(window / time.Second)
 	ssec := max(1, wsec/60)
-	if width == 4 && wsec%60 != 0 {
-		// Four-byte counters: keep the ring at 61 slots or fewer.
-		ssec = max(1, (wsec+59)/60)
+	ring := uint32(0)
+	if capacity > nGroups {
+		ring = (wsec+ssec-1)/ssec + 1
 	}
-	ring := (wsec+ssec-1)/ssec + 1
 	wslots := uint32(0)
 	if wsec%ssec == 0 {
 		wslots = wsec / ssec
@@ -169,30 +160,41 @@ func newLimiterWidth(capacity int64, window time.Duration, maxBuckets, width int
 	now := time.Now()
 	slot := time.Duration(ssec) * time.Second
 	back := time.Duration(now.UnixNano()%int64(slot)) + time.Duration(uint64(ssec)*(1<<31/uint64(ssec)))*time.Second
+	wns := uint64(window)
 	l := &Limiter{
 		capacity:  capacity,
 		window:    window,
+		wns:       wns,
 		wsec:      wsec,
 		ssec:      ssec,
 		wslots:    wslots,
 		ring:      ring,
+		group:     uint32((capacity + nGroups - 1) / nGroups),
 		slotDiv:   newDivider(ssec),
-		ringDiv:   newDivider(ring),
+		ringDiv:   newDivider(max(ring, 1)),
 		epoch:     now.Add(-back),
 		seed:      maphash.MakeSeed(),
-		seed2:     maphash.MakeSeed(),
 		shardMask: uint64(shards - 1),
 	}
-	// The earliest time the slot arithmetic below handles without
-	// wrapping: a whole window and a whole ring after the epoch.
-	l.tmin = uint64(wsec+ring*ssec) * uint64(time.Second)
+	// Group times are 16-bit grid indices; two windows must span fewer
+	// than 2^15 steps (see grid).
+	for gridBase<<l.ushift*(1<<15-4) < 2*wns {
+		l.ushift++
+	}
+	for gridBase<<l.ushift>>l.subShift >= 1<<32 {
+		l.subShift++
+	}
+	// The earliest time the slot arithmetic handles without wrapping: a
+	// whole window and a whole ring after the epoch.
+	l.tmin = uint64(wsec+(ring+1)*ssec) * uint64(time.Second)
+	bytes := recordBytes(width, ring)
 	switch width {
 	case 1:
-		l.t = newShards[uint8](shards, perShard, ring)
+		l.t = newShards[uint8](shards, perShard, bytes)
 	case 2:
-		l.t = newShards[uint16](shards, perShard, ring)
+		l.t = newShards[uint16](shards, perShard, bytes)
 	default:
-		l.t = newShards[uint32](shards, perShard, ring)
+		l.t = newShards[uint32](shards, perShard, bytes)
 	}
 	return l
 }
@@ -240,11 +242,10 @@ func (l *Limiter) since(now time.Time) uint64 {
 	return min(uint64(d), maxT)
 }
 
-// hkey is a key's 128-bit hash, the index key of its bucket.
-type hkey struct{ a, b uint64 }
-
-func (l *Limiter) hash(key string) hkey {
-	return hkey{maphash.String(l.seed, key), maphash.String(l.seed2, key)}
+// hash returns key's 64-bit hash: its low bits choose the shard, the
+// next ones the index slot, the top ones the index tag.
+func (l *Limiter) hash(key string) uint64 {
+	return maphash.String(l.seed, key)
 }
 
 // divider divides and reduces 32-bit numbers by a fixed divisor with two
@@ -278,223 +279,10 @@ func (v divider) mod(x uint32) uint32 {
 	return uint32(hi)
 }
 
-// counter is the width of a slot counter. A slot never holds more than the
-// capacity, so the narrowest type that holds the capacity suffices.
+// counter is the width of a group's or a slot's counter. Neither ever
+// holds more than the capacity, so the narrowest type that holds the
+// capacity suffices.
 type counter interface{ ~uint8 | ~uint16 | ~uint32 }
-
-// chunkBytes is the target size of one chunk: just under the largest
-// small-object size class, so little is lost to rounding.
-const chunkBytes = 32 << 10
-
-// A bucket is a record of stride words in a chunk: the latest time seen
-// (uint64 ns since the epoch), the sum of the ring (uint32), then ring
-// counters; position p of the ring holds the slot whose index is congruent
-// to p modulo ring. A bucket id is chunk<<16 | record.
-type chunk struct {
-	words []uint64
-}
-
-type shard[T counter] struct {
-	mu         sync.Mutex
-	ids        index
-	cursor     int // next index slot sweepN examines
-	chunks     []chunk
-	stride     int // words per record
-	perChunk   int32
-	free       []int32
-	next       int32 // records of the last chunk below next are in use
-	live       int
-	max        int
-	ring       int
-	horizon    uint64 // new buckets start no earlier than this
-	full       uint32 // skip full sweeps at the cap before this second
-	fullSweeps int    // full sweeps at the cap, for tests
-	overflow   int32  // -1 until needed
-	_          [64]byte
-}
-
-type shards[T counter] []shard[T]
-
-func newShards[T counter](n, perShard int, ring uint32) *shards[T] {
-	var zero T
-	bytes := 12 + int(ring)*int(unsafe.Sizeof(zero))
-	stride := (bytes + 7) / 8
-	perChunk := int32(min(1<<16, max(1, chunkBytes/(8*stride))))
-	s := make(shards[T], n)
-	for i := range s {
-		s[i] = shard[T]{
-			stride:   stride,
-			perChunk: perChunk,
-			next:     perChunk,
-			max:      perShard,
-			ring:     int(ring),
-			overflow: -1,
-		}
-	}
-	return &s
-}
-
-// bucket is a view of one record.
-type bucket[T counter] struct {
-	last  *uint64
-	total *uint32
-	slots []T
-}
-
-func (sh *shard[T]) at(id int32) bucket[T] {
-	p := unsafe.Pointer(&sh.chunks[id>>16].words[int(id&0xffff)*sh.stride])
-	return bucket[T]{
-		last:  (*uint64)(p),
-		total: (*uint32)(unsafe.Add(p, 8)),
-		slots: unsafe.Slice((*T)(unsafe.Add(p, 12)), sh.ring),
-	}
-}
-
-func (s *shards[T]) len() int {
-	n := 0
-	for i := range *s {
-		sh := &(*s)[i]
-		sh.mu.Lock()
-		n += sh.live
-		sh.mu.Unlock()
-	}
-	return n
-}
-
-func (s *shards[T]) sweep(l *Limiter, t uint64) int {
-	n := 0
-	for i := range *s {
-		sh := &(*s)[i]
-		sh.mu.Lock()
-		n += sh.sweepN(l, t, math.MaxInt)
-		sh.mu.Unlock()
-	}
-	return n
-}
-
-func (s *shards[T]) allow(l *Limiter, k hkey, t uint64) Decision {
-	sh := &(*s)[k.a&l.shardMask]
-	sh.mu.Lock()
-	id, ok := sh.ids.get(k)
-	if !ok {
-		id = sh.insert(l, k, t)
-	}
-	d := sh.update(l, sh.at(id), t)
-	sh.mu.Unlock()
-	return d
-}
-
-// insert creates a bucket for k, or returns the overflow bucket when the
-// shard is full.
-//
-// At the cap, a full sweep runs at most once per second of t per shard:
-// a bucket can only become idle when t reaches a later second, so a flood
-// of new keys costs a few bucket examinations each, not a scan of the shard.
-//
-// A new bucket created while the overflow bucket still counts requests
-// inside the window starts as a copy of it: the key may have been admitted
-// through the overflow bucket, and those admissions must keep counting.
-// Copying can only make limiting stricter.
-func (sh *shard[T]) insert(l *Limiter, k hkey, t uint64) int32 {
-	sh.sweepN(l, t, 4)
-	if sh.live >= sh.max {
-		if sec := uint32(t / uint64(time.Second)); sec >= sh.full {
-			sh.sweepN(l, t, math.MaxInt)
-			sh.fullSweeps++
-			if sh.live >= sh.max {
-				sh.full = sec + 1
-			}
-		}
-		if sh.live >= sh.max {
-			if sh.overflow < 0 {
-				sh.overflow = sh.alloc()
-				*sh.at(sh.overflow).last = max(t, sh.horizon)
-			}
-			return sh.overflow
-		}
-	}
-	id := sh.alloc()
-	b := sh.at(id)
-	if sh.overflow >= 0 {
-		o := sh.at(sh.overflow)
-		if !sh.idle(l, o, max(t, *o.last)) {
-			*b.last, *b.total = *o.last, *o.total
-			copy(b.slots, o.slots)
-		}
-	}
-	sh.advance(l, b, max(t, sh.horizon))
-	sh.ids.put(k, id)
-	sh.live++
-	return id
-}
-
-func (sh *shard[T]) alloc() int32 {
-	if n := len(sh.free); n > 0 {
-		id := sh.free[n-1]
-		sh.free = sh.free[:n-1]
-		return id
-	}
-	if sh.next == sh.perChunk {
-		sh.chunks = append(sh.chunks, chunk{words: make([]uint64, int(sh.perChunk)*sh.stride)})
-		sh.next = 0
-	}
-	id := int32(len(sh.chunks)-1)<<16 | sh.next
-	sh.next++
-	return id
-}
-
-// sweepN examines up to n buckets, continuing round-robin where the last
-// sweep stopped, and reclaims those that hold no admitted request inside the
-// window at t.
-func (sh *shard[T]) sweepN(l *Limiter, t uint64, n int) int {
-	reclaimed := 0
-	size := len(sh.ids.e)
-	for steps := 0; n > 0 && sh.live > 0 && steps < size; {
-		if sh.cursor >= size {
-			sh.cursor = 0
-		}
-		_, id, ok := sh.ids.at(sh.cursor)
-		if !ok {
-			sh.cursor++
-			steps++
-			continue
-		}
-		n--
-		b := sh.at(id)
-		te := max(t, *b.last)
-		if !sh.idle(l, b, te) {
-			sh.cursor++
-			steps++
-			continue
-		}
-		// Deleting may move a later entry into this slot: examine it again.
-		sh.ids.deleteAt(sh.cursor)
-		*b.total, *b.last = 0, 0
-		clear(b.slots)
-		sh.free = append(sh.free, id)
-		sh.live--
-		// The key's next request must not see an earlier time than te,
-		// when its bucket was known to be empty.
-		sh.horizon = max(sh.horizon, te)
-		reclaimed++
-	}
-	return reclaimed
-}
-
-// idle reports whether b counts no request at time t >= *b.last.
-func (sh *shard[T]) idle(l *Limiter, b bucket[T], t uint64) bool {
-	if *b.total == 0 {
-		return true
-	}
-	head := l.slotOf(*b.last)
-	jmin := max(l.jmin(t, l.slotOf(t)), head-l.ring+1)
-	for j := jmin; j <= head; j++ {
-		if b.slots[l.ringDiv.mod(j)] != 0 {
-			return false
-		}
-	}
-	return true
-}
 
 // jmin returns the oldest slot that may hold a request inside the window
 // (t-window, t]: slot j may while (j+1)*slot + window > t. cur is t's slot.
@@ -508,72 +296,6 @@ func (l *Limiter) jmin(t uint64, cur uint32) uint32 {
 // slotOf returns the slot index of time t.
 func (l *Limiter) slotOf(t uint64) uint32 {
 	return l.slotDiv.div(uint32(t / uint64(time.Second)))
-}
-
-// advance moves b's latest time to t, when t is later, clearing the ring
-// positions of the slots that time has pushed out of the ring, and returns
-// b's latest time.
-func (sh *shard[T]) advance(l *Limiter, b bucket[T], t uint64) uint64 {
-	last := *b.last
-	if t <= last {
-		return last
-	}
-	*b.last = t
-	cur, head := l.slotOf(t), l.slotOf(last)
-	if cur != head {
-		// Clear the positions of slots head+1..cur: they held slots that
-		// are now older than the ring.
-		ring, slots := l.ring, b.slots
-		n := min(cur-head, ring)
-		p := l.ringDiv.mod(head + 1)
-		for range n {
-			*b.total -= uint32(slots[p])
-			slots[p] = 0
-			if p++; p == ring {
-				p = 0
-			}
-		}
-	}
-	return t
-}
-
-// update applies one request at time t to bucket b.
-//
-// A time earlier than the bucket's latest is treated as that latest time;
-// the retry delay is still measured from the caller's time, so that
-// waiting it out lands the retry where the bucket admits it.
-func (sh *shard[T]) update(l *Limiter, b bucket[T], t uint64) Decision {
-	caller := t
-	t = sh.advance(l, b, t)
-	cur := l.slotOf(t)
-	ring := l.ring
-	slots := b.slots
-	// Slots jmin..cur may hold requests inside the window; the ring holds
-	// cur-ring+1..cur, of which at most one is older than jmin.
-	jmin := l.jmin(t, cur)
-	counted := int64(*b.total)
-	if old := cur - ring + 1; old < jmin {
-		counted -= int64(slots[l.ringDiv.mod(old)])
-	}
-	if counted < l.capacity {
-		slots[l.ringDiv.mod(cur)]++
-		*b.total++
-		return Decision{Allowed: true, Remaining: l.capacity - counted - 1}
-	}
-	// Walk the oldest counted slots until enough have left the window.
-	need := counted - l.capacity + 1
-	j := jmin
-	for p := l.ringDiv.mod(jmin); ; j++ {
-		need -= int64(slots[p])
-		if need <= 0 {
-			break
-		}
-		if p++; p == ring {
-			p = 0
-		}
-	}
-	free := (uint64(j+1)*uint64(l.ssec) + uint64(l.wsec)) * uint64(time.Second)
-	return Decision{RetryAfter: ceilSeconds(time.Duration(free - caller))}
 }
 
 // ceilSeconds rounds d up to whole seconds, with a minimum of one second.

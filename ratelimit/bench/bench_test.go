@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"runtime"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -200,6 +201,39 @@ func boundary(capacity int) []float64 {
 	return at
 }
 
+// periodic is a burst of capacity requests at one instant once every
+// period windows (delta 0), or every 1+delta windows with delta drawn
+// afresh from [0, maxDelta) for each burst, over about windows windows.
+// A client sending a batch from a cron job does this; an exact sliding log
+// admits every burst in full whenever the period is at least a window.
+func periodic(windows int, maxDelta float64) pattern {
+	return func(capacity int) []float64 {
+		rng := rand.New(rand.NewPCG(11, 11))
+		var at []float64
+		for t := 0.25; t < float64(windows); t += 1 + maxDelta*rng.Float64() {
+			for range capacity {
+				at = append(at, t)
+			}
+		}
+		return at
+	}
+}
+
+// periodicSpread is periodic with each burst spread evenly over spread
+// windows instead of one instant.
+func periodicSpread(windows int, maxDelta, spread float64) pattern {
+	return func(capacity int) []float64 {
+		rng := rand.New(rand.NewPCG(13, 13))
+		var at []float64
+		for t := 0.25; t < float64(windows); t += 1 + maxDelta*rng.Float64() {
+			for i := range capacity {
+				at = append(at, t+spread*float64(i)/float64(capacity))
+			}
+		}
+		return at
+	}
+}
+
 var (
 	accOnce sync.Once
 	accRes  map[string]accuracy
@@ -207,16 +241,26 @@ var (
 
 // BenchmarkAccuracy reports, per traffic pattern, admissions relative to
 // the exact sliding log fed the same arrival times, and the most admissions
-// in any window relative to capacity. Limiters that take the time (acctapi,
+// in any window relative to capacity. The periodic patterns send a burst of
+// capacity requests once every window (periodic-burst), once every window
+// plus up to a 60th of one (+delta), or the same spread over a 100th of a
+// window (spread). Limiters that take the time (acctapi,
 // x/time/rate) run 100 per minute in virtual time; the others read the
 // clock themselves and run 100 per second in real time (their fixed-window
 // algorithms behave the same at any scale). The runs happen once; b.N is
 // ignored.
 func BenchmarkAccuracy(b *testing.B) {
+	// delta is up to one sub-window of the acctapi limiter (1/60).
 	patterns := []struct {
 		name string
 		p    pattern
-	}{{"poisson-1.5x", nil}, {"boundary-burst", boundary}}
+	}{
+		{"poisson-1.5x", nil},
+		{"boundary-burst", boundary},
+		{"periodic-burst", periodic(6, 0)},
+		{"periodic-burst+delta", periodic(6, 1.0/60)},
+		{"periodic-spread+delta", periodicSpread(6, 1.0/60, 0.01)},
+	}
 	accOnce.Do(func() {
 		accRes = map[string]accuracy{}
 		for _, im := range impls {
@@ -283,4 +327,48 @@ func runAccuracy(tb testing.TB, im impl, capacity int, window time.Duration, off
 		a.maxInWindow = max(a.maxInWindow, j-i+1)
 	}
 	return a
+}
+
+// BenchmarkAccuracyRandom reports, over 1,000 random timelines, the
+// distribution of admissions relative to the exact sliding log fed the
+// same arrival times (1st and 10th percentile, median, worst), for the
+// limiters that take the time (the others would need hours of real time).
+// A timeline has a capacity from 1 to 20, a window from 60s to an hour,
+// and 400 requests arriving in a Poisson stream at 0.5 to 4 times the limit,
+// some of them in bursts of up to 10 at one instant.
+func BenchmarkAccuracyRandom(b *testing.B) {
+	windows := []int{60, 70, 90, 100, 110, 120, 190, 600, 3600}
+	for _, im := range impls[:2] {
+		b.Run(im.name, func(b *testing.B) {
+			for b.Loop() {
+			}
+			rng := rand.New(rand.NewPCG(3, 3))
+			var ratios []float64
+			for range 1000 {
+				capacity := 1 + rng.IntN(20)
+				window := time.Duration(windows[rng.IntN(len(windows))]) * time.Second
+				load := 0.5 + 3.5*rng.Float64()
+				var at []float64
+				for t := 0.0; len(at) < 400; t += rng.ExpFloat64() / (load * float64(capacity)) {
+					n := 1
+					if rng.IntN(10) == 0 {
+						n = 1 + rng.IntN(10)
+					}
+					for range n {
+						at = append(at, t)
+					}
+				}
+				a := runAccuracy(b, im, capacity, window, at, false)
+				if im.name == "acctapi" && a.maxInWindow > capacity {
+					b.Fatalf("%d admitted in a window, capacity %d", a.maxInWindow, capacity)
+				}
+				ratios = append(ratios, float64(a.admitted)/float64(a.exact))
+			}
+			slices.Sort(ratios)
+			b.ReportMetric(ratios[len(ratios)/100], "p1")
+			b.ReportMetric(ratios[len(ratios)/10], "p10")
+			b.ReportMetric(ratios[len(ratios)/2], "p50")
+			b.ReportMetric(ratios[0], "worst")
+		})
+	}
 }

@@ -1,0 +1,240 @@
+package ratelimit
+
+import (
+	"math"
+	"math/bits"
+	"sync"
+	"time"
+	"unsafe"
+)
+
+// The in-memory store: keys are spread over independently locked shards
+// by the low bits of their hash. A shard keeps its buckets' records in
+// chunks of about 8 KiB (a bucket id is chunk<<shift | record), and an index from key hash to bucket id.
+//
+// A bucket with no admitted request left inside the window holds no
+// information and is reclaimed: a few buckets are examined whenever a new
+// bucket is created, and Sweep reclaims all of them at once. A request for
+// a reclaimed key (or any key new to its shard) is then treated as arriving
+// no earlier than the latest reclamation in that shard, so never earlier
+// than the sweep that reclaimed it: clamping a late-arriving time can only
+// make limiting stricter.
+//
+// The number of live buckets is capped (WithMaxBuckets; the cap is divided
+// evenly among the shards). When a shard is full, even after reclaiming
+// what it can, requests for keys without a bucket share that shard's one
+// overflow bucket. A key that later gets a bucket of its own inherits what
+// the overflow bucket still counts, so nothing it was admitted through the
+// overflow bucket is forgotten. At the cap, the shard is scanned for idle
+// buckets at most once per second.
+
+// chunkBytes is the target size of one chunk of records: small, so that
+// a partly used chunk per shard wastes little.
+const chunkBytes = 8 << 10
+
+type shard[T counter] struct {
+	mu         sync.Mutex
+	ids        index
+	cursor     int // next index slot sweepN examines
+	chunks     [][]uint64
+	stride     int   // words per record
+	perChunk   int32 // records per chunk
+	shift      uint8 // ids per chunk: 1<<shift >= perChunk
+	free       []int32
+	next       int32 // records of the last chunk below next are in use
+	live       int
+	max        int
+	horizon    uint64 // new buckets start no earlier than this
+	full       uint32 // skip full sweeps at the cap before this second
+	fullSweeps int    // full sweeps at the cap, for tests
+	overflow   int32  // -1 until needed
+	_          [64]byte
+}
+
+type shards[T counter] []shard[T]
+
+func newShards[T counter](n, perShard, recordBytes int) *shards[T] {
+	// A chunk of chunkBytes is a size class of its own; its records are
+	// numbered up to the next power of two, which at most doubles the ids
+	// a shard uses (idBits leaves room for that).
+	perChunk := int32(max(1, chunkBytes/recordBytes))
+	s := make(shards[T], n)
+	for i := range s {
+		s[i] = shard[T]{
+			stride:   recordBytes / 8,
+			perChunk: perChunk,
+			shift:    uint8(bits.Len32(uint32(perChunk - 1))),
+			next:     perChunk,
+			max:      perShard,
+			overflow: -1,
+		}
+	}
+	return &s
+}
+
+func (sh *shard[T]) at(id int32) bucket[T] {
+	c := sh.chunks[id>>sh.shift]
+	return bucket[T]{unsafe.Pointer(&c[int(id&(1<<sh.shift-1))*sh.stride])}
+}
+
+// record returns id's record as words, for copying and clearing.
+func (sh *shard[T]) record(id int32) []uint64 {
+	i := int(id&(1<<sh.shift-1)) * sh.stride
+	return sh.chunks[id>>sh.shift][i : i+sh.stride]
+}
+
+func (sh *shard[T]) hashOf(id int32) uint64 { return *sh.at(id).hash() }
+
+func (s *shards[T]) len() int {
+	n := 0
+	for i := range *s {
+		sh := &(*s)[i]
+		sh.mu.Lock()
+		n += sh.live
+		sh.mu.Unlock()
+	}
+	return n
+}
+
+func (s *shards[T]) sweep(l *Limiter, t uint64) int {
+	n := 0
+	for i := range *s {
+		sh := &(*s)[i]
+		sh.mu.Lock()
+		n += sh.sweepN(l, t, math.MaxInt)
+		sh.mu.Unlock()
+	}
+	return n
+}
+
+func (s *shards[T]) allow(l *Limiter, h uint64, t uint64) Decision {
+	sh := &(*s)[h&l.shardMask]
+	sh.mu.Lock()
+	id, ok := sh.lookup(h)
+	if !ok {
+		id = sh.insert(l, h, t)
+	}
+	d := sh.at(id).update(l, t)
+	sh.mu.Unlock()
+	return d
+}
+
+// lookup returns the bucket id of hash h.
+func (sh *shard[T]) lookup(h uint64) (int32, bool) {
+	x := &sh.ids
+	if x.n == 0 {
+		return 0, false
+	}
+	tag := uint32(h >> tagShift)
+	for i := x.home(h); ; i = (i + 1) & x.mask {
+		e := x.e[i]
+		if e == 0 {
+			return 0, false
+		}
+		if e>>idBits == tag {
+			if id := int32(e&idMask) - 1; *sh.at(id).hash() == h {
+				return id, true
+			}
+		}
+	}
+}
+
+// insert creates a bucket for h, or returns the overflow bucket when the
+// shard is full.
+//
+// At the cap, a full sweep runs at most once per second of t per shard:
+// a bucket can only become idle when t reaches a later second, so a flood
+// of new keys costs a few bucket examinations each, not a scan of the shard.
+//
+// A new bucket created while the overflow bucket still counts requests
+// inside the window starts as a copy of it: the key may have been admitted
+// through the overflow bucket, and those admissions must keep counting.
+// Copying can only make limiting stricter.
+func (sh *shard[T]) insert(l *Limiter, h uint64, t uint64) int32 {
+	sh.sweepN(l, t, 4)
+	if sh.live >= sh.max {
+		if sec := uint32(t / uint64(time.Second)); sec >= sh.full {
+			sh.sweepN(l, t, math.MaxInt)
+			sh.fullSweeps++
+			if sh.live >= sh.max {
+				sh.full = sec + 1
+			}
+		}
+		if sh.live >= sh.max {
+			if sh.overflow < 0 {
+				sh.overflow = sh.alloc()
+				sh.start(sh.at(sh.overflow), t)
+			}
+			return sh.overflow
+		}
+	}
+	id := sh.alloc()
+	b := sh.at(id)
+	if sh.overflow >= 0 && !sh.at(sh.overflow).idle(l, t) {
+		copy(sh.record(id), sh.record(sh.overflow))
+	} else {
+		sh.start(b, t)
+	}
+	*b.hash() = h
+	sh.ids.put(h, id, sh.hashOf)
+	sh.live++
+	return id
+}
+
+// start initialises an empty bucket at t, or at the shard's horizon if
+// that is later.
+func (sh *shard[T]) start(b bucket[T], t uint64) {
+	*b.last() = max(t, sh.horizon)
+}
+
+func (sh *shard[T]) alloc() int32 {
+	if n := len(sh.free); n > 0 {
+		id := sh.free[n-1]
+		sh.free = sh.free[:n-1]
+		return id
+	}
+	if sh.next == sh.perChunk {
+		sh.chunks = append(sh.chunks, make([]uint64, int(sh.perChunk)*sh.stride))
+		sh.next = 0
+	}
+	id := int32(len(sh.chunks)-1)<<sh.shift | sh.next
+	sh.next++
+	return id
+}
+
+// sweepN examines up to n buckets, continuing round-robin where the last
+// sweep stopped, and reclaims those that hold no admitted request inside the
+// window at t.
+func (sh *shard[T]) sweepN(l *Limiter, t uint64, n int) int {
+	reclaimed := 0
+	size := len(sh.ids.e)
+	for steps := 0; n > 0 && sh.live > 0 && steps < size; {
+		if sh.cursor >= size {
+			sh.cursor = 0
+		}
+		id, ok := sh.ids.at(sh.cursor)
+		if !ok {
+			sh.cursor++
+			steps++
+			continue
+		}
+		n--
+		b := sh.at(id)
+		te := max(t, *b.last())
+		if !b.idle(l, te) {
+			sh.cursor++
+			steps++
+			continue
+		}
+		// Deleting may move a later entry into this slot: examine it again.
+		sh.ids.deleteAt(sh.cursor, sh.hashOf)
+		clear(sh.record(id))
+		sh.free = append(sh.free, id)
+		sh.live--
+		// The key's next request must not see an earlier time than te,
+		// when its bucket was known to be empty.
+		sh.horizon = max(sh.horizon, te)
+		reclaimed++
+	}
+	return reclaimed
+}
