@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -95,19 +96,19 @@ func TestSelectorLimits(t *testing.T) {
 	if len(most) > MaxSelectorBytes {
 		t.Fatalf("selector of %d bytes", len(most))
 	}
-	if err := create(slicesRepeat(most, MaxSelectors)); err != nil {
+	if err := create(slices.Repeat([]string{most}, MaxSelectors)); err != nil {
 		t.Errorf("%d selectors of cost near the limit: %v", MaxSelectors, err)
 	}
 	exact := `endpoint.url == "` + strings.Repeat("a", MaxSelectorBytes-len(`endpoint.url == ""`)) + `"`
 	if err := create([]string{exact}); err != nil {
 		t.Errorf("a selector of %d bytes: %v", len(exact), err)
 	}
-	if got := fields(create(slicesRepeat("true", MaxSelectors+1))); len(got) != 1 || got[0] != "binding.endpoint_selectors" {
+	if got := fields(create(slices.Repeat([]string{"true"}, MaxSelectors+1))); len(got) != 1 || got[0] != "binding.endpoint_selectors" {
 		t.Errorf("%d selectors: errors on %v; want binding.endpoint_selectors", MaxSelectors+1, got)
 	}
 	// The issue's reproduction: 149,776 selectors "true", refused without
 	// compiling one.
-	if got := fields(create(slicesRepeat("true", 149_776))); len(got) != 1 || got[0] != "binding.endpoint_selectors" {
+	if got := fields(create(slices.Repeat([]string{"true"}, 149_776))); len(got) != 1 || got[0] != "binding.endpoint_selectors" {
 		t.Errorf("149,776 selectors: errors on %v; want binding.endpoint_selectors", got)
 	}
 	long := exact + " "
@@ -118,14 +119,6 @@ func TestSelectorLimits(t *testing.T) {
 	if got := fields(upd.Validate()); fmt.Sprint(got) != "[binding.endpoint_selectors[0]]" {
 		t.Errorf("update with a regular expression: errors on %v", got)
 	}
-}
-
-func slicesRepeat(s string, n int) []string {
-	out := make([]string, n)
-	for i := range out {
-		out[i] = s
-	}
-	return out
 }
 
 // maxEndpoint is an endpoint of the largest size MaxSelectorCost assumes,
@@ -146,37 +139,44 @@ func maxEndpoint() *Endpoint {
 		TrafficPolicy: s, Bindings: b, TunnelSession: ref, Name: s}
 }
 
+// worstSelector is one of the costliest selectors we could build, and an
+// operator's worst: MaxSelectors copies of it.
+type worstSelector struct {
+	name, expr string
+	all        *Selectors
+}
+
 // worstSelectors are the costliest selectors we could build: each the
 // longest chain of a term, none matching maxEndpoint, that CompileSelectors
 // accepts.
-func worstSelectors(t testing.TB) map[string]string {
+func worstSelectors(t testing.TB) []worstSelector {
 	a := func(n int) string { return strings.Repeat("a", n) }
-	terms := map[string]string{
-		"or-equal":          `endpoint.url == "b"`,
-		"or-ref-equal":      `endpoint.domain.id == "b"`,
-		"or-contains":       `endpoint.traffic_policy.contains("b")`,
-		"or-contains-60":    `endpoint.metadata.contains("` + a(60) + `b")`,
-		"contains-1000":     `endpoint.metadata.contains("` + a(980) + `b")`,
-		"or-in-bindings":    `"b" in endpoint.bindings`,
-		"or-in-list":        `endpoint.name in ["b", "c", "d", "e", "f", "g", "h"]`,
-		"or-size":           `size(endpoint.metadata) == 0`,
-		"or-timestamp":      `endpoint.created_at < timestamp("2000-01-01T00:00:00Z")`,
-		"or-has":            `!has(endpoint.domain)`,
-		"or-false":          `false`,
-		"or-not":            `!true`,
-		"or-startsWith-100": `endpoint.host.startsWith("` + a(100) + `b")`,
+	terms := []struct{ name, term string }{
+		{"or-equal", `endpoint.url == "b"`},
+		{"or-ref-equal", `endpoint.domain.id == "b"`},
+		{"or-contains", `endpoint.traffic_policy.contains("b")`},
+		{"or-contains-60", `endpoint.metadata.contains("` + a(60) + `b")`},
+		{"contains-1000", `endpoint.metadata.contains("` + a(980) + `b")`},
+		{"or-in-bindings", `"b" in endpoint.bindings`},
+		{"or-in-list", `endpoint.name in ["b", "c", "d", "e", "f", "g", "h"]`},
+		{"or-size", `size(endpoint.metadata) == 0`},
+		{"or-timestamp", `endpoint.created_at < timestamp("2000-01-01T00:00:00Z")`},
+		{"or-has", `!has(endpoint.domain)`},
+		{"or-false", `false`},
+		{"or-not", `!true`},
+		{"or-startsWith-100", `endpoint.host.startsWith("` + a(100) + `b")`},
 	}
-	out := make(map[string]string, len(terms))
-	for name, term := range terms {
-		for n := MaxSelectorBytes / (len(term) + 4); n > 0; n-- {
-			expr := strings.Repeat(term+" || ", n-1) + term
-			if _, err := CompileSelectors([]string{expr}); err == nil {
-				out[name] = expr
+	out := make([]worstSelector, 0, len(terms))
+	for _, tt := range terms {
+		for n := MaxSelectorBytes / (len(tt.term) + 4); n > 0; n-- {
+			expr := strings.Repeat(tt.term+" || ", n-1) + tt.term
+			if s, err := CompileSelectors(slices.Repeat([]string{expr}, MaxSelectors)); err == nil {
+				out = append(out, worstSelector{tt.name, expr, s})
 				break
 			}
 		}
-		if out[name] == "" {
-			t.Fatalf("%s: no chain of %s compiles", name, term)
+		if len(out) == 0 || out[len(out)-1].name != tt.name {
+			t.Fatalf("%s: no chain of %s compiles", tt.name, tt.term)
 		}
 	}
 	return out
@@ -186,16 +186,16 @@ func worstSelectors(t testing.TB) map[string]string {
 // max-size endpoint: it matches nothing, and costs within MaxSelectorCost.
 func TestSelectorCostBound(t *testing.T) {
 	ep := maxEndpoint()
-	for name, expr := range worstSelectors(t) {
-		s, err := CompileSelectors([]string{expr})
+	for _, w := range worstSelectors(t) {
+		s, err := CompileSelectors([]string{w.expr})
 		if err != nil {
 			t.Fatal(err)
 		}
 		ok, cost, err := s.match(ep, MaxSelectorCost)
 		if ok || err != nil || cost > MaxSelectorCost {
-			t.Errorf("%s: match %v, cost %d, %v; want no match within %d", name, ok, cost, err, MaxSelectorCost)
+			t.Errorf("%s: match %v, cost %d, %v; want no match within %d", w.name, ok, cost, err, MaxSelectorCost)
 		}
-		t.Logf("%s: %d bytes, cost %d", name, len(expr), cost)
+		t.Logf("%s: %d bytes, cost %d", w.name, len(w.expr), cost)
 	}
 }
 
@@ -212,13 +212,10 @@ func TestMatcherBudget(t *testing.T) {
 		budget = MatchBudget
 	}
 	ep := maxEndpoint()
-	for name, expr := range worstSelectors(t) {
-		t.Run(name, func(t *testing.T) {
-			s, err := CompileSelectors(slicesRepeat(expr, MaxSelectors))
-			if err != nil {
-				t.Fatal(err)
-			}
-			m := s.Matcher(budget)
+	for _, w := range worstSelectors(t) {
+		t.Run(w.name, func(t *testing.T) {
+			m := w.all.Matcher(budget)
+			var err error
 			evals := 0
 			for range 10_000 {
 				evals++
@@ -295,16 +292,12 @@ func BenchmarkMatch(b *testing.B) {
 // how many it looked at before its budget ended it).
 func BenchmarkMatcherWorst(b *testing.B) {
 	ep := maxEndpoint()
-	for name, expr := range worstSelectors(b) {
-		b.Run(name, func(b *testing.B) {
-			s, err := CompileSelectors(slicesRepeat(expr, MaxSelectors))
-			if err != nil {
-				b.Fatal(err)
-			}
+	for _, w := range worstSelectors(b) {
+		b.Run(w.name, func(b *testing.B) {
 			var n int
 			b.ReportAllocs()
 			for b.Loop() {
-				m := s.Matcher(MatchBudget)
+				m := w.all.Matcher(MatchBudget)
 				for n = 1; n <= 10_000; n++ {
 					if _, err := m.Match(ep); err != nil {
 						break
