@@ -594,8 +594,12 @@ func (a *admin) getClock(*http.Request, string) (int, any, error) {
 	return http.StatusOK, a.clockState(), nil
 }
 
-// manual returns the manual clock, or an error when the clock is real.
-func (a *admin) manual() (*fake.ManualClock, error) {
+// manual decodes the request's body into v and returns the manual clock,
+// or an error when the body is wrong or the clock is real.
+func (a *admin) manual(r *http.Request, v any) (*fake.ManualClock, error) {
+	if err := decodeBody(r, v); err != nil {
+		return nil, err
+	}
 	if a.clock == nil {
 		return nil, invalid("clock", "The clock is the real one; start acctfake with -clock manual to move it.")
 	}
@@ -606,10 +610,7 @@ func (a *admin) setClock(r *http.Request, _ string) (int, any, error) {
 	var in struct {
 		Now string `json:"now"`
 	}
-	if err := decodeBody(r, &in); err != nil {
-		return 0, nil, err
-	}
-	clock, err := a.manual()
+	clock, err := a.manual(r, &in)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -625,10 +626,7 @@ func (a *admin) advanceClock(r *http.Request, _ string) (int, any, error) {
 	var in struct {
 		By string `json:"by"`
 	}
-	if err := decodeBody(r, &in); err != nil {
-		return 0, nil, err
-	}
-	clock, err := a.manual()
+	clock, err := a.manual(r, &in)
 	if err != nil {
 		return 0, nil, err
 	}
