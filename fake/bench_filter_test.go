@@ -1,6 +1,9 @@
 package fake
 
 import (
+	"net/http"
+	"net/http/httptest"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -87,6 +90,53 @@ func BenchmarkFilterWorst(b *testing.B) {
 				}
 			}
 			b.ReportMetric(float64(evals), "evals/op")
+		})
+	}
+}
+
+// BenchmarkFilterWorstRequest sends each of the worst filters to a
+// server holding worstItems API keys of the largest size: each op is one
+// GET /api_keys request, refused with a 400 when its budget is spent
+// (status/op is its status). Seeding takes a few seconds.
+func BenchmarkFilterWorstRequest(b *testing.B) {
+	srv := Start(b, WithoutListener())
+	for range worstItems {
+		in := &account.APIKeyCreate{Description: strings.Repeat("a", acctapi.MaxDescriptionBytes), Metadata: strings.Repeat("a", acctapi.MaxMetadataBytes)}
+		if _, err := Seed[account.APIKey](srv, "", in); err != nil {
+			b.Fatal(err)
+		}
+	}
+	h := srv.Handler()
+	for _, tt := range worstFilters() {
+		b.Run(tt.name, func(b *testing.B) {
+			target := "/api_keys?limit=100&filter=" + url.QueryEscape(tt.expr)
+			var status int
+			b.ReportAllocs()
+			for b.Loop() {
+				req := httptest.NewRequest(http.MethodGet, target, nil)
+				req.Header.Set("Authorization", "Bearer "+srv.APIKey())
+				req.Header.Set("Service-Version", acctapi.APIVersion)
+				rec := httptest.NewRecorder()
+				h.ServeHTTP(rec, req)
+				status = rec.Code
+			}
+			b.ReportMetric(float64(status), "status/op")
+		})
+	}
+}
+
+// BenchmarkCompileFilterWorst measures compiling each of the worst
+// filters: what a request with a filter not in the server's cache pays
+// before looking at any item.
+func BenchmarkCompileFilterWorst(b *testing.B) {
+	for _, tt := range worstFilters() {
+		b.Run(tt.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := compileFilter(tt.expr, apiKeyFields); err != nil {
+					b.Fatal(err)
+				}
+			}
 		})
 	}
 }
