@@ -28,6 +28,9 @@ func decodeDocument(doc []byte) (map[string]json.RawMessage, error) {
 		if _, err := d.Token(); err != io.EOF {
 			return nil, invalidDocument("the policy is not valid JSON", errors.New("data after the top-level value"))
 		}
+		if err := duplicateMember(trimmed); err != nil {
+			return nil, invalidDocument("the policy is not valid JSON", err)
+		}
 	} else {
 		v, err := decodeYAML(doc)
 		if err != nil {
@@ -51,6 +54,51 @@ func decodeDocument(doc []byte) (map[string]json.RawMessage, error) {
 		out[k] = raw
 	}
 	return out, nil
+}
+
+// duplicateMember reports an object member named twice, which YAML
+// refuses too; encoding/json would keep the last silently.
+func duplicateMember(doc []byte) error {
+	d := json.NewDecoder(bytes.NewReader(doc))
+	type frame struct {
+		keys  map[string]bool
+		isObj bool
+		want  bool // the next string token is a member name
+	}
+	var stack []frame
+	for {
+		tok, err := d.Token()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		top := len(stack) - 1
+		if delim, ok := tok.(json.Delim); ok {
+			switch delim {
+			case '{', '[':
+				if top >= 0 && stack[top].isObj {
+					stack[top].want = true
+				}
+				stack = append(stack, frame{keys: map[string]bool{}, isObj: delim == '{', want: delim == '{'})
+			default:
+				stack = stack[:top]
+			}
+			continue
+		}
+		if top < 0 || !stack[top].isObj {
+			continue
+		}
+		if stack[top].want {
+			k := tok.(string)
+			if stack[top].keys[k] {
+				return fmt.Errorf("member %q appears twice in one object", k)
+			}
+			stack[top].keys[k] = true
+		}
+		stack[top].want = !stack[top].want
+	}
 }
 
 // jsonError adds the line and column to a JSON syntax error.

@@ -59,6 +59,8 @@ func TestPolicyDocumentErrors(t *testing.T) {
 		{"JSON with a trailing comma", "{\"on_http_request\": [],\n}", "the policy is not valid JSON: line 2, column 1: invalid character '}'"},
 		{"JSON then more", `{} {}`, "data after the top-level value"},
 		{"JSON then a brace", `{} }`, "data after the top-level value"},
+		{"JSON duplicate member", `{"on_http_request": [{"actions": [], "expressions": ["true"], "actions": []}]}`, `member "actions" appears twice`},
+		{"YAML duplicate member", "on_http_request: []\non_http_request: []\n", `"on_http_request" already defined`},
 		{"two documents", "on_http_request: []\n---\non_http_request: []\n", "more (\"---\")"},
 		{"empty", "", "empty"},
 		{"complex key", "? [a]\n: b\n", "invalid map key"},
