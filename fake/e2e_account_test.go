@@ -11,6 +11,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"context"
+
 	"github.com/acctapi/acctapi"
 	"github.com/acctapi/acctapi/account"
 	"github.com/acctapi/acctapi/fake"
@@ -328,5 +330,84 @@ func TestCertificateAuthoritiesEndToEnd(t *testing.T) {
 	wantAPIError(t, err, http.StatusNotFound, acctapi.CodeNotFound)
 	if _, ok := fake.Get[account.CertificateAuthority](srv, "", ca.ID); ok {
 		t.Error("fake.Get finds the deleted CA")
+	}
+}
+
+// TestSecretsNeverEchoed sends secrets in valid and invalid requests, and
+// an API key's token in every wrong place, and checks that no error
+// message and no part of the journal holds any of them.
+func TestSecretsNeverEchoed(t *testing.T) {
+	srv, _ := start(t)
+	keys := account.NewAPIKeys(srv.Client())
+	k := must(keys.Create(context.Background(), &account.APIKeyCreate{Description: "to be leaked"}))(t)
+	token := *k.Token
+	secrets := []string{secKinesis, secClient, secMonitoring, token, srv.APIKey()}
+
+	kinesis := `{"kinesis":{"auth":{"creds":{"cloud_access_key_id":"AKIA","cloud_secret_access_key":"` + secKinesis + `"}},"stream_arn":"arn:s"}}`
+	cli := `{"cloud_logs_ingestion":{"tenant_id":"t","client_id":"c","client_secret":"` + secClient + `","logs_ingestion_uri":"https://x","data_collection_rule_id":"d","data_collection_stream_name":"s"}}`
+	mon := `{"monitoring":{"api_key":"` + secMonitoring + `"}}`
+	type req struct {
+		method, path string
+		hdr          map[string]string
+		body         string
+	}
+	var reqs []req
+	for _, target := range []string{kinesis, cli, mon} {
+		reqs = append(reqs,
+			req{"POST", "/event_destinations", nil, `{"format":"JSON","target":` + target + `}`},                             // valid
+			req{"POST", "/event_destinations", nil, `{"format":"XML","target":` + target + `}`},                              // invalid value
+			req{"POST", "/event_destinations", nil, `{"format":"JSON","target":` + target + `,"extra":1}`},                   // unknown member
+			req{"POST", "/event_destinations", nil, `{"format":7,"target":` + target + `}`},                                  // wrong type
+			req{"POST", "/event_destinations", nil, `{"format":"JSON","target":` + target + `} {}`},                          // trailing data
+			req{"POST", "/event_destinations", nil, `{"format":"JSON","target":` + target},                                   // not JSON
+			req{"POST", "/event_destinations", map[string]string{"Content-Type": "text/plain"}, `{"target":` + target + `}`}, // 415
+			req{"POST", "/service_users", nil, `{"name":"x","target":` + target + `}`},                                       // wrong resource
+			req{"PATCH", "/event_destinations/ed_missing", nil, `{"target":` + target + `}`},                                 // 404
+			req{"GET", "/event_destinations", map[string]string{"Authorization": ""}, `{"target":` + target + `}`},           // 401
+		)
+	}
+	// Secrets with a member missing beside them.
+	reqs = append(reqs,
+		req{"POST", "/event_destinations", nil, `{"target":{"kinesis":{"auth":{"creds":{"cloud_secret_access_key":"` + secKinesis + `"}},"stream_arn":"arn:s"}}}`},
+		req{"POST", "/event_destinations", nil, `{"target":{"cloud_logs_ingestion":{"client_secret":"` + secClient + `"}}}`},
+		req{"POST", "/event_destinations", nil, `{"target":{"monitoring":{"api_key":"` + secMonitoring + `","site":7}}}`},
+		req{"POST", "/event_destinations", nil, `{"target":{"monitoring":{"API_KEY":"` + secMonitoring + `","bogus":true}}}`},
+		req{"POST", "/event_destinations", nil, `{"target":{"monitoring":{"api_key":["` + secMonitoring + `"]}}}`},
+	)
+	// The token everywhere but where it belongs.
+	for _, auth := range []string{"Basic " + token, "Bearer " + token + " extra", "Token " + token, "Bearer  " + token, token} {
+		reqs = append(reqs, req{"GET", "/api_keys", map[string]string{"Authorization": auth}, ""})
+	}
+	reqs = append(reqs,
+		req{"POST", "/api_keys", nil, `{"token":"` + token + `"}`},
+		req{"PATCH", "/api_keys/" + k.ID, nil, `{"token":"` + token + `"}`},
+		req{"POST", "/api_keys", nil, `{"token":"` + token + `",}`},
+		req{"POST", "/api_keys", nil, `{"t\u006fken":"` + token + `"}`},
+	)
+	for _, r := range reqs {
+		got := raw(t, srv, r.method, r.path, r.hdr, r.body)
+		if got.status >= 500 {
+			t.Errorf("%s %s %s: %d", r.method, r.path, r.body, got.status)
+		}
+		if got.status >= 400 {
+			for _, s := range secrets {
+				if strings.Contains(string(got.body), s) {
+					t.Errorf("%s %s %.80s: error %s echoes a secret", r.method, r.path, r.body, got.body)
+				}
+			}
+		}
+	}
+	// The deleted key's token, once more.
+	must(0, keys.Delete(context.Background(), k.ID))(t)
+	if got := raw(t, srv, "GET", "/api_keys", map[string]string{"Authorization": "Bearer " + token}, ""); got.status != 401 || strings.Contains(string(got.body), token) {
+		t.Errorf("deleted token: %d %s", got.status, got.body)
+	}
+	for _, e := range srv.Journal() {
+		all := strings.Join([]string{e.Method, e.Path, e.Query, e.RequestBody, e.ResponseBody}, "\n")
+		for _, s := range secrets {
+			if strings.Contains(all, s) {
+				t.Errorf("journal entry %s %s holds a secret: %s", e.Method, e.Path, all)
+			}
+		}
 	}
 }

@@ -8,6 +8,9 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"context"
+	"errors"
+
 	"github.com/acctapi/acctapi"
 	"github.com/acctapi/acctapi/backends"
 	"github.com/acctapi/acctapi/fake"
@@ -199,4 +202,35 @@ func TestTunnelGroupsEndToEnd(t *testing.T) {
 	}
 	_, err = tgs.Get(ctx, g.ID)
 	wantAPIError(t, err, http.StatusNotFound, acctapi.CodeNotFound)
+}
+
+func TestFailoverLoopRefused(t *testing.T) {
+	t.Parallel()
+	srv, _ := start(t)
+	ctx := context.Background()
+	fo := backends.NewFailovers(srv.Client(acctapi.WithoutValidation()))
+	hr, err := fake.Seed[backends.HTTPResponse](srv, "", &backends.HTTPResponseCreate{StatusCode: 200})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := fo.Create(ctx, &backends.FailoverCreate{Backends: []string{hr.ID}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := fo.Create(ctx, &backends.FailoverCreate{Backends: []string{a.ID}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = fo.Update(ctx, &backends.FailoverUpdate{ID: a.ID, Backends: &[]string{hr.ID, b.ID}})
+	var e *acctapi.Error
+	if !errors.As(err, &e) || e.ErrorCode != acctapi.CodeInvalidValue || e.Details["field"] != "backends[1]" {
+		t.Fatalf("update making a loop: %v, want 400 on backends[1]", err)
+	}
+	// Both can still be deleted, newest first.
+	if err := fo.Delete(ctx, b.ID); err != nil {
+		t.Fatal(err)
+	}
+	if err := fo.Delete(ctx, a.ID); err != nil {
+		t.Fatal(err)
+	}
 }

@@ -13,6 +13,9 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"fmt"
+	"slices"
+
 	"github.com/acctapi/acctapi"
 	"github.com/acctapi/acctapi/account"
 	"github.com/acctapi/acctapi/fake"
@@ -466,6 +469,124 @@ func TestCloseWaitsForRequests(t *testing.T) {
 		}
 		if _, err := account.NewServiceUsers(srv.Client()).Page(context.Background(), nil); err == nil {
 			t.Error("a request after Close succeeded")
+		}
+	})
+}
+
+// TestNoRetryAfterDrop: with the default retry policy, a POST or PATCH
+// whose connection drops is sent once and never again (it might have taken
+// effect); a GET or DELETE is retried. Over loopback TCP, where
+// net/http's own transport might retry too, and in memory.
+func TestNoRetryAfterDrop(t *testing.T) {
+	overBothTransports(t, func(t *testing.T, srv *fake.Server, c *acctapi.Client) {
+		su := account.NewServiceUsers(c)
+		ctx := context.Background()
+		attempts := func(method, pattern string) *atomic.Int64 {
+			var n atomic.Int64
+			srv.React(method, pattern, func(*http.Request) *fake.Fault { n.Add(1); return nil })
+			srv.DropNext(method, pattern, 1)
+			return &n
+		}
+
+		n := attempts("POST", "/service_users")
+		if _, err := su.Create(ctx, &account.ServiceUserCreate{Name: "once"}); err == nil {
+			t.Errorf("create through a dropped connection succeeded")
+		}
+		if n.Load() != 1 || len(fake.List[account.ServiceUser](srv, "")) != 0 {
+			t.Errorf("POST: %d attempts, %d service users; want 1 and 0", n.Load(), len(fake.List[account.ServiceUser](srv, "")))
+		}
+
+		u := must(su.Create(ctx, &account.ServiceUserCreate{Name: "kept"}))(t)
+		n = attempts("PATCH", "/service_users/*")
+		if _, err := su.Update(ctx, &account.ServiceUserUpdate{ID: u.ID, Name: ptr("renamed")}); err == nil {
+			t.Errorf("update through a dropped connection succeeded")
+		}
+		if got, _ := fake.Get[account.ServiceUser](srv, "", u.ID); n.Load() != 1 || got.Name != "kept" {
+			t.Errorf("PATCH: %d attempts, name %q; want 1 and unchanged", n.Load(), got.Name)
+		}
+
+		n = attempts("GET", "/service_users/*")
+		if _, err := su.Get(ctx, u.ID); err != nil || n.Load() != 2 {
+			t.Errorf("GET: %v after %d attempts; want success after 2", err, n.Load())
+		}
+		n = attempts("DELETE", "/service_users/*")
+		if err := su.Delete(ctx, u.ID); err != nil || n.Load() != 2 {
+			t.Errorf("DELETE: %v after %d attempts; want success after 2", err, n.Load())
+		}
+	})
+}
+
+// TestNoRetryAfterDropAfter is TestNoRetryAfterDrop in the dangerous case:
+// the request reaches the store and commits, and only then does the
+// connection drop (Fault.DropAfter). A POST or PATCH is still sent once,
+// so the create or update is applied once, not duplicated; a GET is
+// retried and succeeds. Over loopback TCP and in memory.
+func TestNoRetryAfterDropAfter(t *testing.T) {
+	overBothTransports(t, func(t *testing.T, srv *fake.Server, c *acctapi.Client) {
+		su := account.NewServiceUsers(c)
+		ctx := context.Background()
+		// journaled returns the journal's entries for method since the
+		// last call, as "status path".
+		journaled := func(method string) []string {
+			var out []string
+			for _, e := range srv.Journal() {
+				if e.Method == method {
+					out = append(out, fmt.Sprint(e.Status, " ", e.Path))
+				}
+			}
+			srv.ClearJournal()
+			return out
+		}
+
+		srv.DropAfterNext("POST", "/service_users", 1)
+		if _, err := su.Create(ctx, &account.ServiceUserCreate{Name: "once"}); err == nil {
+			t.Errorf("create whose answer was dropped succeeded")
+		}
+		users := fake.List[account.ServiceUser](srv, "")
+		if len(users) != 1 || users[0].Name != "once" {
+			t.Fatalf("service users %+v, want exactly one, named once", users)
+		}
+		if got := journaled("POST"); !slices.Equal(got, []string{"201 /service_users"}) {
+			t.Errorf("POSTs journaled: %q, want one, answered 201", got)
+		}
+
+		// API keys have no unique member: a repeated create would make
+		// a second key.
+		srv.DropAfterNext("POST", "/api_keys", 1)
+		if _, err := account.NewAPIKeys(c).Create(ctx, &account.APIKeyCreate{Description: "once"}); err == nil {
+			t.Errorf("create whose answer was dropped succeeded")
+		}
+		var once int
+		for _, k := range fake.List[account.APIKey](srv, "") {
+			if k.Description == "once" {
+				once++
+			}
+		}
+		if got := journaled("POST"); once != 1 || !slices.Equal(got, []string{"201 /api_keys"}) {
+			t.Errorf("%d API keys made, POSTs journaled: %q; want one, answered 201", once, got)
+		}
+
+		id := users[0].ID
+		srv.DropAfterNext("PATCH", "/service_users/*", 1)
+		if _, err := su.Update(ctx, &account.ServiceUserUpdate{ID: id, Name: ptr("renamed")}); err == nil {
+			t.Errorf("update whose answer was dropped succeeded")
+		}
+		if got, _ := fake.Get[account.ServiceUser](srv, "", id); got.Name != "renamed" {
+			t.Errorf("name %q, want renamed: the update was applied", got.Name)
+		}
+		if got := journaled("PATCH"); !slices.Equal(got, []string{"200 /service_users/" + id}) {
+			t.Errorf("PATCHes journaled: %q, want one, answered 200", got)
+		}
+
+		srv.DropAfterNext("GET", "/service_users/*", 1)
+		if u, err := su.Get(ctx, id); err != nil || u.Name != "renamed" {
+			t.Errorf("GET whose first answer was dropped: %+v, %v; want the retry's answer", u, err)
+		}
+		if got := journaled("GET"); len(got) != 2 {
+			t.Errorf("GETs journaled: %q, want two (the dropped answer and the retry)", got)
+		}
+		if n := len(fake.List[account.ServiceUser](srv, "")); n != 1 {
+			t.Errorf("%d service users at the end, want 1", n)
 		}
 	})
 }

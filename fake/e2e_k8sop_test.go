@@ -1,0 +1,350 @@
+package fake_test
+
+import (
+	"context"
+	"crypto/x509"
+	"encoding/pem"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/acctapi/acctapi"
+	"github.com/acctapi/acctapi/account"
+	"github.com/acctapi/acctapi/fake"
+	"github.com/acctapi/acctapi/k8sop"
+	"github.com/google/go-cmp/cmp"
+)
+
+// TestOperatorsEndToEnd drives /kubernetes_operators through
+// k8sop.Operators.
+func TestOperatorsEndToEnd(t *testing.T) {
+	t.Parallel()
+	srv, clk := start(t, fake.WithIngressEndpoint("ingress.test:443"))
+	ctx := t.Context()
+	ops := k8sop.NewOperators(srv.Client())
+	user := srv.Accounts()[0].UserID
+
+	op := must(ops.Create(ctx, &k8sop.OperatorCreate{Description: "cluster",
+		EnabledFeatures: []string{"Ingress", "BINDINGS", "ingress", "gateway", "Bindings"},
+		Deployment:      k8sop.Deployment{Name: "op", Namespace: "ns", Version: "1.0", ClusterName: "c1"},
+		Binding:         &k8sop.BindingCreate{EndpointSelectors: []string{`endpoint.name == "a"`}}}))(t)
+	want := k8sop.Operator{ID: op.ID, URI: srv.URL + "/kubernetes_operators/" + op.ID, CreatedAt: t0, UpdatedAt: t0,
+		Description: "cluster", Principal: acctapi.Ref{ID: user}, EnabledFeatures: []string{"ingress", "bindings", "gateway"},
+		Region: k8sop.DefaultRegion, Deployment: k8sop.Deployment{Name: "op", Namespace: "ns", Version: "1.0", ClusterName: "c1"},
+		Binding: &k8sop.Binding{EndpointSelectors: []string{`endpoint.name == "a"`}, IngressEndpoint: "ingress.test:443"}}
+	if !strings.HasPrefix(op.ID, "k8sop_") {
+		t.Errorf("id %q, want prefix k8sop_", op.ID)
+	}
+	if diff := cmp.Diff(want, *op); diff != "" {
+		t.Errorf("create (-want +got):\n%s", diff)
+	}
+	// No certificate yet: cert "" and zero times, as the real service writes them.
+	r := raw(t, srv, "GET", "/kubernetes_operators/"+op.ID, nil, "")
+	const zeroCert = `"cert":{"cert":"","not_before":"0001-01-01T00:00:00Z","not_after":"0001-01-01T00:00:00Z"}`
+	if !strings.Contains(string(r.body), zeroCert) {
+		t.Errorf("body %s, want %s", r.body, zeroCert)
+	}
+	if diff := cmp.Diff(want, *must(ops.Get(ctx, op.ID))(t)); diff != "" {
+		t.Errorf("get (-want +got):\n%s", diff)
+	}
+
+	// An update after the clock moves: updated_at follows, created_at stays;
+	// a CSR is signed by the fake's CA from the clock's now.
+	now := clk.Advance(90 * time.Minute)
+	csr := newCSR(t, "op1")
+	got := must(ops.Update(ctx, &k8sop.OperatorUpdate{ID: op.ID, Region: ptr(""), Description: ptr("cluster 2"),
+		Binding:    &k8sop.BindingUpdate{CSR: &csr, IngressEndpoint: ptr("mine:443")},
+		Deployment: &k8sop.DeploymentUpdate{Version: ptr("1.1")}}))(t)
+	cert := parseCert(t, got.Binding.Cert.Cert)
+	if !cert.NotBefore.Equal(now) || !got.Binding.Cert.NotBefore.Equal(now) || !got.Binding.Cert.NotAfter.Equal(cert.NotAfter) {
+		t.Errorf("cert NotBefore %v (response %v, NotAfter %v vs %v), want %v", cert.NotBefore, got.Binding.Cert.NotBefore,
+			got.Binding.Cert.NotAfter, cert.NotAfter, now)
+	}
+	if cert.Subject.CommonName != "op1" || cert.Issuer.CommonName == "op1" {
+		t.Errorf("cert subject %q issued by %q, want op1 issued by the fake's CA", cert.Subject.CommonName, cert.Issuer.CommonName)
+	}
+	want.UpdatedAt, want.Description, want.Deployment.Version = now, "cluster 2", "1.1"
+	want.Binding.IngressEndpoint, want.Binding.Cert = "mine:443", got.Binding.Cert
+	if diff := cmp.Diff(want, *got); diff != "" {
+		t.Errorf("update (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]k8sop.Operator{want}, collect(t, ops.List(ctx, nil))); diff != "" {
+		t.Errorf("list (-want +got):\n%s", diff)
+	}
+
+	// With a CSR at create; without bindings no ingress endpoint is set.
+	plain := must(ops.Create(ctx, &k8sop.OperatorCreate{EnabledFeatures: []string{"gateway"}, Region: "eu"}))(t)
+	if plain.Binding == nil || plain.Binding.IngressEndpoint != "" || plain.Region != "eu" || !plain.Binding.Cert.NotBefore.IsZero() {
+		t.Errorf("operator without bindings: %+v", plain)
+	}
+	signed := must(ops.Create(ctx, &k8sop.OperatorCreate{EnabledFeatures: []string{"bindings"},
+		Binding: &k8sop.BindingCreate{CSR: newCSR(t, "op2")}}))(t)
+	if c := parseCert(t, signed.Binding.Cert.Cert); !c.NotBefore.Equal(now) || signed.Binding.IngressEndpoint != "ingress.test:443" {
+		t.Errorf("created with CSR: NotBefore %v, ingress %q", c.NotBefore, signed.Binding.IngressEndpoint)
+	}
+
+	lax := k8sop.NewOperators(srv.Client(acctapi.WithoutValidation()))
+	for _, tt := range []struct {
+		name string
+		call func() error
+	}{
+		{"unknown feature", func() error {
+			_, err := lax.Create(ctx, &k8sop.OperatorCreate{EnabledFeatures: []string{"bindings", "teleport"}})
+			return err
+		}},
+		{"binding without bindings on create", func() error {
+			_, err := lax.Create(ctx, &k8sop.OperatorCreate{EnabledFeatures: []string{"ingress"}, Binding: &k8sop.BindingCreate{}})
+			return err
+		}},
+		{"binding without bindings on update", func() error {
+			_, err := lax.Update(ctx, &k8sop.OperatorUpdate{ID: plain.ID, Binding: &k8sop.BindingUpdate{IngressEndpoint: ptr("x:1")}})
+			return err
+		}},
+		{"binding while turning bindings off", func() error {
+			_, err := lax.Update(ctx, &k8sop.OperatorUpdate{ID: op.ID, EnabledFeatures: &[]string{"ingress"}, Binding: &k8sop.BindingUpdate{}})
+			return err
+		}},
+		{"invalid selector", func() error {
+			_, err := lax.Create(ctx, &k8sop.OperatorCreate{EnabledFeatures: []string{"bindings"},
+				Binding: &k8sop.BindingCreate{EndpointSelectors: []string{`endpoint.nope ==`}}})
+			return err
+		}},
+		{"selector not boolean", func() error {
+			_, err := lax.Update(ctx, &k8sop.OperatorUpdate{ID: op.ID, Binding: &k8sop.BindingUpdate{EndpointSelectors: &[]string{`endpoint.name`}}})
+			return err
+		}},
+		{"invalid CSR", func() error {
+			_, err := lax.Create(ctx, &k8sop.OperatorCreate{EnabledFeatures: []string{"bindings"}, Binding: &k8sop.BindingCreate{CSR: "nope"}})
+			return err
+		}},
+	} {
+		t.Run(tt.name, func(t *testing.T) { wantAPIError(t, tt.call(), http.StatusBadRequest, acctapi.CodeInvalidValue) })
+	}
+	// The refused updates changed nothing.
+	if diff := cmp.Diff(want, *must(ops.Get(ctx, op.ID))(t)); diff != "" {
+		t.Errorf("after refused updates (-want +got):\n%s", diff)
+	}
+
+	if err := ops.Delete(ctx, op.ID); err != nil {
+		t.Fatal(err)
+	}
+	_, err := ops.Get(ctx, op.ID)
+	wantAPIError(t, err, http.StatusNotFound, acctapi.CodeNotFound)
+}
+
+// TestOperatorPrincipal checks that an operator's principal is the owner
+// of the key that created it: the account's user, or a service user.
+func TestOperatorPrincipal(t *testing.T) {
+	t.Parallel()
+	srv, _ := start(t)
+	ctx := t.Context()
+	su := must(fake.Seed[account.ServiceUser](srv, "", &account.ServiceUserCreate{Name: "op-bot"}))(t)
+	key := must(account.NewAPIKeys(srv.Client()).Create(ctx, &account.APIKeyCreate{OwnerID: su.ID}))(t)
+	for _, tt := range []struct {
+		name   string
+		client *acctapi.Client
+		want   acctapi.Ref
+	}{
+		{"account user", srv.Client(), acctapi.Ref{ID: srv.Accounts()[0].UserID}},
+		{"service user", clientFor(t, srv, *key.Token), acctapi.Ref{ID: su.ID, URI: su.URI}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			op := must(k8sop.NewOperators(tt.client).Create(ctx, &k8sop.OperatorCreate{}))(t)
+			if diff := cmp.Diff(tt.want, op.Principal); diff != "" {
+				t.Errorf("principal (-want +got):\n%s", diff)
+			}
+		})
+	}
+	seeded := must(fake.Seed[k8sop.Operator](srv, "", &k8sop.OperatorCreate{}))(t)
+	if seeded.Principal.ID != srv.Accounts()[0].UserID {
+		t.Errorf("seeded operator's principal %v, want the account's user", seeded.Principal)
+	}
+}
+
+// TestBoundEndpoints checks GET /kubernetes_operators/{id}/bound_endpoints:
+// the seeded endpoints with the kubernetes binding that a selector
+// matches, newest first, paged.
+func TestBoundEndpoints(t *testing.T) {
+	t.Parallel()
+	srv, clk := start(t)
+	ctx := t.Context()
+	ops := k8sop.NewOperators(srv.Client())
+	seed := func(name string, bindings ...string) k8sop.Endpoint {
+		t.Helper()
+		clk.Advance(time.Second)
+		return must(fake.Seed[k8sop.Endpoint](srv, "", &k8sop.Endpoint{Name: name, URL: "https://" + name + ".example",
+			Proto: "https", Bindings: bindings, Tunnel: &acctapi.Ref{ID: "tn_x"}}))(t)
+	}
+	var bound []k8sop.Endpoint // newest first
+	for i := range 5 {
+		bound = append([]k8sop.Endpoint{seed(fmt.Sprintf("app-%d", i), "public", "kubernetes")}, bound...)
+		seed(fmt.Sprintf("app-pub-%d", i), "public")   // no kubernetes binding
+		seed(fmt.Sprintf("other-%d", i), "kubernetes") // no selector matches
+	}
+	op := must(ops.Create(ctx, &k8sop.OperatorCreate{EnabledFeatures: []string{"bindings"},
+		Binding: &k8sop.BindingCreate{EndpointSelectors: []string{`endpoint.name.startsWith("app-")`, `endpoint.url == "https://never"`}}}))(t)
+	if bound[0].URI != srv.URL+"/endpoints/"+bound[0].ID || bound[0].CreatedAt.IsZero() {
+		t.Errorf("seeded endpoint %+v, want uri and created_at filled", bound[0])
+	}
+
+	if diff := cmp.Diff(bound, collect(t, ops.BoundEndpoints(ctx, op.ID, &acctapi.ListOptions{Limit: 2}))); diff != "" {
+		t.Errorf("bound endpoints, pages of 2 (-want +got):\n%s", diff)
+	}
+	first := must(ops.BoundEndpointsPage(ctx, op.ID, &acctapi.ListOptions{Limit: 2}))(t)
+	uri := srv.URL + "/kubernetes_operators/" + op.ID + "/bound_endpoints"
+	wantNext := uri + "?before_id=" + bound[1].ID + "&limit=2"
+	if first.URI != uri || first.NextPageURI == nil || *first.NextPageURI != wantNext {
+		t.Errorf("first page uri %q next %v, want %q and %q", first.URI, first.NextPageURI, uri, wantNext)
+	}
+	last := must(ops.BoundEndpointsPage(ctx, op.ID, &acctapi.ListOptions{BeforeID: bound[2].ID, Limit: 2}))(t)
+	if diff := cmp.Diff(bound[3:], last.Endpoints); diff != "" || last.NextPageURI != nil {
+		t.Errorf("last page (-want +got):\n%s\nnext %v, want null", diff, last.NextPageURI)
+	}
+
+	// Without selectors, or without the operator, nothing.
+	none := must(ops.Create(ctx, &k8sop.OperatorCreate{}))(t)
+	if got := collect(t, ops.BoundEndpoints(ctx, none.ID, nil)); len(got) != 0 {
+		t.Errorf("operator without selectors binds %d endpoints", len(got))
+	}
+	_, err := ops.BoundEndpointsPage(ctx, "k8sop_missing", nil)
+	wantAPIError(t, err, http.StatusNotFound, acctapi.CodeNotFound)
+	if r := raw(t, srv, "GET", "/kubernetes_operators/"+op.ID+"/bound_endpoints?filter=true", nil, ""); r.status != 400 {
+		t.Errorf("filter on bound endpoints: %d, want 400", r.status)
+	}
+}
+
+func parseCert(t *testing.T, pemText string) *x509.Certificate {
+	t.Helper()
+	block, _ := pem.Decode([]byte(pemText))
+	if block == nil || block.Type != "CERTIFICATE" {
+		t.Fatalf("cert %q is not a PEM certificate", pemText)
+	}
+	return must(x509.ParseCertificate(block.Bytes))(t)
+}
+
+// TestOperatorUpdateDeploymentMembers checks that an update's deployment
+// takes only name and version: another member is an unknown member of the
+// body (contract §2: 400, ERR_NGROK_214) and changes nothing.
+func TestOperatorUpdateDeploymentMembers(t *testing.T) {
+	t.Parallel()
+	srv, _ := start(t)
+	ops := k8sop.NewOperators(srv.Client())
+	dep := k8sop.Deployment{Name: "op", Namespace: "ns", Version: "1.0", ClusterName: "c1"}
+	op := must(ops.Create(t.Context(), &k8sop.OperatorCreate{Deployment: dep}))(t)
+	path := "/kubernetes_operators/" + op.ID
+	for _, tt := range []struct{ name, body, member string }{
+		{"namespace", `{"deployment":{"namespace":"x"}}`, "namespace"},
+		{"cluster_name", `{"deployment":{"cluster_name":"x"}}`, "cluster_name"},
+		{"namespace with name and version", `{"deployment":{"name":"y","version":"2","namespace":"x"}}`, "namespace"},
+		{"namespace with the id", `{"id":"` + op.ID + `","deployment":{"namespace":"x"}}`, "namespace"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			r := raw(t, srv, "PATCH", path, nil, tt.body)
+			if r.status != http.StatusBadRequest {
+				t.Fatalf("status = %d, want 400; body %s", r.status, r.body)
+			}
+			if e := r.apiErr(t); e.ErrorCode != acctapi.CodeUnknownField || e.StatusCode != http.StatusBadRequest ||
+				!strings.Contains(e.Details["field"], tt.member) {
+				t.Errorf("error %+v, want %s naming %s", e, acctapi.CodeUnknownField, tt.member)
+			}
+		})
+	}
+	if got := must(ops.Get(t.Context(), op.ID))(t); got.Deployment != dep || !got.UpdatedAt.Equal(op.UpdatedAt) {
+		t.Errorf("after refused updates: deployment %+v updated %v, want %+v unchanged", got.Deployment, got.UpdatedAt, dep)
+	}
+
+	// name and version alone are accepted, the other members kept.
+	r := raw(t, srv, "PATCH", path, nil, `{"deployment":{"name":"op2","version":"2.0"}}`)
+	if r.status != http.StatusOK {
+		t.Fatalf("status = %d, want 200; body %s", r.status, r.body)
+	}
+	var got k8sop.Operator
+	r.decode(t, &got)
+	if want := (k8sop.Deployment{Name: "op2", Namespace: "ns", Version: "2.0", ClusterName: "c1"}); got.Deployment != want {
+		t.Errorf("deployment %+v, want %+v", got.Deployment, want)
+	}
+}
+
+func TestOperatorPrincipalURI(t *testing.T) {
+	t.Parallel()
+	srv, _ := start(t)
+	ctx := context.Background()
+	su, err := fake.Seed[account.ServiceUser](srv, "", &account.ServiceUserCreate{Name: "operator"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	key, err := account.NewAPIKeys(srv.Client()).Create(ctx, &account.APIKeyCreate{OwnerID: su.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := acctapi.NewClient(*key.Token, acctapi.WithBaseURL(srv.URL), acctapi.WithHTTPClient(srv.HTTPClient()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	op, err := k8sop.NewOperators(c).Create(ctx, &k8sop.OperatorCreate{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := acctapi.Ref{ID: su.ID, URI: srv.URL + "/service_users/" + su.ID}
+	if op.Principal != want {
+		t.Errorf("principal = %+v, want %+v", op.Principal, want)
+	}
+	// The account's user has no API path: its uri is "", as the real
+	// service's samples show.
+	op2, err := k8sop.NewOperators(srv.Client()).Create(ctx, &k8sop.OperatorCreate{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(op2.Principal.ID, "usr_") || op2.Principal.URI != "" {
+		t.Errorf("principal = %+v, want the account's user with no uri", op2.Principal)
+	}
+}
+
+func TestBoundEndpointsWithoutSelectors(t *testing.T) {
+	t.Parallel()
+	srv, _ := start(t)
+	ctx := context.Background()
+	if _, err := fake.Seed[k8sop.Endpoint](srv, "", &k8sop.Endpoint{Bindings: []string{"kubernetes"}}); err != nil {
+		t.Fatal(err)
+	}
+	op, err := k8sop.NewOperators(srv.Client()).Create(ctx, &k8sop.OperatorCreate{EnabledFeatures: []string{"ingress"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := k8sop.NewOperators(srv.Client()).BoundEndpointsPage(ctx, op.ID, nil)
+	if err != nil || len(p.Endpoints) != 0 || p.NextPageURI != nil {
+		t.Errorf("bound endpoints of an operator without selectors = %+v, %v; want an empty last page", p, err)
+	}
+}
+
+// TestSigningCA checks that an operator's binding certificate chains to
+// the fake's own CA.
+func TestSigningCA(t *testing.T) {
+	t.Parallel()
+	srv, _ := start(t)
+	op, err := k8sop.NewOperators(srv.Client()).Create(context.Background(), &k8sop.OperatorCreate{
+		EnabledFeatures: []string{"bindings"},
+		Binding:         &k8sop.BindingCreate{EndpointSelectors: []string{"true"}, CSR: newCSR(t, "op")},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	block, _ := pem.Decode([]byte(op.Binding.Cert.Cert))
+	if block == nil {
+		t.Fatalf("no PEM certificate in %q", op.Binding.Cert.Cert)
+	}
+	cert, err := x509.ParseCertificate(block.Bytes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ca, err := srv.SigningCA()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cert.CheckSignatureFrom(ca); err != nil {
+		t.Errorf("certificate does not chain to SigningCA: %v", err)
+	}
+
+}

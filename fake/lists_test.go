@@ -1,0 +1,299 @@
+package fake_test
+
+import (
+	"fmt"
+	"net/url"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/acctapi/acctapi"
+	"github.com/acctapi/acctapi/account"
+	"github.com/acctapi/acctapi/fake"
+	"github.com/google/go-cmp/cmp"
+)
+
+// page is a decoded service-user list page.
+type svcPage struct {
+	ServiceUsers []account.ServiceUser `json:"service_users"`
+	URI          string                `json:"uri"`
+	NextPageURI  *string               `json:"next_page_uri"`
+}
+
+// pathOf strips the server's base URL from an absolute URL.
+func pathOf(t *testing.T, srv *fake.Server, abs string) string {
+	t.Helper()
+	p, ok := strings.CutPrefix(abs, srv.URL)
+	if !ok {
+		t.Fatalf("%q is not an absolute URL of the server %s", abs, srv.URL)
+	}
+	return p
+}
+
+// TestPagination follows next_page_uri through lists of several sizes and
+// checks order, page sizes, uri and next_page_uri, which is null exactly on
+// the last page.
+func TestPagination(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name      string
+		n         int
+		query     string // of the first request
+		wantSizes []int
+		wantLimit string // in next_page_uri
+	}{
+		{"empty", 0, "", []int{0}, ""},
+		{"one", 1, "?limit=1", []int{1}, ""},
+		{"exact multiple of the limit", 9, "?limit=3", []int{3, 3, 3}, "3"},
+		{"remainder", 10, "?limit=3", []int{3, 3, 3, 1}, "3"},
+		{"limit 100 is allowed", 5, "?limit=100", []int{5}, ""},
+		{"default limit is 100", 101, "", []int{100, 1}, "100"},
+		{"exactly the default limit", 100, "", []int{100}, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			srv, clk := start(t)
+			var want []string // newest first
+			for i := range tt.n {
+				if i%7 == 0 {
+					clk.Advance(time.Second) // several ids per second, and several seconds
+				}
+				u := must(fake.Seed[account.ServiceUser](srv, "", &account.ServiceUserCreate{Name: fmt.Sprint("u", i)}))(t)
+				want = append([]string{u.ID}, want...)
+			}
+			var got []string
+			var sizes []int
+			path := "/service_users" + tt.query
+			for {
+				var p svcPage
+				raw(t, srv, "GET", path, nil, "").decode(t, &p)
+				if p.URI != srv.URL+"/service_users" {
+					t.Errorf("uri = %q, want the list's absolute URL without query", p.URI)
+				}
+				sizes = append(sizes, len(p.ServiceUsers))
+				got = append(got, idsOf(p.ServiceUsers, func(u account.ServiceUser) string { return u.ID })...)
+				if p.NextPageURI == nil {
+					break
+				}
+				next := must(url.Parse(*p.NextPageURI))(t)
+				q := next.Query()
+				if wantQ := (url.Values{"before_id": {got[len(got)-1]}, "limit": {tt.wantLimit}}); !cmp.Equal(wantQ, q) {
+					t.Errorf("next_page_uri query %v, want %v", q, wantQ)
+				}
+				if len(sizes) > 10 {
+					t.Fatal("too many pages")
+				}
+				path = pathOf(t, srv, *p.NextPageURI)
+			}
+			if diff := cmp.Diff(tt.wantSizes, sizes); diff != "" {
+				t.Errorf("page sizes (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(want, got, cmpEmpty); diff != "" {
+				t.Errorf("ids (-want +got):\n%s", diff)
+			}
+			if !slices.IsSortedFunc(got, func(a, b string) int { return strings.Compare(b, a) }) {
+				t.Errorf("ids are not newest (largest) first: %v", got)
+			}
+			// The typed client follows the same pages.
+			all := collect(t, account.NewServiceUsers(srv.Client()).List(t.Context(), &acctapi.FilterOptions{Limit: 3}))
+			if diff := cmp.Diff(want, idsOf(all, func(u account.ServiceUser) string { return u.ID }), cmpEmpty); diff != "" {
+				t.Errorf("client List ids (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// cmpEmpty makes nil and empty slices equal.
+var cmpEmpty = cmp.Comparer(func(a, b []string) bool { return slices.Equal(a, b) })
+
+// TestBeforeID checks that before_id need not be an existing id.
+func TestBeforeID(t *testing.T) {
+	t.Parallel()
+	srv, _ := start(t)
+	var ids []string // newest first
+	for i := range 5 {
+		u := must(fake.Seed[account.ServiceUser](srv, "", &account.ServiceUserCreate{Name: fmt.Sprint("u", i)}))(t)
+		ids = append([]string{u.ID}, ids...)
+	}
+	tests := []struct {
+		name, before string
+		want         []string
+	}{
+		{"existing id", ids[1], ids[2:]},
+		{"between two ids", ids[2] + "z", ids[2:]},
+		{"after every id", "service_zzzzzzzzzzzzzzzzzzzzzzzzzzz", ids[1:]},
+		{"before every id", "service_0", nil},
+		{"another kind's prefix", "a", nil},
+		{"deleted id", ids[0], ids[1:]},
+	}
+	must(0, account.NewServiceUsers(srv.Client()).Delete(t.Context(), ids[0]))(t)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var p svcPage
+			r := raw(t, srv, "GET", "/service_users?before_id="+url.QueryEscape(tt.before), nil, "")
+			if r.status != 200 {
+				t.Fatalf("status %d: %s", r.status, r.body)
+			}
+			r.decode(t, &p)
+			if diff := cmp.Diff(tt.want, idsOf(p.ServiceUsers, func(u account.ServiceUser) string { return u.ID }), cmpEmpty); diff != "" {
+				t.Errorf("ids (-want +got):\n%s", diff)
+			}
+			if p.NextPageURI != nil {
+				t.Errorf("next_page_uri = %q, want null", *p.NextPageURI)
+			}
+		})
+	}
+}
+
+// TestAPIKeyFilters runs CEL filters on /api_keys, with time read from the
+// manual clock.
+func TestAPIKeyFilters(t *testing.T) {
+	t.Parallel()
+	srv, clk := start(t)
+	ctx := t.Context()
+	su := must(fake.Seed[account.ServiceUser](srv, "", &account.ServiceUserCreate{Name: "bot"}))(t)
+	user := srv.Accounts()[0].UserID
+	seed := func(desc, meta, owner string) {
+		t.Helper()
+		must(fake.Seed[account.APIKey](srv, "", &account.APIKeyCreate{Description: desc, Metadata: meta, OwnerID: owner}))(t)
+	}
+	// The account's initial key: description "", created at t0.
+	seed("ci-old", `{"env":"ci"}`, "")
+	clk.Advance(10 * 24 * time.Hour) // 2026-11-11T12:00:00Z
+	seed("ci-new", "", su.ID)
+	seed("prod", `{"env":"prod"}`, "")
+	clk.Advance(time.Hour) // now: 2026-11-11T13:00:00Z
+
+	tests := []struct {
+		name, filter string
+		want         []string // descriptions, newest first
+	}{
+		{"startsWith", `obj.description.startsWith("ci-")`, []string{"ci-new", "ci-old"}},
+		{"endsWith", `obj.description.endsWith("new")`, []string{"ci-new"}},
+		{"contains on metadata", `obj.metadata.contains("prod")`, []string{"prod"}},
+		{"empty description", `obj.description == ""`, []string{""}},
+		{"not empty", `!(obj.description == "")`, []string{"prod", "ci-new", "ci-old"}},
+		{"in a list", `obj.description in ["prod", "ci-old", "nope"]`, []string{"prod", "ci-old"}},
+		{"owner in a list", `obj.owner_id in ["` + su.ID + `"]`, []string{"ci-new"}},
+		{"owner", `obj.owner_id == "` + user + `" && obj.description != ""`, []string{"prod", "ci-old"}},
+		{"created after a timestamp", `obj.created_at > timestamp("2026-11-05T00:00:00Z")`, []string{"prod", "ci-new"}},
+		{"created at t0", `obj.created_at == timestamp("2026-11-01T12:00:00Z")`, []string{"ci-old", ""}},
+		{"last 7 days", `obj.created_at > time.now.subtract("7d")`, []string{"prod", "ci-new"}},
+		{"older than 7 days", `obj.created_at <= time.now.subtract("7d")`, []string{"ci-old", ""}},
+		{"add", `obj.created_at.add("10d1h") == time.now`, []string{"ci-old", ""}},
+		{"size", `size(obj.description) > 4 || obj.metadata == "x"`, []string{"ci-new", "ci-old"}},
+		{"id equality", `obj.id == "ak_nope"`, nil},
+		{"or and parentheses", `(obj.description == "prod" || obj.description == "ci-new") && obj.metadata != ""`, []string{"prod"}},
+		{"has a filterable field", `has(obj.metadata) && obj.description.startsWith("ci")`, []string{"ci-new", "ci-old"}},
+	}
+	keys := account.NewAPIKeys(srv.Client())
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			got := collect(t, keys.List(ctx, &acctapi.FilterOptions{Filter: tt.filter, Limit: 1}))
+			descs := idsOf(got, func(k account.APIKey) string { return k.Description })
+			if diff := cmp.Diff(tt.want, descs, cmpEmpty); diff != "" {
+				t.Errorf("filter %s (-want +got):\n%s", tt.filter, diff)
+			}
+		})
+	}
+
+	// next_page_uri carries the filter, and the last matching item ends the
+	// list even when unmatched items follow it.
+	const f = `obj.description.startsWith("ci-")`
+	p := must(keys.Page(ctx, &acctapi.FilterOptions{Filter: f, Limit: 1}))(t)
+	if p.NextPageURI == nil {
+		t.Fatal("first page of two: next_page_uri is null")
+	}
+	next := must(url.Parse(*p.NextPageURI))(t)
+	if diff := cmp.Diff(url.Values{"before_id": {p.Keys[0].ID}, "limit": {"1"}, "filter": {f}}, next.Query()); diff != "" {
+		t.Errorf("next_page_uri query (-want +got):\n%s", diff)
+	}
+	var last account.APIKeyList
+	raw(t, srv, "GET", pathOf(t, srv, *p.NextPageURI), nil, "").decode(t, &last)
+	if len(last.Keys) != 1 || last.Keys[0].Description != "ci-old" || last.NextPageURI != nil {
+		t.Errorf("second page %+v, want ci-old and next_page_uri null", last)
+	}
+}
+
+// TestFilterOtherLists checks filters on the service user list and that
+// lists without a filter refuse one.
+func TestFilterOtherLists(t *testing.T) {
+	t.Parallel()
+	srv, clk := start(t)
+	a := must(fake.Seed[account.ServiceUser](srv, "", &account.ServiceUserCreate{Name: "a"}))(t)
+	clk.Advance(time.Hour)
+	b := must(fake.Seed[account.ServiceUser](srv, "", &account.ServiceUserCreate{Name: "b"}))(t)
+	got := collect(t, account.NewServiceUsers(srv.Client()).List(t.Context(), &acctapi.FilterOptions{Filter: `obj.created_at > timestamp("2026-11-01T12:00:00Z")`}))
+	if diff := cmp.Diff([]account.ServiceUser{b}, got); diff != "" {
+		t.Errorf("filtered (-want +got):\n%s", diff)
+	}
+	got = collect(t, account.NewServiceUsers(srv.Client()).List(t.Context(), &acctapi.FilterOptions{Filter: `obj.id == "` + a.ID + `"`}))
+	if diff := cmp.Diff([]account.ServiceUser{a}, got); diff != "" {
+		t.Errorf("by id (-want +got):\n%s", diff)
+	}
+	for _, tt := range []struct {
+		path string
+		code string
+	}{
+		{"/service_users?filter=" + url.QueryEscape(`obj.name == "a"`), acctapi.CodeBadFilter}, // name is not filterable
+		{"/backends/failover?filter=true", acctapi.CodeUnknownQueryParam},
+		{"/backends/http_response?filter=true", acctapi.CodeUnknownQueryParam},
+		{"/kubernetes_operators?filter=true", acctapi.CodeUnknownQueryParam},
+		{"/api_keys?filter=" + url.QueryEscape(`obj.created_at > time.now.subtract("7w")`), acctapi.CodeBadFilter},
+		{"/api_keys?filter=" + url.QueryEscape(`obj`), acctapi.CodeBadFilter},
+	} {
+		r := raw(t, srv, "GET", tt.path, nil, "")
+		if r.status != 400 || r.apiErr(t).ErrorCode != tt.code {
+			t.Errorf("GET %s: %d %s, want 400 %s", tt.path, r.status, r.body, tt.code)
+		}
+	}
+}
+
+func TestFilterIDSubstringAnywhere(t *testing.T) {
+	t.Parallel()
+	srv, _ := start(t)
+	for _, f := range []string{`obj.id.startsWith("service_")`, `string(obj.id).startsWith("service_")`, `(obj.id + "").contains("x")`} {
+		r := raw(t, srv, "GET", "/service_users?filter="+url.QueryEscape(f), nil, "")
+		if r.status != 400 || r.apiErr(t).ErrorCode != acctapi.CodeBadFilter {
+			t.Errorf("filter %s: status %d %s, want 400 %s", f, r.status, r.body, acctapi.CodeBadFilter)
+		}
+	}
+}
+
+// TestFilterLimits: a filter's length, nesting and cost are bounded, per
+// item and per request, and every refusal is 400 ERR_NGROK_250.
+func TestFilterLimits(t *testing.T) {
+	srv, _ := start(t)
+	for i := range 50 {
+		must(fake.Seed[account.APIKey](srv, "", &account.APIKeyCreate{Description: fmt.Sprintf("key-%d", i)}))(t)
+	}
+	list := func(n int) string { return "[" + strings.TrimSuffix(strings.Repeat("1,", n), ",") + "]" }
+	l20, l60 := list(20), list(60)
+	for _, tt := range []struct {
+		name, filter string
+		status       int
+	}{
+		{"4096 bytes", `obj.description == "` + strings.Repeat("x", 4096-len(`obj.description == ""`)) + `"`, 200},
+		{"4097 bytes", `obj.description == "` + strings.Repeat("x", 4097-len(`obj.description == ""`)) + `"`, 400},
+		{"nesting", strings.Repeat("(", 64) + "true" + strings.Repeat(")", 64), 400},
+		{"over the per-item cost", fmt.Sprintf("%s.all(x, %s.all(y, %s.all(z, x+y+z > 0)))", l60, l60, l60), 400},
+		// Under the per-item limit (about 80,000), but not over 50 items.
+		{"over the per-request cost", fmt.Sprintf("%s.all(x, %s.all(y, %s.all(z, x+y+z > 0)))", l20, l20, l20), 400},
+		{"cheap, over every item", `obj.description.endsWith("-49") && obj.created_at > timestamp("2000-01-01T00:00:00Z")`, 200},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			got := raw(t, srv, "GET", "/api_keys?filter="+url.QueryEscape(tt.filter), nil, "")
+			if got.status != tt.status {
+				t.Fatalf("status %d %s, want %d", got.status, got.body, tt.status)
+			}
+			if got.status == 400 {
+				if e := got.apiErr(t); e.ErrorCode != acctapi.CodeBadFilter {
+					t.Errorf("error %+v, want %s", e, acctapi.CodeBadFilter)
+				}
+			}
+		})
+	}
+}

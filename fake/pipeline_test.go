@@ -1,0 +1,439 @@
+package fake_test
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/acctapi/acctapi"
+	"github.com/acctapi/acctapi/account"
+	"github.com/acctapi/acctapi/backends"
+	"github.com/acctapi/acctapi/fake"
+	"github.com/google/go-cmp/cmp"
+)
+
+// TestErrorTable sends one request for every row of the contract's §2
+// table and checks the status, the error code, the body's shape and the
+// order of the checks.
+func TestErrorTable(t *testing.T) {
+	t.Parallel()
+	srv, _ := start(t)
+	ctx := context.Background()
+	inactive, err := fake.Seed[account.ServiceUser](srv, "", &account.ServiceUserCreate{Name: "sleepy"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	key, err := account.NewAPIKeys(srv.Client()).Create(ctx, &account.APIKeyCreate{OwnerID: inactive.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := false
+	if _, err := account.NewServiceUsers(srv.Client()).Update(ctx, &account.ServiceUserUpdate{ID: inactive.ID, Active: &f}); err != nil {
+		t.Fatal(err)
+	}
+	hr, err := fake.Seed[backends.HTTPResponse](srv, "", &backends.HTTPResponseCreate{StatusCode: 418})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := fake.Seed[backends.Failover](srv, "", &backends.FailoverCreate{Backends: []string{hr.ID}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := fake.Seed[account.ServiceUser](srv, "", &account.ServiceUserCreate{Name: "taken"}); err != nil {
+		t.Fatal(err)
+	}
+
+	tests := []struct {
+		name         string
+		method, path string
+		hdr          map[string]string
+		body         string
+		status       int
+		code         string
+	}{
+		{"no authorization", "GET", "/service_users", map[string]string{"Authorization": ""}, "", 401, acctapi.CodeNoAuthorization},
+		{"not bearer", "GET", "/service_users", map[string]string{"Authorization": "Basic abc"}, "", 401, acctapi.CodeBadAuthorization},
+		{"bearer without token", "GET", "/service_users", map[string]string{"Authorization": "Bearer"}, "", 401, acctapi.CodeBadAuthorization},
+		{"unknown token", "GET", "/service_users", map[string]string{"Authorization": "Bearer nope"}, "", 401, acctapi.CodeInvalidToken},
+		{"auth before routing", "GET", "/no/such/path", map[string]string{"Authorization": "Bearer nope"}, "", 401, acctapi.CodeInvalidToken},
+		{"inactive service user", "GET", "/service_users", map[string]string{"Authorization": "Bearer " + *key.Token}, "", 403, acctapi.CodeInactivePrincipal},
+		{"no version", "GET", "/service_users", map[string]string{"Service-Version": ""}, "", 400, acctapi.CodeNoVersion},
+		{"version 3", "GET", "/service_users", map[string]string{"Service-Version": "3"}, "", 400, acctapi.CodeBadVersion},
+		{"version before routing", "GET", "/nowhere", map[string]string{"Service-Version": ""}, "", 400, acctapi.CodeNoVersion},
+		{"invalid JSON", "POST", "/service_users", nil, `{"name":`, 400, acctapi.CodeInvalidJSON},
+		{"trailing data", "POST", "/service_users", nil, `{"name":"x"} {}`, 400, acctapi.CodeInvalidJSON},
+		{"body over 1 MiB", "POST", "/api_keys", nil, `{"description":"` + strings.Repeat("a", fake.MaxBodyBytes) + `"}`, 413, acctapi.CodeBodyTooLarge},
+		{"not JSON content type", "POST", "/service_users", map[string]string{"Content-Type": "text/plain"}, `{"name":"x"}`, 415, acctapi.CodeBadContentType},
+		{"unknown member", "POST", "/service_users", nil, `{"name":"x","nick":"y"}`, 400, acctapi.CodeUnknownField},
+		{"wrong type", "POST", "/service_users", nil, `{"name":5}`, 400, acctapi.CodeInvalidValue},
+		{"not an object", "POST", "/service_users", nil, `[1]`, 400, acctapi.CodeInvalidValue},
+		{"invalid value", "POST", "/service_users", nil, `{"name":""}`, 400, acctapi.CodeInvalidValue},
+		{"description over 255 bytes", "POST", "/api_keys", nil, `{"description":"` + strings.Repeat("é", 128) + `"}`, 400, acctapi.CodeDescriptionTooLong},
+		{"metadata over 4096 bytes", "POST", "/api_keys", nil, `{"metadata":"` + strings.Repeat("m", 4097) + `"}`, 400, acctapi.CodeMetadataTooLong},
+		{"unknown query parameter", "GET", "/service_users?page=2", nil, "", 400, acctapi.CodeUnknownQueryParam},
+		{"filter where none is taken", "GET", "/bot_users?filter=true", nil, "", 400, acctapi.CodeUnknownQueryParam},
+		{"query parameter twice", "GET", "/service_users?limit=1&limit=2", nil, "", 400, acctapi.CodeRepeatedQueryParam},
+		{"limit 0", "GET", "/service_users?limit=0", nil, "", 400, acctapi.CodeBadLimit},
+		{"limit 101", "GET", "/service_users?limit=101", nil, "", 400, acctapi.CodeBadLimit},
+		{"limit not a number", "GET", "/service_users?limit=ten", nil, "", 400, acctapi.CodeBadLimit},
+		{"filter syntax", "GET", "/api_keys?filter=obj.id%20%3D%3D", nil, "", 400, acctapi.CodeBadFilter},
+		{"filter unknown field", "GET", "/api_keys?filter=obj.token%20%3D%3D%20%22x%22", nil, "", 400, acctapi.CodeBadFilter},
+		{"filter not boolean", "GET", "/api_keys?filter=obj.description", nil, "", 400, acctapi.CodeBadFilter},
+		{"filter contains on id", "GET", "/api_keys?filter=obj.id.contains(%22a%22)", nil, "", 400, acctapi.CodeBadFilter},
+		{"no such resource", "GET", "/service_users/service_nope", nil, "", 404, acctapi.CodeNotFound},
+		{"unknown path", "GET", "/service_users/x/y", nil, "", 404, acctapi.CodeNoRoute},
+		{"method not served", "PUT", "/service_users", nil, `{}`, 405, acctapi.CodeMethodNotAllowed},
+		{"name taken", "POST", "/service_users", nil, `{"name":"taken"}`, 409, acctapi.CodeNameTaken},
+		{"still referenced", "DELETE", "/backends/http_response/" + hr.ID, nil, "", 409, acctapi.CodeStillReferenced},
+		{"unknown reference", "POST", "/backends/failover", nil, `{"backends":["bkdhr_nope"]}`, 400, acctapi.CodeUnknownBackend},
+		{"id in body differs from path", "PATCH", "/service_users/" + inactive.ID, nil, `{"id":"service_other"}`, 400, acctapi.CodeInvalidValue},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := raw(t, srv, tt.method, tt.path, tt.hdr, tt.body)
+			if r.status != tt.status {
+				t.Fatalf("status = %d, want %d; body %s", r.status, tt.status, r.body)
+			}
+			if ct := r.header.Get("Content-Type"); ct != "application/json" {
+				t.Errorf("Content-Type = %q", ct)
+			}
+			e := r.apiErr(t)
+			if e.ErrorCode != tt.code || e.StatusCode != tt.status || e.Msg == "" || !strings.HasPrefix(e.OperationID(), "op_") {
+				t.Errorf("body = %+v, want code %s, status %d, a message and an operation id", e, tt.code, tt.status)
+			}
+			if strings.Contains(string(r.body), srv.APIKey()) || strings.Contains(string(r.body), *key.Token) {
+				t.Errorf("error body echoes a token: %s", r.body)
+			}
+		})
+	}
+	t.Run("405 names the allowed methods", func(t *testing.T) {
+		r := raw(t, srv, "PUT", "/service_users", nil, `{}`)
+		if got := r.header.Get("Allow"); got != "GET, POST" {
+			t.Errorf("Allow = %q, want %q", got, "GET, POST")
+		}
+	})
+}
+
+// TestNgrokVersionAlias checks that existing clients of the real service,
+// which send Ngrok-Version, are served, and that Service-Version wins.
+func TestNgrokVersionAlias(t *testing.T) {
+	t.Parallel()
+	srv, _ := start(t)
+	for _, tt := range []struct {
+		name   string
+		hdr    map[string]string
+		status int
+	}{
+		{"alias alone", map[string]string{"Service-Version": "", "Ngrok-Version": "2"}, 200},
+		{"service version wins", map[string]string{"Service-Version": "2", "Ngrok-Version": "9"}, 200},
+		{"service version wins when wrong", map[string]string{"Service-Version": "9", "Ngrok-Version": "2"}, 400},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if r := raw(t, srv, "GET", "/api_keys", tt.hdr, ""); r.status != tt.status {
+				t.Errorf("status = %d, want %d: %s", r.status, tt.status, r.body)
+			}
+		})
+	}
+}
+
+// TestStatusCodes checks 201, 200 and 204 with an empty body.
+func TestStatusCodes(t *testing.T) {
+	t.Parallel()
+	srv, _ := start(t)
+	r := raw(t, srv, "POST", "/service_users", nil, `{"name":"a"}`)
+	if r.status != http.StatusCreated {
+		t.Fatalf("create: %d %s", r.status, r.body)
+	}
+	var u account.ServiceUser
+	r.decode(t, &u)
+	if !u.Active {
+		t.Error("active did not default to true")
+	}
+	if got := raw(t, srv, "GET", "/service_users/"+u.ID, nil, ""); got.status != 200 {
+		t.Errorf("get: %d", got.status)
+	}
+	if got := raw(t, srv, "PATCH", "/service_users/"+u.ID, nil, `{"name":"b"}`); got.status != 200 {
+		t.Errorf("update: %d", got.status)
+	}
+	del := raw(t, srv, "DELETE", "/service_users/"+u.ID, nil, "")
+	if del.status != http.StatusNoContent || len(del.body) != 0 {
+		t.Errorf("delete: %d %q, want 204 and no body", del.status, del.body)
+	}
+	if got := raw(t, srv, "GET", "/service_users/"+u.ID, nil, ""); got.status != 404 {
+		t.Errorf("get after delete: %d", got.status)
+	}
+}
+
+// padded returns body followed by white space up to n bytes.
+func padded(body string, n int) string {
+	return body + strings.Repeat(" ", n-len(body))
+}
+
+// TestBodyLimit checks the 1 MiB limit at its edge: a body of exactly
+// 1 MiB passes the size check (and is then judged on its content), one
+// byte more is 413.
+func TestBodyLimit(t *testing.T) {
+	t.Parallel()
+	srv, _ := start(t)
+	tests := []struct {
+		name   string
+		body   string
+		status int
+		code   string
+	}{
+		{"exactly 1 MiB, valid", padded(`{"name":"big"}`, fake.MaxBodyBytes), http.StatusCreated, ""},
+		{"exactly 1 MiB, name too long", `{"name":"d` + strings.Repeat("x", fake.MaxBodyBytes-len(`{"name":"d"}`)) + `"}`, http.StatusBadRequest, acctapi.CodeInvalidValue},
+		{"1 MiB + 1, white space", padded(`{"name":"big2"}`, fake.MaxBodyBytes+1), http.StatusRequestEntityTooLarge, acctapi.CodeBodyTooLarge},
+		{"far over", padded(`{"name":"big3"}`, 3*fake.MaxBodyBytes), http.StatusRequestEntityTooLarge, acctapi.CodeBodyTooLarge},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := raw(t, srv, "POST", "/service_users", nil, tt.body)
+			if r.status != tt.status {
+				t.Fatalf("status %d, want %d: %.200s", r.status, tt.status, r.body)
+			}
+			if tt.code != "" && r.apiErr(t).ErrorCode != tt.code {
+				t.Errorf("code %s, want %s", r.apiErr(t).ErrorCode, tt.code)
+			}
+		})
+	}
+	if n := len(fake.List[account.ServiceUser](srv, "")); n != 1 {
+		t.Errorf("%d service users, want the one 1 MiB create", n)
+	}
+}
+
+// TestPatchBodies checks odd PATCH bodies: an empty body is {}, and JSON
+// null members are absent.
+func TestPatchBodies(t *testing.T) {
+	t.Parallel()
+	srv, _ := start(t)
+	su := must(fake.Seed[account.ServiceUser](srv, "", &account.ServiceUserCreate{Name: "a"}))(t)
+	hr := must(fake.Seed[backends.HTTPResponse](srv, "", &backends.HTTPResponseCreate{StatusCode: 201, Body: "b",
+		Headers: map[string]string{"A": "1"}}))(t)
+	fo := must(fake.Seed[backends.Failover](srv, "", &backends.FailoverCreate{Backends: []string{hr.ID}}))(t)
+
+	tests := []struct {
+		name, path string
+		hdr        map[string]string
+		body       string
+		want       any // what a GET shows afterwards, decoded into its type
+	}{
+		{"empty body", "/service_users/" + su.ID, nil, "", su},
+		{"empty body without content type", "/service_users/" + su.ID, map[string]string{"Content-Type": ""}, "", su},
+		{"white space body", "/service_users/" + su.ID, nil, " \n\t", su},
+		{"empty object", "/service_users/" + su.ID, nil, "{}", su},
+		{"null members", "/service_users/" + su.ID, nil, `{"id":null,"name":null,"active":null}`, su},
+		{"null members of a backend", "/backends/http_response/" + hr.ID, nil,
+			`{"description":null,"metadata":null,"body":null,"headers":null,"status_code":null}`, hr},
+		{"null backends list", "/backends/failover/" + fo.ID, nil, `{"backends":null}`, fo},
+		{"id equal to the path", "/service_users/" + su.ID, nil, `{"id":"` + su.ID + `"}`, su},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := raw(t, srv, "PATCH", tt.path, tt.hdr, tt.body)
+			if r.status != http.StatusOK {
+				t.Fatalf("status %d: %s", r.status, r.body)
+			}
+			for _, resp := range []response{r, raw(t, srv, "GET", tt.path, nil, "")} {
+				switch want := tt.want.(type) {
+				case account.ServiceUser:
+					var got account.ServiceUser
+					resp.decode(t, &got)
+					if diff := cmp.Diff(want, got); diff != "" {
+						t.Errorf("(-want +got):\n%s", diff)
+					}
+				case backends.HTTPResponse:
+					var got backends.HTTPResponse
+					resp.decode(t, &got)
+					if diff := cmp.Diff(want, got); diff != "" {
+						t.Errorf("(-want +got):\n%s", diff)
+					}
+				case backends.Failover:
+					var got backends.Failover
+					resp.decode(t, &got)
+					if diff := cmp.Diff(want, got); diff != "" {
+						t.Errorf("(-want +got):\n%s", diff)
+					}
+				}
+			}
+		})
+	}
+	// An empty POST body is {} too, and is then validated.
+	r := raw(t, srv, "POST", "/backends/failover", map[string]string{"Content-Type": ""}, "")
+	if r.status != http.StatusCreated {
+		t.Errorf("empty POST body of a failover: %d %s", r.status, r.body)
+	}
+	r = raw(t, srv, "POST", "/service_users", nil, "")
+	if r.status != http.StatusBadRequest || r.apiErr(t).Details["field"] != "name" {
+		t.Errorf("empty POST body of a service user: %d %s, want 400 naming name", r.status, r.body)
+	}
+}
+
+// TestStrictMembers checks what encoding/json alone would let through:
+// member names differing only in letter case are unknown members, a member
+// given twice is refused, and the check of a body's id comes after its
+// members are known.
+func TestStrictMembers(t *testing.T) {
+	t.Parallel()
+	srv, _ := start(t)
+	su := must(fake.Seed[account.ServiceUser](srv, "", &account.ServiceUserCreate{Name: "a"}))(t)
+	tests := []struct {
+		name, method, path, body string
+		code, field              string
+	}{
+		{"capitalized name", "POST", "/service_users", `{"Name":"caps"}`, acctapi.CodeUnknownField, "Name"},
+		{"twice", "POST", "/service_users", `{"name":"b","name":"c"}`, acctapi.CodeInvalidJSON, "name"},
+		{"nested, other case", "POST", "/backends/http_response", `{"status_code":200,"headers":{"a":"b"},"Body":"x"}`, acctapi.CodeUnknownField, "Body"},
+		{"twice in a map", "POST", "/backends/http_response", `{"status_code":200,"headers":{"a":"b","a":"c"}}`, acctapi.CodeInvalidJSON, "headers.a"},
+		{"unknown member before a wrong id", "PATCH", "/service_users/" + su.ID, `{"id":"other","nick":"x"}`, acctapi.CodeUnknownField, "nick"},
+		{"wrong id", "PATCH", "/service_users/" + su.ID, `{"id":"other"}`, acctapi.CodeInvalidValue, "id"},
+		{"id in another case", "PATCH", "/service_users/" + su.ID, `{"ID":"other"}`, acctapi.CodeUnknownField, "ID"},
+		{"twice as invalid UTF-8", "POST", "/backends/tunnel_group", "{\"labels\":{\"\xff\":\"a\",\"\xfe\":\"b\"}}", acctapi.CodeInvalidJSON, "labels.\ufffd"},
+		{"twice, escaped and not", "POST", "/backends/tunnel_group", "{\"labels\":{\"\xff\":\"a\",\"\\ufffd\":\"b\"}}", acctapi.CodeInvalidJSON, "labels.\ufffd"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := raw(t, srv, tt.method, tt.path, nil, tt.body)
+			if r.status != http.StatusBadRequest {
+				t.Fatalf("status %d, want 400: %s", r.status, r.body)
+			}
+			e := r.apiErr(t)
+			if e.ErrorCode != tt.code || e.Details["field"] != tt.field {
+				t.Errorf("code %s field %q, want %s %q: %s", e.ErrorCode, e.Details["field"], tt.code, tt.field, r.body)
+			}
+		})
+	}
+	if diff := cmp.Diff([]string{"a"}, names(fake.List[account.ServiceUser](srv, ""))); diff != "" {
+		t.Errorf("service users (-want +got):\n%s", diff)
+	}
+}
+
+func names(us []account.ServiceUser) []string {
+	var out []string
+	for _, u := range us {
+		out = append(out, u.Name)
+	}
+	return out
+}
+
+func TestBodyIDAnySpelling(t *testing.T) {
+	t.Parallel()
+	srv, _ := start(t)
+	u, err := fake.Seed[account.ServiceUser](srv, "", &account.ServiceUserCreate{Name: "a"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, member := range []string{"id", "Id", "ID"} {
+		r := raw(t, srv, "PATCH", "/service_users/"+u.ID, nil, `{"`+member+`":"service_other","name":"b"}`)
+		if r.status != 400 {
+			t.Errorf("%s naming another id: status %d, want 400", member, r.status)
+		}
+	}
+	if got, _ := fake.Get[account.ServiceUser](srv, "", u.ID); got.Name != "a" {
+		t.Errorf("name changed to %q", got.Name)
+	}
+}
+
+func TestQueryErrorsDeterministic(t *testing.T) {
+	t.Parallel()
+	srv, _ := start(t)
+	for range 20 {
+		r := raw(t, srv, "GET", "/service_users?foo=1&limit=1&limit=2", nil, "")
+		if got := r.apiErr(t).ErrorCode; got != acctapi.CodeUnknownQueryParam {
+			t.Fatalf("error code %s, want %s every time", got, acctapi.CodeUnknownQueryParam)
+		}
+	}
+}
+
+// TestRateLimit checks the management API's own limit (contract §7): per
+// account, over a rolling window on the server's clock, with 429,
+// ERR_NGROK_226 and a truthful Retry-After.
+func TestRateLimit(t *testing.T) {
+	t.Parallel()
+	srv, clk := start(t, fake.WithRateLimit(3, time.Minute), fake.WithAccount(fake.Account{}), fake.WithAccount(fake.Account{}))
+	accts := srv.Accounts()
+	keys := func(i int) *account.APIKeys {
+		c, err := srv.ClientFor(accts[i].APIKeys[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		return account.NewAPIKeys(c)
+	}
+	a, b := keys(0), keys(1)
+	ctx := context.Background()
+	list := func(k *account.APIKeys) error {
+		_, err := k.Page(ctx, nil)
+		return err
+	}
+	for i := range 3 {
+		if err := list(a); err != nil {
+			t.Fatalf("request %d: %v", i+1, err)
+		}
+		clk.Advance(10 * time.Second)
+	}
+	err := list(a)
+	retry, limited := acctapi.IsRateLimited(err)
+	if !limited || !acctapi.HasCode(err, acctapi.CodeRateLimited) {
+		t.Fatalf("fourth request: %v, want 429 %s", err, acctapi.CodeRateLimited)
+	}
+	// The first request was at t0; it leaves the window at t0+60s, 30 s
+	// from now.
+	if retry < 30*time.Second || retry > 32*time.Second {
+		t.Errorf("Retry-After = %v, want about 30s", retry)
+	}
+	if err := list(b); err != nil {
+		t.Errorf("the other account is limited too: %v", err)
+	}
+	clk.Advance(retry)
+	if err := list(a); err != nil {
+		t.Errorf("after Retry-After: %v", err)
+	}
+	// Reset forgets what the limit counted.
+	for range 3 {
+		_ = list(a)
+	}
+	if err := list(a); !acctapi.HasCode(err, acctapi.CodeRateLimited) {
+		t.Fatalf("over the limit again: %v", err)
+	}
+	srv.Reset()
+	if err := list(a); err != nil {
+		t.Errorf("after Reset: %v", err)
+	}
+}
+
+func TestRateLimitOption(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		n     int64
+		every time.Duration
+	}{{0, time.Minute}, {1, 0}, {1, 1500 * time.Millisecond}} {
+		if _, err := fake.New(fake.WithoutListener(), fake.WithRateLimit(tt.n, tt.every)); err == nil {
+			t.Errorf("WithRateLimit(%d, %v): no error", tt.n, tt.every)
+		}
+	}
+}
+
+// TestRateLimitResetConcurrent resets the limit while requests over it are
+// answered (run with -race).
+func TestRateLimitResetConcurrent(t *testing.T) {
+	t.Parallel()
+	srv, _ := start(t, fake.WithRateLimit(1, time.Minute))
+	keys := account.NewAPIKeys(srv.Client())
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Go(func() {
+			for range 20 {
+				_, err := keys.Page(t.Context(), nil)
+				if err != nil && !acctapi.HasCode(err, acctapi.CodeRateLimited) {
+					t.Errorf("answer: %v", err)
+				}
+			}
+		})
+	}
+	for range 20 {
+		srv.Reset()
+	}
+	wg.Wait()
+}

@@ -1,0 +1,102 @@
+package fake_test
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/acctapi/acctapi"
+	"github.com/acctapi/acctapi/account"
+	"github.com/acctapi/acctapi/fake"
+	"github.com/google/go-cmp/cmp"
+)
+
+// TestOverTCP drives a listening server: uris carry the address the
+// request reached, and a dropped connection reaches the client as a
+// transport error.
+func TestOverTCP(t *testing.T) {
+	t.Parallel()
+	srv := fake.Start(t, fake.WithIDSeed(1))
+	if !strings.HasPrefix(srv.URL, "http://127.0.0.1:") {
+		t.Fatalf("URL %q, want a loopback address", srv.URL)
+	}
+	ctx := t.Context()
+	users := account.NewServiceUsers(srv.Client())
+	for _, name := range []string{"a", "b"} {
+		u := must(users.Create(ctx, &account.ServiceUserCreate{Name: name}))(t)
+		if u.URI != srv.URL+"/service_users/"+u.ID {
+			t.Errorf("uri %q, want under %s", u.URI, srv.URL)
+		}
+	}
+	p := must(users.Page(ctx, &acctapi.FilterOptions{Limit: 1}))(t)
+	if p.URI != srv.URL+"/service_users" || p.NextPageURI == nil || !strings.HasPrefix(*p.NextPageURI, srv.URL+"/service_users?") {
+		t.Errorf("page uri %q next %v", p.URI, p.NextPageURI)
+	}
+	if n := len(collect(t, users.List(ctx, &acctapi.FilterOptions{Limit: 1}))); n != 2 {
+		t.Errorf("listed %d over TCP, want 2", n)
+	}
+
+	srv.DropNext("POST", "/service_users", 1)
+	_, err := users.Create(ctx, &account.ServiceUserCreate{Name: "c"})
+	var apiErr *acctapi.Error
+	if err == nil || errors.As(err, &apiErr) {
+		t.Errorf("dropped create: err = %v, want a transport error", err)
+	}
+	if n := len(fake.List[account.ServiceUser](srv, "")); n != 2 {
+		t.Errorf("%d service users after a dropped create, want 2", n)
+	}
+	// The server still serves.
+	must(users.Create(ctx, &account.ServiceUserCreate{Name: "c"}))(t)
+}
+
+// TestPublicBaseURL checks that uris and next_page_uri use the configured
+// base, in responses and in what Seed and Get return.
+func TestPublicBaseURL(t *testing.T) {
+	t.Parallel()
+	const base = "https://api.example.test/v2"
+	srv, _ := start(t, fake.WithPublicBaseURL(base+"/"))
+	u := must(fake.Seed[account.ServiceUser](srv, "", &account.ServiceUserCreate{Name: "a"}))(t)
+	must(fake.Seed[account.ServiceUser](srv, "", &account.ServiceUserCreate{Name: "b"}))(t)
+	if u.URI != base+"/service_users/"+u.ID {
+		t.Errorf("seeded uri %q", u.URI)
+	}
+	var p svcPage
+	raw(t, srv, "GET", "/service_users?limit=1", nil, "").decode(t, &p)
+	if p.URI != base+"/service_users" || p.NextPageURI == nil || !strings.HasPrefix(*p.NextPageURI, base+"/service_users?") {
+		t.Errorf("page uri %q next %v", p.URI, p.NextPageURI)
+	}
+	// The typed client pages on its own base URL, where the public URL
+	// names another origin.
+	var names []string
+	for u, err := range account.NewServiceUsers(srv.Client()).List(t.Context(), &acctapi.FilterOptions{Limit: 1}) {
+		if err != nil {
+			t.Fatalf("List: %v", err)
+		}
+		names = append(names, u.Name)
+	}
+	if diff := cmp.Diff([]string{"b", "a"}, names); diff != "" {
+		t.Errorf("names through the public base URL (-want +got):\n%s", diff)
+	}
+	r := raw(t, srv, "GET", "/bot_users", nil, "")
+	if got := r.header.Get("Link"); got != "<"+base+`/service_users>; rel="successor-version"` {
+		t.Errorf("Link %q", got)
+	}
+	for _, bad := range []string{"", "api.example", "ftp://x", "http://"} {
+		if _, err := fake.New(fake.WithoutListener(), fake.WithPublicBaseURL(bad)); err == nil {
+			t.Errorf("WithPublicBaseURL(%q) accepted", bad)
+		}
+	}
+}
+
+func TestAccountErrorsNameNoKey(t *testing.T) {
+	t.Parallel()
+	for _, opts := range [][]fake.Option{
+		{fake.WithAccount(fake.Account{APIKeys: []string{"has space-secret"}})},
+		{fake.WithAccount(fake.Account{APIKeys: []string{"dup-secret"}}), fake.WithAccount(fake.Account{APIKeys: []string{"dup-secret"}})},
+	} {
+		_, err := fake.New(append(opts, fake.WithoutListener())...)
+		if err == nil || strings.Contains(err.Error(), "secret") {
+			t.Errorf("error %v: want an error that does not quote the key", err)
+		}
+	}
+}
