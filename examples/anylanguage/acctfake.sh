@@ -43,6 +43,7 @@ fi
 key="${API_KEY:-example-key}"
 admin_token="${ADMIN_TOKEN:-example-admin}"
 
+: >"$tmp/out" # before the background job opens it, so that sed below can read it
 "$bin" -addr "${ADDR:-127.0.0.1:0}" -api-key "$key" -admin-token "$admin_token" \
 	-clock manual -clock-start 2030-01-01T00:00:00Z -fixtures "$here/fixtures.json" >"$tmp/out" 2>&1 &
 pid=$!
