@@ -20,30 +20,11 @@ import (
 	"github.com/acctapi/acctapi/fake"
 )
 
-// admin is the admin API under /_acctfake/: the fake's Go API over HTTP,
-// authenticated with its own token. Each request maps onto a method of
-// [fake.Server] (or its [fake.ManualClock]); what the Go API does not keep
-// — which faults the admin API added, the snapshots it took — the admin
-// keeps here.
-//
-//	GET    /_acctfake/health                      200 {"status":"ok"}; no token needed
-//	GET    /_acctfake/journal                     the journal, newest first: method, path (a path.Match pattern), status, limit, before_id
-//	DELETE /_acctfake/journal                     Server.ClearJournal
-//	GET    /_acctfake/faults                      the faults the admin API added and still has
-//	POST   /_acctfake/faults                      add one (Server.React with a fake.Fault)
-//	DELETE /_acctfake/faults                      remove every fault it added
-//	DELETE /_acctfake/faults/{id}                 remove one
-//	GET    /_acctfake/clock                       {"now": ..., "manual": bool}
-//	PUT    /_acctfake/clock                       {"now": RFC 3339}: ManualClock.Set
-//	POST   /_acctfake/clock/advance               {"by": "90s"}: ManualClock.Advance
-//	GET    /_acctfake/snapshots                   the snapshots taken
-//	POST   /_acctfake/snapshots                   Server.Snapshot
-//	POST   /_acctfake/snapshots/{id}/restore      Server.Restore
-//	DELETE /_acctfake/snapshots/{id}              forget one
-//	POST   /_acctfake/reset                       Server.Reset, then the state at start (fixtures)
-//	GET    /_acctfake/accounts                    Server.Accounts
-//	POST   /_acctfake/accounts                    Server.AddAccount
-//	POST   /_acctfake/accounts/{id}/api_keys      POST /api_keys as the account's first key
+// admin is the admin API under /_acctfake/ (the package doc lists its
+// requests): the fake's Go API over HTTP, authenticated with its own token.
+// Each request maps onto a method of [fake.Server] (or its
+// [fake.ManualClock]); what the Go API does not keep — which faults the
+// admin API added, the snapshots it took — the admin keeps here.
 type admin struct {
 	srv    *fake.Server
 	token  string

@@ -18,12 +18,37 @@
 // 503; the exit status is then 0. A second SIGINT or SIGTERM ends the
 // process at once, with status 128 plus the signal's number (130, 143).
 //
-// The admin API under /_acctfake/, authenticated with the admin token, is
-// the fake's Go API over HTTP: the journal, fault injection, the manual
-// clock, snapshots and reset, accounts. README.md lists its requests; see
-// admin.go.
+// # The admin API
 //
-// Flags:
+// The admin API under /_acctfake/ is the fake's Go API over HTTP,
+// authenticated with "Authorization: Bearer <admin token>" (health needs
+// none). Bodies are JSON; errors are the contract's error body.
+//
+//	GET    /_acctfake/health                  {"status":"ok"}
+//	GET    /_acctfake/journal                 Server.Journal, newest first, paged like the API's lists:
+//	                                          ?method=POST&path=/service_users*&status=201&limit=10&before_id=<id>
+//	DELETE /_acctfake/journal                 Server.ClearJournal
+//	POST   /_acctfake/faults                  Server.React with a fake.Fault: {"method", "path", "times",
+//	                                          "status", "error_code", "msg", "retry_after", "latency", "drop"}
+//	GET    /_acctfake/faults                  the faults added and not used up, with remaining and hits
+//	DELETE /_acctfake/faults[/{id}]           remove every one, or one
+//	GET    /_acctfake/clock                   {"now", "manual"}
+//	PUT    /_acctfake/clock                   {"now": "2030-01-01T00:00:00Z"}: ManualClock.Set
+//	POST   /_acctfake/clock/advance           {"by": "36h"}: ManualClock.Advance
+//	POST   /_acctfake/snapshots               Server.Snapshot; GET lists them
+//	POST   /_acctfake/snapshots/{id}/restore  Server.Restore; DELETE /_acctfake/snapshots/{id} forgets one
+//	POST   /_acctfake/reset                   Server.Reset, then the state at start (fixtures loaded)
+//	GET    /_acctfake/accounts                Server.Accounts
+//	POST   /_acctfake/accounts                Server.AddAccount: {"id", "user_id", "api_keys"}
+//	POST   /_acctfake/accounts/{id}/api_keys  POST /api_keys as the account's first key
+//
+// For example, to answer the next GET /service_users with 429:
+//
+//	curl -H "Authorization: Bearer $ADMIN_TOKEN" -H "Content-Type: application/json" \
+//	  -d '{"method": "GET", "path": "/service_users", "times": 1, "status": 429, "retry_after": 2}' \
+//	  "$URL/_acctfake/faults"
+//
+// # Flags
 //
 //	-addr ADDR            TCP address (default 127.0.0.1:8080; port 0 picks a free one)
 //	-api-key KEY          the first account's API key (default: a fresh random one)
@@ -39,6 +64,8 @@
 //
 // and the connection timeouts -read-header-timeout, -read-timeout,
 // -write-timeout and -idle-timeout.
+//
+// # Divergences
 //
 // What comes before any handler runs is net/http's to answer, in plain
 // text: a malformed request line, header or Host (400), headers beyond
