@@ -68,10 +68,12 @@
 // # Divergences
 //
 // What comes before any handler runs is net/http's to answer, in plain
-// text: a malformed request line, header or Host (400), headers beyond
-// what it reads at all (431, at 1 MiB or twice -max-header-bytes), a
-// client too slow to send its headers (nothing, 408 or 400). Everything
-// else is answered with the contract's JSON error body.
+// text: a malformed request line, header or Host, and HTTP/1.1 without a
+// Host (400); headers beyond what it reads at all (431, at 1 MiB or twice
+// -max-header-bytes); a client too slow to send its headers (nothing, 408
+// or 400). Everything else is answered with the contract's JSON error
+// body; an HTTP/1.0 request without a Host gets uris on the address it
+// reached.
 package main
 
 import (
