@@ -326,10 +326,10 @@ func (a *admin) journal(r *http.Request, _ string) (int, any, error) {
 	if _, err := path.Match(pattern, "/"); err != nil || (pattern != "" && !strings.HasPrefix(pattern, "/")) {
 		return 0, nil, invalid("path", "path %q is not a path or path.Match pattern starting with /.", truncate(pattern, 64))
 	}
-	status := 0
-	if v := q.Get("status"); v != "" {
-		if status, err = strconv.Atoi(v); err != nil || status < 0 || status > 599 {
-			return 0, nil, invalid("status", "status %q is not an HTTP status.", truncate(v, 32))
+	status := -1 // any
+	if v, ok := q["status"]; ok {
+		if status, err = strconv.Atoi(v[0]); err != nil || status < 0 || status > 599 {
+			return 0, nil, invalid("status", "status %q is not an HTTP status (0 for a request dropped unanswered).", truncate(v[0], 32))
 		}
 	}
 	beforeID := q.Get("before_id")
@@ -347,7 +347,7 @@ func (a *admin) journal(r *http.Request, _ string) (int, any, error) {
 	page := journalPage{Entries: []journalEntry{}, URI: baseURL(r) + adminPrefix + "journal"}
 	for i := end - 1; i >= 0; i-- {
 		e := entries[i]
-		if (method != "" && e.Method != method) || (status != 0 && e.Status != status) {
+		if (method != "" && e.Method != method) || (status >= 0 && e.Status != status) {
 			continue
 		}
 		if ok, _ := path.Match(pattern, e.Path); pattern != "" && !ok {
@@ -356,8 +356,8 @@ func (a *admin) journal(r *http.Request, _ string) (int, any, error) {
 		if len(page.Entries) == limit {
 			next := url.Values{"before_id": {page.Entries[limit-1].ID}, "limit": {strconv.Itoa(limit)}}
 			for _, k := range []string{"method", "path", "status"} {
-				if v := q.Get(k); v != "" {
-					next.Set(k, v)
+				if v, ok := q[k]; ok {
+					next[k] = v
 				}
 			}
 			u := page.URI + "?" + next.Encode()

@@ -130,6 +130,13 @@ func TestAdminJournal(t *testing.T) {
 	p.api(t, "GET", "/service_users?limit=1", "").want(t, 200, "")
 	p.api(t, "GET", "/service_users/service_nope", "").want(t, 404, "")
 	p.api(t, "DELETE", "/api_keys/ak_nope", "").want(t, 404, "")
+	p.adm(t, "POST", "faults", `{"method":"GET","path":"/api_keys","times":1,"drop":"before"}`).want(t, 201, "")
+	// A fresh connection: net/http retries a GET dropped on a reused one.
+	fresh := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
+	if resp, err := fresh.Get(p.base + "/api_keys"); err == nil {
+		resp.Body.Close()
+		t.Fatalf("a dropped request was answered %d", resp.StatusCode)
+	}
 
 	type row struct {
 		method, path string
@@ -143,16 +150,16 @@ func TestAdminJournal(t *testing.T) {
 		return out
 	}
 	all := decode[journalResp](t, p.adm(t, "GET", "journal", "").want(t, 200, ""))
-	want := []row{{"DELETE", "/api_keys/ak_nope", 404}, {"GET", "/service_users/service_nope", 404}, {"GET", "/service_users", 200},
+	want := []row{{"GET", "/api_keys", 0}, {"DELETE", "/api_keys/ak_nope", 404}, {"GET", "/service_users/service_nope", 404}, {"GET", "/service_users", 200},
 		{"POST", "/service_users", 201}, {"POST", "/service_users", 201}}
 	if !slices.Equal(rows(all), want) || all.NextPageURI != nil || all.URI != p.base+"/_acctfake/journal" {
 		t.Fatalf("journal: %+v, uri %s, next %v; want %+v", rows(all), all.URI, all.NextPageURI, want)
 	}
-	if e := all.Entries[4]; e.Request != `{"name":"a"}` || !strings.Contains(e.Response, `"name":"a"`) || !strings.HasPrefix(e.ID, "op_") {
+	if e := all.Entries[5]; e.Request != `{"name":"a"}` || !strings.Contains(e.Response, `"name":"a"`) || !strings.HasPrefix(e.ID, "op_") {
 		t.Errorf("first entry: %+v", e)
 	}
-	if all.Entries[2].Query != "limit=1" {
-		t.Errorf("query %q", all.Entries[2].Query)
+	if all.Entries[3].Query != "limit=1" || !all.Entries[0].Dropped {
+		t.Errorf("entries: %+v", all.Entries)
 	}
 	// Paging follows next_page_uri, with the filter.
 	var paged []row
@@ -168,18 +175,19 @@ func TestAdminJournal(t *testing.T) {
 			next = *j.NextPageURI
 		}
 	}
-	if want := want[2:]; !slices.Equal(paged, want) {
+	if want := want[3:]; !slices.Equal(paged, want) {
 		t.Errorf("paged with path=/service_users*: %+v, want %+v", paged, want)
 	}
 	for _, tt := range []struct {
 		query string
 		want  []row
 	}{
-		{"method=POST", want[3:]},
-		{"status=404", want[:2]},
-		{"path=/service_users/*&status=404", want[1:2]},
-		{"method=GET&path=/service_users", want[2:3]},
-		{"before_id=" + all.Entries[1].ID, want[2:]},
+		{"method=POST", want[4:]},
+		{"status=404", want[1:3]},
+		{"status=0", want[:1]},
+		{"path=/service_users/*&status=404", want[2:3]},
+		{"method=GET&path=/service_users", want[3:4]},
+		{"before_id=" + all.Entries[2].ID, want[3:]},
 		{"before_id=op_0", nil},
 	} {
 		got := rows(decode[journalResp](t, p.adm(t, "GET", "journal?"+tt.query, "").want(t, 200, "")))

@@ -88,6 +88,7 @@ import (
 	"os"
 	"os/signal"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -192,6 +193,9 @@ func parseFlags(args []string, stderr io.Writer) (config, int) {
 		}
 	default:
 		return bad(`-clock %q: want "real" or "manual"`, *clock)
+	}
+	if cfg.adminToken != "" && strings.ContainsAny(cfg.adminToken, " \t\r\n") {
+		return bad("-admin-token holds white space")
 	}
 	if cfg.journalBudget < 0 {
 		return bad("-journal-budget %d: want 0 or more bytes", cfg.journalBudget)

@@ -203,6 +203,7 @@ func TestBadArguments(t *testing.T) {
 		{"bad clock", []string{"-clock", "fast"}, 2},
 		{"clock start without manual clock", []string{"-clock-start", "2030-01-01T00:00:00Z"}, 2},
 		{"bad clock start", []string{"-clock", "manual", "-clock-start", "tomorrow"}, 2},
+		{"admin token with a space", []string{"-admin-token", "a b"}, 2},
 		{"negative journal budget", []string{"-journal-budget", "-1"}, 2},
 		{"zero grace", []string{"-grace", "0s"}, 2},
 		{"request timeout over write timeout", []string{"-request-timeout", "1m", "-write-timeout", "30s"}, 2},
