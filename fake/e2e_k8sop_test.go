@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/x509"
 	"encoding/pem"
+	"errors"
 	"fmt"
 	"net/http"
 	"strings"
@@ -347,4 +348,43 @@ func TestSigningCA(t *testing.T) {
 		t.Errorf("certificate does not chain to SigningCA: %v", err)
 	}
 
+}
+
+// TestBoundEndpointsBudget checks that listing bound endpoints has a
+// per-request budget (contract §6): selectors that are cheap enough one by
+// one, over enough large endpoints, make the request a 400 ERR_NGROK_250
+// naming the selectors rather than a long scan. Fewer endpoints stay
+// within it.
+func TestBoundEndpointsBudget(t *testing.T) {
+	t.Parallel()
+	srv, _ := start(t, fake.WithoutListener())
+	ctx := t.Context()
+	ops := k8sop.NewOperators(srv.Client())
+	// Each selector costs about 500 units on an endpoint with 4,096 bytes
+	// of metadata, 20 of them about 10,000: 2,000,000 units is about 200
+	// endpoints.
+	needle := strings.Repeat("z", 950)
+	sels := make([]string, k8sop.MaxSelectors)
+	for i := range sels {
+		sels[i] = fmt.Sprintf(`endpoint.metadata.contains("%s%d")`, needle, i)
+	}
+	op := must(ops.Create(ctx, &k8sop.OperatorCreate{EnabledFeatures: []string{"bindings"},
+		Binding: &k8sop.BindingCreate{EndpointSelectors: sels}}))(t)
+	seed := func(n int) {
+		t.Helper()
+		for range n {
+			must(fake.Seed[k8sop.Endpoint](srv, "", &k8sop.Endpoint{Metadata: strings.Repeat("a", acctapi.MaxMetadataBytes),
+				Bindings: []string{"kubernetes"}}))(t)
+		}
+	}
+	seed(20)
+	if got := collect(t, ops.BoundEndpoints(ctx, op.ID, nil)); len(got) != 0 {
+		t.Fatalf("%d endpoints bound, want none", len(got))
+	}
+	seed(280)
+	_, err := ops.BoundEndpointsPage(ctx, op.ID, &acctapi.ListOptions{Limit: 1})
+	var ae *acctapi.Error
+	if !errors.As(err, &ae) || ae.StatusCode != http.StatusBadRequest || ae.ErrorCode != acctapi.CodeBadFilter || ae.Details["field"] != "binding.endpoint_selectors" {
+		t.Fatalf("over budget: %v, want 400 %s", err, acctapi.CodeBadFilter)
+	}
 }

@@ -1,6 +1,8 @@
 package fake
 
 import (
+	"errors"
+	"fmt"
 	"net/http"
 	"slices"
 	"strings"
@@ -177,12 +179,19 @@ func (s *Server) registerOperators() {
 			if sel == nil { // no selectors: nothing is bound, and nothing need be read
 				return []k8sop.Endpoint{}, "", false, nil
 			}
+			// The request's evaluations share one budget (contract §6), so
+			// its cost is bounded whatever the selectors and the endpoints.
+			m := sel.Matcher(k8sop.MatchBudget)
 			return endpoints.table.Page(tx, o.account, p.beforeID, p.limit, func(row store.Row[k8sop.Endpoint, none]) (bool, error) {
 				if !slices.Contains(row.Value.Bindings, "kubernetes") {
 					return false, nil
 				}
-				ok, _ := sel.Match(&row.Value)
-				return ok, nil
+				ok, err := m.Match(&row.Value)
+				if errors.Is(err, k8sop.ErrMatchBudget) {
+					return false, &apiError{status: http.StatusBadRequest, code: acctapi.CodeBadFilter, field: "binding.endpoint_selectors",
+						msg: fmt.Sprintf("The operator's endpoint selectors cost more than %d units over this request's endpoints; make them cheaper.", uint64(k8sop.MatchBudget))}
+				}
+				return ok, nil // a selector that fails on an endpoint does not match it
 			})
 		},
 		listBody: func(c *call, p listParams, items []k8sop.Endpoint, last string, more bool) any {
