@@ -203,15 +203,16 @@ func constTime(e celast.Expr) (t time.Time, ok bool, err error) {
 // maxRequestTotal: twice maxFilterRequestCost, plus the one tracked
 // evaluation that crosses the limit.
 //
-// Every evaluation is also charged base, for the nodes CEL charges
-// nothing (constants, the terms of || and &&), so that a request's number
-// of evaluations, and with it its time, is bounded whatever the
-// expression.
+// Every evaluation is also charged base, for the work CEL charges
+// nothing: setting up an evaluation (celguard.EvalCost) and the nodes it
+// gives no cost (constants, the terms of || and &&), so that a request's
+// number of evaluations, and with it its time, is bounded whatever the
+// expression and however many items there are.
 type filter struct {
 	prg     cel.Program // tracks each evaluation's cost, limited to maxFilterCost
 	fast    cel.Program // no tracking; nil when the cost has no bound under maxFilterCost
 	maxCost uint64      // the most one evaluation costs, when fast is set, base included
-	base    uint64      // what each evaluation costs besides CEL's cost: 1 per 4 nodes, at least 1
+	base    uint64      // what each evaluation costs besides CEL's cost: celguard.EvalCost and 1 per 4 nodes
 }
 
 func badFilter(format string, args ...any) *apiError {
@@ -255,7 +256,7 @@ func compileFilter(expr string, fields []string) (*filter, error) {
 	if err != nil {
 		return nil, badFilter("%v", err)
 	}
-	f := &filter{prg: prg, base: 1 + celguard.Nodes(ast.NativeRep().Expr())/4}
+	f := &filter{prg: prg, base: celguard.EvalCost + celguard.Nodes(ast.NativeRep().Expr())/4}
 	if est, err := env.EstimateCost(ast, fieldSizes{}); err == nil && est.Max <= maxFilterCost {
 		if f.fast, err = env.Program(ast); err != nil {
 			return nil, badFilter("%v", err)

@@ -6,6 +6,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -148,8 +149,17 @@ type worstSelector struct {
 
 // worstSelectors are the costliest selectors we could build: each the
 // longest chain of a term, none matching maxEndpoint, that CompileSelectors
-// accepts.
-func worstSelectors(t testing.TB) []worstSelector {
+// accepts. They are built once per test binary.
+func worstSelectors(tb testing.TB) []worstSelector {
+	tb.Helper()
+	w, err := builtWorstSelectors()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return w
+}
+
+var builtWorstSelectors = sync.OnceValues(func() ([]worstSelector, error) {
 	a := func(n int) string { return strings.Repeat("a", n) }
 	terms := []struct{ name, term string }{
 		{"or-equal", `endpoint.url == "b"`},
@@ -168,19 +178,24 @@ func worstSelectors(t testing.TB) []worstSelector {
 	}
 	out := make([]worstSelector, 0, len(terms))
 	for _, tt := range terms {
-		for n := MaxSelectorBytes / (len(tt.term) + 4); n > 0; n-- {
-			expr := strings.Repeat(tt.term+" || ", n-1) + tt.term
-			if s, err := CompileSelectors(slices.Repeat([]string{expr}, MaxSelectors)); err == nil {
-				out = append(out, worstSelector{tt.name, expr, s})
-				break
+		for n := MaxSelectorBytes / (len(tt.term) + 4); ; n-- {
+			if n == 0 {
+				return nil, fmt.Errorf("%s: no chain of %s compiles", tt.name, tt.term)
 			}
-		}
-		if len(out) == 0 || out[len(out)-1].name != tt.name {
-			t.Fatalf("%s: no chain of %s compiles", tt.name, tt.term)
+			expr := strings.Repeat(tt.term+" || ", n-1) + tt.term
+			if _, err := CompileSelectors([]string{expr}); err != nil {
+				continue
+			}
+			s, err := CompileSelectors(slices.Repeat([]string{expr}, MaxSelectors))
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, worstSelector{tt.name, expr, s})
+			break
 		}
 	}
-	return out
-}
+	return out, nil
+})
 
 // TestSelectorCostBound checks each of the worst selectors on a
 // max-size endpoint: it matches nothing, and costs within MaxSelectorCost.
