@@ -32,10 +32,33 @@ import (
 	"github.com/acctapi/acctapi/backends"
 	"github.com/acctapi/acctapi/events"
 	"github.com/acctapi/acctapi/fake"
+	"github.com/acctapi/acctapi/internal/resources"
 	"github.com/acctapi/acctapi/k8sop"
 	"github.com/google/go-cmp/cmp"
 	"pgregory.net/rapid"
 )
+
+// TestModelCoversEveryResource checks that the model drives every
+// collection the description in internal/resources has, its alias
+// included: a resource added there fails this test until the model knows
+// it.
+func TestModelCoversEveryResource(t *testing.T) {
+	t.Parallel()
+	have := map[string]bool{}
+	for _, k := range allKinds() {
+		have[k.path()] = true
+	}
+	for _, d := range resources.All() {
+		if d.NoAPI {
+			continue
+		}
+		for _, p := range []string{d.Path(), d.AliasPath()} {
+			if p != "" && !have[p] {
+				t.Errorf("the model has no kind for %s", p)
+			}
+		}
+	}
+}
 
 // TestModel is a rapid state-machine test: it drives an in-memory fake
 // through the typed clients with random sequences of operations and checks
@@ -862,6 +885,8 @@ type kindRunner interface {
 	ownIDs(a *mAcct) []string
 	kindName() string
 	idPrefix() string
+	// path is the collection path the kind is reached by.
+	path() string
 	// isAlias reports a kind that serves another kind's records (bot
 	// users): its state is the other kind's.
 	isAlias() bool
@@ -889,12 +914,12 @@ type resKind[T any, L any, PL interface {
 	*L
 	pageOf[T]
 }] struct {
-	name, prefix, path string
-	alias              bool     // the records of another kind, under another path
-	filters            []string // filterable fields; nil when the list takes no filter
-	table              func(a *refAccount) *refTable[T]
-	fields             func(v T) map[string]string
-	created            func(v T) time.Time
+	name    string         // in messages and outcomes
+	d       resources.Desc // the resource's description: prefix, path, filterable fields
+	alias   bool           // the records of d under its alias path
+	table   func(a *refAccount) *refTable[T]
+	fields  func(v T) map[string]string
+	created func(v T) time.Time
 	// times are the filterable timestamp fields besides created_at.
 	times func(v T) map[string]time.Time
 	get_  func(ctx context.Context, c *acctapi.Client, id string) (*T, error)
@@ -915,10 +940,9 @@ func annotatedFields(id, desc, meta string) map[string]string {
 }
 
 func allKinds() []kindRunner {
-	bg := []string{"id", "description", "metadata", "created_at"}
 	return []kindRunner{
 		&resKind[account.ServiceUser, account.ServiceUserList, *account.ServiceUserList]{
-			name: "service_users", prefix: "service", path: "/service_users", filters: []string{"id", "created_at"},
+			name: "service_users", d: resources.ServiceUsers,
 			table:   func(a *refAccount) *refTable[account.ServiceUser] { return &a.users },
 			fields:  func(v account.ServiceUser) map[string]string { return map[string]string{"id": v.ID} },
 			created: func(v account.ServiceUser) time.Time { return v.CreatedAt },
@@ -942,7 +966,7 @@ func allKinds() []kindRunner {
 			},
 		},
 		&resKind[account.APIKey, account.APIKeyList, *account.APIKeyList]{
-			name: "api_keys", prefix: "ak", path: "/api_keys", filters: []string{"id", "description", "metadata", "owner_id", "created_at"},
+			name: "api_keys", d: resources.APIKeys,
 			table: func(a *refAccount) *refTable[account.APIKey] { return &a.keys },
 			fields: func(v account.APIKey) map[string]string {
 				f := annotatedFields(v.ID, v.Description, v.Metadata)
@@ -970,7 +994,7 @@ func allKinds() []kindRunner {
 			},
 		},
 		&resKind[backends.HTTPResponse, backends.HTTPResponseList, *backends.HTTPResponseList]{
-			name: "http_response_backends", prefix: "bkdhr", path: "/backends/http_response",
+			name: "http_response_backends", d: resources.HTTPResponses,
 			table:   func(a *refAccount) *refTable[backends.HTTPResponse] { return &a.hrs },
 			created: func(v backends.HTTPResponse) time.Time { return v.CreatedAt },
 			get_: func(ctx context.Context, c *acctapi.Client, id string) (*backends.HTTPResponse, error) {
@@ -992,7 +1016,7 @@ func allKinds() []kindRunner {
 			},
 		},
 		&resKind[backends.Failover, backends.FailoverList, *backends.FailoverList]{
-			name: "failover_backends", prefix: "bkdfo", path: "/backends/failover",
+			name: "failover_backends", d: resources.Failovers,
 			table:   func(a *refAccount) *refTable[backends.Failover] { return &a.fos },
 			created: func(v backends.Failover) time.Time { return v.CreatedAt },
 			get_: func(ctx context.Context, c *acctapi.Client, id string) (*backends.Failover, error) {
@@ -1014,7 +1038,7 @@ func allKinds() []kindRunner {
 			},
 		},
 		&resKind[backends.TunnelGroup, backends.TunnelGroupList, *backends.TunnelGroupList]{
-			name: "tunnel_group_backends", prefix: "bkdtg", path: "/backends/tunnel_group", filters: bg,
+			name: "tunnel_group_backends", d: resources.TunnelGroups,
 			table: func(a *refAccount) *refTable[backends.TunnelGroup] { return &a.tgs },
 			fields: func(v backends.TunnelGroup) map[string]string {
 				return annotatedFields(v.ID, v.Description, v.Metadata)
@@ -1039,7 +1063,7 @@ func allKinds() []kindRunner {
 			},
 		},
 		&resKind[events.Destination, events.DestinationList, *events.DestinationList]{
-			name: "event_destinations", prefix: "ed", path: "/event_destinations", filters: bg,
+			name: "event_destinations", d: resources.EventDestinations,
 			table:   func(a *refAccount) *refTable[events.Destination] { return &a.dsts },
 			fields:  func(v events.Destination) map[string]string { return annotatedFields(v.ID, v.Description, v.Metadata) },
 			created: func(v events.Destination) time.Time { return v.CreatedAt },
@@ -1062,7 +1086,7 @@ func allKinds() []kindRunner {
 			},
 		},
 		&resKind[events.Subscription, events.SubscriptionList, *events.SubscriptionList]{
-			name: "event_subscriptions", prefix: "esb", path: "/event_subscriptions", filters: bg,
+			name: "event_subscriptions", d: resources.EventSubscriptions,
 			table:   func(a *refAccount) *refTable[events.Subscription] { return &a.subs },
 			fields:  func(v events.Subscription) map[string]string { return annotatedFields(v.ID, v.Description, v.Metadata) },
 			created: func(v events.Subscription) time.Time { return v.CreatedAt },
@@ -1085,9 +1109,8 @@ func allKinds() []kindRunner {
 			},
 		},
 		&resKind[account.CertificateAuthority, account.CertificateAuthorityList, *account.CertificateAuthorityList]{
-			name: "certificate_authorities", prefix: "ca", path: "/certificate_authorities",
-			filters: []string{"id", "description", "metadata", "subject_common_name", "created_at", "not_before", "not_after"},
-			table:   func(a *refAccount) *refTable[account.CertificateAuthority] { return &a.cas },
+			name: "certificate_authorities", d: resources.CertificateAuthorities,
+			table: func(a *refAccount) *refTable[account.CertificateAuthority] { return &a.cas },
 			fields: func(v account.CertificateAuthority) map[string]string {
 				f := annotatedFields(v.ID, v.Description, v.Metadata)
 				f["subject_common_name"] = v.SubjectCommonName
@@ -1116,7 +1139,7 @@ func allKinds() []kindRunner {
 			},
 		},
 		&resKind[k8sop.Operator, k8sop.OperatorList, *k8sop.OperatorList]{
-			name: "kubernetes_operators", prefix: "k8sop", path: "/kubernetes_operators",
+			name: "kubernetes_operators", d: resources.Operators,
 			table:   func(a *refAccount) *refTable[k8sop.Operator] { return &a.ops },
 			created: func(v k8sop.Operator) time.Time { return v.CreatedAt },
 			get_: func(ctx context.Context, c *acctapi.Client, id string) (*k8sop.Operator, error) {
@@ -1140,7 +1163,7 @@ func allKinds() []kindRunner {
 		// The deprecated alias: the service users' records under
 		// /bot_users, whose list takes no filter.
 		&resKind[account.BotUser, account.BotUserList, *account.BotUserList]{
-			name: "bot_users", prefix: "service", path: "/bot_users", alias: true,
+			name: "bot_users", d: resources.ServiceUsers, alias: true,
 			table:   func(a *refAccount) *refTable[account.ServiceUser] { return &a.users },
 			created: func(v account.ServiceUser) time.Time { return v.CreatedAt },
 			get_: func(ctx context.Context, c *acctapi.Client, id string) (*account.BotUser, error) {
@@ -1167,7 +1190,7 @@ func allKinds() []kindRunner {
 
 func (k *resKind[T, L, PL]) get(mc *machine, rt *rapid.T) {
 	a := mc.acct(rt)
-	id := mc.pickID(rt, k.table(a.ref).ids(), k.prefix)
+	id := mc.pickID(rt, k.table(a.ref).ids(), k.d.Prefix)
 	want, ok := k.table(a.ref).get(id)
 	f := localPathFail(id)
 	if f == nil && !ok {
@@ -1181,7 +1204,7 @@ func (k *resKind[T, L, PL]) get(mc *machine, rt *rapid.T) {
 
 func (k *resKind[T, L, PL]) del(mc *machine, rt *rapid.T) {
 	a := mc.acct(rt)
-	id := mc.pickID(rt, k.ownIDs(a), k.prefix)
+	id := mc.pickID(rt, k.ownIDs(a), k.d.Prefix)
 	if id == a.ref.mainKey {
 		rt.Skip("the account's own key")
 	}
@@ -1227,20 +1250,20 @@ var badFilters = []string{`obj.nope == "x"`, `obj.id.startsWith("x")`, `obj.desc
 
 func (k *resKind[T, L, PL]) list(mc *machine, rt *rapid.T) {
 	a := mc.acct(rt)
-	limit, ok := mc.drawLimit(rt, a, k.path, k.name, nil)
+	limit, ok := mc.drawLimit(rt, a, k.path(), k.name, nil)
 	if !ok {
 		return
 	}
 	before := ""
 	if rapid.Bool().Draw(rt, "before_set") {
-		before = mc.pickID(rt, k.table(a.ref).ids(), k.prefix)
+		before = mc.pickID(rt, k.table(a.ref).ids(), k.d.Prefix)
 	}
 	all := k.table(a.ref).newestFirst()
 	filter := ""
-	if k.filters != nil {
+	if k.filters() != nil {
 		switch rapid.IntRange(0, 5).Draw(rt, "filter_kind") {
 		case 0, 1:
-			f := mc.drawFilter(rt, a, k.filters)
+			f := mc.drawFilter(rt, a, k.filters())
 			filter = f.cel()
 			var kept []T
 			for _, v := range all {
@@ -1276,7 +1299,7 @@ func (k *resKind[T, L, PL]) list(mc *machine, rt *rapid.T) {
 		if want.more {
 			last = k.table(a.ref).id(want.items[len(want.items)-1])
 		}
-		mc.checkNext(rt, what, i, p.NextPage(), want.more, k.path, last, limit, filter)
+		mc.checkNext(rt, what, i, p.NextPage(), want.more, k.path(), last, limit, filter)
 	}
 }
 
@@ -1290,21 +1313,21 @@ func (k *resKind[T, L, PL]) fault(mc *machine, rt *rapid.T) {
 	retry := time.Duration(rapid.IntRange(1, 120).Draw(rt, "retry_after_s")) * time.Second
 	switch mode {
 	case "503":
-		mc.srv.FailNext(httpMethod, k.path+"/**", 1, http.StatusServiceUnavailable)
+		mc.srv.FailNext(httpMethod, k.path()+"/**", 1, http.StatusServiceUnavailable)
 	case "429":
-		mc.srv.RateLimitNext(httpMethod, k.path+"/**", 1, retry)
+		mc.srv.RateLimitNext(httpMethod, k.path()+"/**", 1, retry)
 	default:
-		mc.srv.DropNext(httpMethod, k.path+"/**", 1)
+		mc.srv.DropNext(httpMethod, k.path()+"/**", 1)
 	}
 	defer mc.srv.ClearFaults()
 	// The request the fault answers: any id will do, as the server never
 	// looks (an id the client refuses itself would never reach it).
-	id := madeUpID(rt, k.prefix)
+	id := madeUpID(rt, k.d.Prefix)
 	if ids := k.table(a.ref).ids(); len(ids) > 0 && rapid.Bool().Draw(rt, "fault_own_id") {
 		id = rapid.SampledFrom(ids).Draw(rt, "fault_id")
 	}
 	if localPathFail(id) != nil {
-		id = k.prefix + "_x"
+		id = k.d.Prefix + "_x"
 	}
 	var err error
 	switch method {
@@ -1319,7 +1342,7 @@ func (k *resKind[T, L, PL]) fault(mc *machine, rt *rapid.T) {
 	case http.MethodDelete:
 		err = k.del_(mc.ctx, a.checked, id)
 	}
-	what := fmt.Sprintf("%s %s with an injected %s", method, k.path, mode)
+	what := fmt.Sprintf("%s %s with an injected %s", method, k.path(), mode)
 	var ae *acctapi.Error
 	switch mode {
 	case "503":
@@ -1349,7 +1372,24 @@ func (k *resKind[T, L, PL]) ownIDs(a *mAcct) []string {
 }
 
 func (k *resKind[T, L, PL]) kindName() string { return k.name }
-func (k *resKind[T, L, PL]) idPrefix() string { return k.prefix }
+
+// path is the collection path the kind is reached by.
+func (k *resKind[T, L, PL]) path() string {
+	if k.alias {
+		return k.d.AliasPath()
+	}
+	return k.d.Path()
+}
+
+// filters are the kind's filterable fields; nil when its list takes no
+// filter (an alias never does).
+func (k *resKind[T, L, PL]) filters() []string {
+	if k.alias {
+		return nil
+	}
+	return k.d.Filter
+}
+func (k *resKind[T, L, PL]) idPrefix() string { return k.d.Prefix }
 func (k *resKind[T, L, PL]) isAlias() bool    { return k.alias }
 
 func (k *resKind[T, L, PL]) check(mc *machine, rt *rapid.T, a *mAcct) {
