@@ -8,6 +8,7 @@ import (
 
 	"github.com/acctapi/acctapi"
 	"github.com/acctapi/acctapi/internal/field"
+	"github.com/acctapi/acctapi/internal/resources"
 	"github.com/acctapi/acctapi/internal/rest"
 )
 
@@ -103,33 +104,33 @@ func NewAPIKeys(c *acctapi.Client) *APIKeys { return &APIKeys{c: c} }
 // Create creates an API key. The returned key's Token is the only copy of
 // the secret the API will ever return.
 func (s *APIKeys) Create(ctx context.Context, r *APIKeyCreate) (*APIKey, error) {
-	return rest.Create[APIKey](ctx, s.c, rest.Path("api_keys"), r)
+	return rest.Create[APIKey](ctx, s.c, resources.APIKeys.Path(), r)
 }
 
 // Get returns the API key with the given id; its Token is nil.
 func (s *APIKeys) Get(ctx context.Context, id string) (*APIKey, error) {
-	return rest.Get[APIKey](ctx, s.c, rest.Path("api_keys", id))
+	return rest.Get[APIKey](ctx, s.c, resources.APIKeys.Item(id))
 }
 
 // Update changes the members of an API key that r sets.
 func (s *APIKeys) Update(ctx context.Context, r *APIKeyUpdate) (*APIKey, error) {
-	return rest.Update[APIKey](ctx, s.c, rest.Path("api_keys", r.ID), r)
+	return rest.Update[APIKey](ctx, s.c, resources.APIKeys.Item(r.ID), r)
 }
 
 // Delete deletes the API key with the given id; its token stops working at
 // once.
 func (s *APIKeys) Delete(ctx context.Context, id string) error {
-	return rest.Delete(ctx, s.c, rest.Path("api_keys", id))
+	return rest.Delete(ctx, s.c, resources.APIKeys.Item(id))
 }
 
 // List returns every API key, newest first, following pages as needed.
 // The filter may use id, description, metadata, owner_id and created_at.
 // An error ends the sequence.
 func (s *APIKeys) List(ctx context.Context, opts *acctapi.FilterOptions) iter.Seq2[APIKey, error] {
-	return rest.All[APIKey, APIKeyList](ctx, s.c, rest.Path("api_keys"), opts)
+	return rest.All[APIKey, APIKeyList](ctx, s.c, resources.APIKeys.Path(), opts)
 }
 
 // Page returns one page of API keys.
 func (s *APIKeys) Page(ctx context.Context, opts *acctapi.FilterOptions) (*APIKeyList, error) {
-	return rest.GetPage[APIKeyList](ctx, s.c, rest.Path("api_keys"), opts)
+	return rest.GetPage[APIKeyList](ctx, s.c, resources.APIKeys.Path(), opts)
 }

@@ -5,6 +5,7 @@ import (
 	"iter"
 
 	"github.com/acctapi/acctapi"
+	"github.com/acctapi/acctapi/internal/resources"
 	"github.com/acctapi/acctapi/internal/rest"
 )
 
@@ -62,31 +63,31 @@ func NewBotUsers(c *acctapi.Client) *BotUsers { return &BotUsers{c: c} }
 
 // Create creates a bot user.
 func (s *BotUsers) Create(ctx context.Context, r *BotUserCreate) (*BotUser, error) {
-	return rest.Create[BotUser](ctx, s.c, rest.Path("bot_users"), r)
+	return rest.Create[BotUser](ctx, s.c, resources.ServiceUsers.AliasPath(), r)
 }
 
 // Get returns the bot user with the given id.
 func (s *BotUsers) Get(ctx context.Context, id string) (*BotUser, error) {
-	return rest.Get[BotUser](ctx, s.c, rest.Path("bot_users", id))
+	return rest.Get[BotUser](ctx, s.c, resources.ServiceUsers.AliasItem(id))
 }
 
 // Update changes the members of a bot user that r sets.
 func (s *BotUsers) Update(ctx context.Context, r *BotUserUpdate) (*BotUser, error) {
-	return rest.Update[BotUser](ctx, s.c, rest.Path("bot_users", r.ID), r)
+	return rest.Update[BotUser](ctx, s.c, resources.ServiceUsers.AliasItem(r.ID), r)
 }
 
 // Delete deletes the bot user with the given id.
 func (s *BotUsers) Delete(ctx context.Context, id string) error {
-	return rest.Delete(ctx, s.c, rest.Path("bot_users", id))
+	return rest.Delete(ctx, s.c, resources.ServiceUsers.AliasItem(id))
 }
 
 // List returns every bot user, newest first, following pages as needed.
 // An error ends the sequence.
 func (s *BotUsers) List(ctx context.Context, opts *acctapi.ListOptions) iter.Seq2[BotUser, error] {
-	return rest.All[BotUser, BotUserList](ctx, s.c, rest.Path("bot_users"), opts)
+	return rest.All[BotUser, BotUserList](ctx, s.c, resources.ServiceUsers.AliasPath(), opts)
 }
 
 // Page returns one page of bot users.
 func (s *BotUsers) Page(ctx context.Context, opts *acctapi.ListOptions) (*BotUserList, error) {
-	return rest.GetPage[BotUserList](ctx, s.c, rest.Path("bot_users"), opts)
+	return rest.GetPage[BotUserList](ctx, s.c, resources.ServiceUsers.AliasPath(), opts)
 }

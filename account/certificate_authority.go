@@ -12,6 +12,7 @@ import (
 
 	"github.com/acctapi/acctapi"
 	"github.com/acctapi/acctapi/internal/field"
+	"github.com/acctapi/acctapi/internal/resources"
 	"github.com/acctapi/acctapi/internal/rest"
 )
 
@@ -220,22 +221,22 @@ func NewCertificateAuthorities(c *acctapi.Client) *CertificateAuthorities {
 
 // Create uploads a CA certificate.
 func (s *CertificateAuthorities) Create(ctx context.Context, r *CertificateAuthorityCreate) (*CertificateAuthority, error) {
-	return rest.Create[CertificateAuthority](ctx, s.c, rest.Path("certificate_authorities"), r)
+	return rest.Create[CertificateAuthority](ctx, s.c, resources.CertificateAuthorities.Path(), r)
 }
 
 // Get returns the certificate authority with the given id.
 func (s *CertificateAuthorities) Get(ctx context.Context, id string) (*CertificateAuthority, error) {
-	return rest.Get[CertificateAuthority](ctx, s.c, rest.Path("certificate_authorities", id))
+	return rest.Get[CertificateAuthority](ctx, s.c, resources.CertificateAuthorities.Item(id))
 }
 
 // Update changes the members of a certificate authority that r sets.
 func (s *CertificateAuthorities) Update(ctx context.Context, r *CertificateAuthorityUpdate) (*CertificateAuthority, error) {
-	return rest.Update[CertificateAuthority](ctx, s.c, rest.Path("certificate_authorities", r.ID), r)
+	return rest.Update[CertificateAuthority](ctx, s.c, resources.CertificateAuthorities.Item(r.ID), r)
 }
 
 // Delete deletes the certificate authority with the given id.
 func (s *CertificateAuthorities) Delete(ctx context.Context, id string) error {
-	return rest.Delete(ctx, s.c, rest.Path("certificate_authorities", id))
+	return rest.Delete(ctx, s.c, resources.CertificateAuthorities.Item(id))
 }
 
 // List returns every certificate authority, newest first, following pages
@@ -243,10 +244,10 @@ func (s *CertificateAuthorities) Delete(ctx context.Context, id string) error {
 // subject_common_name, created_at, not_before and not_after. An error ends
 // the sequence.
 func (s *CertificateAuthorities) List(ctx context.Context, opts *acctapi.FilterOptions) iter.Seq2[CertificateAuthority, error] {
-	return rest.All[CertificateAuthority, CertificateAuthorityList](ctx, s.c, rest.Path("certificate_authorities"), opts)
+	return rest.All[CertificateAuthority, CertificateAuthorityList](ctx, s.c, resources.CertificateAuthorities.Path(), opts)
 }
 
 // Page returns one page of certificate authorities.
 func (s *CertificateAuthorities) Page(ctx context.Context, opts *acctapi.FilterOptions) (*CertificateAuthorityList, error) {
-	return rest.GetPage[CertificateAuthorityList](ctx, s.c, rest.Path("certificate_authorities"), opts)
+	return rest.GetPage[CertificateAuthorityList](ctx, s.c, resources.CertificateAuthorities.Path(), opts)
 }

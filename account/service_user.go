@@ -7,6 +7,7 @@ import (
 
 	"github.com/acctapi/acctapi"
 	"github.com/acctapi/acctapi/internal/field"
+	"github.com/acctapi/acctapi/internal/resources"
 	"github.com/acctapi/acctapi/internal/rest"
 )
 
@@ -103,32 +104,32 @@ func NewServiceUsers(c *acctapi.Client) *ServiceUsers { return &ServiceUsers{c: 
 
 // Create creates a service user.
 func (s *ServiceUsers) Create(ctx context.Context, r *ServiceUserCreate) (*ServiceUser, error) {
-	return rest.Create[ServiceUser](ctx, s.c, rest.Path("service_users"), r)
+	return rest.Create[ServiceUser](ctx, s.c, resources.ServiceUsers.Path(), r)
 }
 
 // Get returns the service user with the given id.
 func (s *ServiceUsers) Get(ctx context.Context, id string) (*ServiceUser, error) {
-	return rest.Get[ServiceUser](ctx, s.c, rest.Path("service_users", id))
+	return rest.Get[ServiceUser](ctx, s.c, resources.ServiceUsers.Item(id))
 }
 
 // Update changes the members of a service user that r sets.
 func (s *ServiceUsers) Update(ctx context.Context, r *ServiceUserUpdate) (*ServiceUser, error) {
-	return rest.Update[ServiceUser](ctx, s.c, rest.Path("service_users", r.ID), r)
+	return rest.Update[ServiceUser](ctx, s.c, resources.ServiceUsers.Item(r.ID), r)
 }
 
 // Delete deletes the service user with the given id.
 func (s *ServiceUsers) Delete(ctx context.Context, id string) error {
-	return rest.Delete(ctx, s.c, rest.Path("service_users", id))
+	return rest.Delete(ctx, s.c, resources.ServiceUsers.Item(id))
 }
 
 // List returns every service user, newest first, following pages as needed.
 // The filter may use id and created_at only (not name). An error ends the
 // sequence.
 func (s *ServiceUsers) List(ctx context.Context, opts *acctapi.FilterOptions) iter.Seq2[ServiceUser, error] {
-	return rest.All[ServiceUser, ServiceUserList](ctx, s.c, rest.Path("service_users"), opts)
+	return rest.All[ServiceUser, ServiceUserList](ctx, s.c, resources.ServiceUsers.Path(), opts)
 }
 
 // Page returns one page of service users.
 func (s *ServiceUsers) Page(ctx context.Context, opts *acctapi.FilterOptions) (*ServiceUserList, error) {
-	return rest.GetPage[ServiceUserList](ctx, s.c, rest.Path("service_users"), opts)
+	return rest.GetPage[ServiceUserList](ctx, s.c, resources.ServiceUsers.Path(), opts)
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/acctapi/acctapi"
 	"github.com/acctapi/acctapi/internal/field"
+	"github.com/acctapi/acctapi/internal/resources"
 	"github.com/acctapi/acctapi/internal/rest"
 )
 
@@ -133,31 +134,31 @@ func NewFailovers(c *acctapi.Client) *Failovers { return &Failovers{c: c} }
 
 // Create creates a failover backend.
 func (s *Failovers) Create(ctx context.Context, r *FailoverCreate) (*Failover, error) {
-	return rest.Create[Failover](ctx, s.c, rest.Path("backends", "failover"), r)
+	return rest.Create[Failover](ctx, s.c, resources.Failovers.Path(), r)
 }
 
 // Get returns the failover backend with the given id.
 func (s *Failovers) Get(ctx context.Context, id string) (*Failover, error) {
-	return rest.Get[Failover](ctx, s.c, rest.Path("backends", "failover", id))
+	return rest.Get[Failover](ctx, s.c, resources.Failovers.Item(id))
 }
 
 // Update changes the members of a failover backend that r sets.
 func (s *Failovers) Update(ctx context.Context, r *FailoverUpdate) (*Failover, error) {
-	return rest.Update[Failover](ctx, s.c, rest.Path("backends", "failover", r.ID), r)
+	return rest.Update[Failover](ctx, s.c, resources.Failovers.Item(r.ID), r)
 }
 
 // Delete deletes the failover backend with the given id.
 func (s *Failovers) Delete(ctx context.Context, id string) error {
-	return rest.Delete(ctx, s.c, rest.Path("backends", "failover", id))
+	return rest.Delete(ctx, s.c, resources.Failovers.Item(id))
 }
 
 // List returns every failover backend, newest first, following pages as
 // needed. An error ends the sequence.
 func (s *Failovers) List(ctx context.Context, opts *acctapi.ListOptions) iter.Seq2[Failover, error] {
-	return rest.All[Failover, FailoverList](ctx, s.c, rest.Path("backends", "failover"), opts)
+	return rest.All[Failover, FailoverList](ctx, s.c, resources.Failovers.Path(), opts)
 }
 
 // Page returns one page of failover backends.
 func (s *Failovers) Page(ctx context.Context, opts *acctapi.ListOptions) (*FailoverList, error) {
-	return rest.GetPage[FailoverList](ctx, s.c, rest.Path("backends", "failover"), opts)
+	return rest.GetPage[FailoverList](ctx, s.c, resources.Failovers.Path(), opts)
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/acctapi/acctapi"
 	"github.com/acctapi/acctapi/internal/field"
+	"github.com/acctapi/acctapi/internal/resources"
 	"github.com/acctapi/acctapi/internal/rest"
 )
 
@@ -162,31 +163,31 @@ func NewHTTPResponses(c *acctapi.Client) *HTTPResponses { return &HTTPResponses{
 
 // Create creates an HTTP response backend.
 func (s *HTTPResponses) Create(ctx context.Context, r *HTTPResponseCreate) (*HTTPResponse, error) {
-	return rest.Create[HTTPResponse](ctx, s.c, rest.Path("backends", "http_response"), r)
+	return rest.Create[HTTPResponse](ctx, s.c, resources.HTTPResponses.Path(), r)
 }
 
 // Get returns the HTTP response backend with the given id.
 func (s *HTTPResponses) Get(ctx context.Context, id string) (*HTTPResponse, error) {
-	return rest.Get[HTTPResponse](ctx, s.c, rest.Path("backends", "http_response", id))
+	return rest.Get[HTTPResponse](ctx, s.c, resources.HTTPResponses.Item(id))
 }
 
 // Update changes the members of an HTTP response backend that r sets.
 func (s *HTTPResponses) Update(ctx context.Context, r *HTTPResponseUpdate) (*HTTPResponse, error) {
-	return rest.Update[HTTPResponse](ctx, s.c, rest.Path("backends", "http_response", r.ID), r)
+	return rest.Update[HTTPResponse](ctx, s.c, resources.HTTPResponses.Item(r.ID), r)
 }
 
 // Delete deletes the HTTP response backend with the given id.
 func (s *HTTPResponses) Delete(ctx context.Context, id string) error {
-	return rest.Delete(ctx, s.c, rest.Path("backends", "http_response", id))
+	return rest.Delete(ctx, s.c, resources.HTTPResponses.Item(id))
 }
 
 // List returns every HTTP response backend, newest first, following pages
 // as needed. An error ends the sequence.
 func (s *HTTPResponses) List(ctx context.Context, opts *acctapi.ListOptions) iter.Seq2[HTTPResponse, error] {
-	return rest.All[HTTPResponse, HTTPResponseList](ctx, s.c, rest.Path("backends", "http_response"), opts)
+	return rest.All[HTTPResponse, HTTPResponseList](ctx, s.c, resources.HTTPResponses.Path(), opts)
 }
 
 // Page returns one page of HTTP response backends.
 func (s *HTTPResponses) Page(ctx context.Context, opts *acctapi.ListOptions) (*HTTPResponseList, error) {
-	return rest.GetPage[HTTPResponseList](ctx, s.c, rest.Path("backends", "http_response"), opts)
+	return rest.GetPage[HTTPResponseList](ctx, s.c, resources.HTTPResponses.Path(), opts)
 }

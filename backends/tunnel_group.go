@@ -10,6 +10,7 @@ import (
 
 	"github.com/acctapi/acctapi"
 	"github.com/acctapi/acctapi/internal/field"
+	"github.com/acctapi/acctapi/internal/resources"
 	"github.com/acctapi/acctapi/internal/rest"
 )
 
@@ -133,32 +134,32 @@ func NewTunnelGroups(c *acctapi.Client) *TunnelGroups { return &TunnelGroups{c: 
 
 // Create creates a tunnel group backend.
 func (s *TunnelGroups) Create(ctx context.Context, r *TunnelGroupCreate) (*TunnelGroup, error) {
-	return rest.Create[TunnelGroup](ctx, s.c, rest.Path("backends", "tunnel_group"), r)
+	return rest.Create[TunnelGroup](ctx, s.c, resources.TunnelGroups.Path(), r)
 }
 
 // Get returns the tunnel group backend with the given id.
 func (s *TunnelGroups) Get(ctx context.Context, id string) (*TunnelGroup, error) {
-	return rest.Get[TunnelGroup](ctx, s.c, rest.Path("backends", "tunnel_group", id))
+	return rest.Get[TunnelGroup](ctx, s.c, resources.TunnelGroups.Item(id))
 }
 
 // Update changes the members of a tunnel group backend that r sets.
 func (s *TunnelGroups) Update(ctx context.Context, r *TunnelGroupUpdate) (*TunnelGroup, error) {
-	return rest.Update[TunnelGroup](ctx, s.c, rest.Path("backends", "tunnel_group", r.ID), r)
+	return rest.Update[TunnelGroup](ctx, s.c, resources.TunnelGroups.Item(r.ID), r)
 }
 
 // Delete deletes the tunnel group backend with the given id.
 func (s *TunnelGroups) Delete(ctx context.Context, id string) error {
-	return rest.Delete(ctx, s.c, rest.Path("backends", "tunnel_group", id))
+	return rest.Delete(ctx, s.c, resources.TunnelGroups.Item(id))
 }
 
 // List returns every tunnel group backend, newest first, following pages
 // as needed. The filter may use id, description, metadata and created_at.
 // An error ends the sequence.
 func (s *TunnelGroups) List(ctx context.Context, opts *acctapi.FilterOptions) iter.Seq2[TunnelGroup, error] {
-	return rest.All[TunnelGroup, TunnelGroupList](ctx, s.c, rest.Path("backends", "tunnel_group"), opts)
+	return rest.All[TunnelGroup, TunnelGroupList](ctx, s.c, resources.TunnelGroups.Path(), opts)
 }
 
 // Page returns one page of tunnel group backends.
 func (s *TunnelGroups) Page(ctx context.Context, opts *acctapi.FilterOptions) (*TunnelGroupList, error) {
-	return rest.GetPage[TunnelGroupList](ctx, s.c, rest.Path("backends", "tunnel_group"), opts)
+	return rest.GetPage[TunnelGroupList](ctx, s.c, resources.TunnelGroups.Path(), opts)
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/acctapi/acctapi"
 	"github.com/acctapi/acctapi/internal/field"
+	"github.com/acctapi/acctapi/internal/resources"
 	"github.com/acctapi/acctapi/internal/rest"
 )
 
@@ -344,34 +345,34 @@ func NewDestinations(c *acctapi.Client) *Destinations { return &Destinations{c: 
 
 // Create creates an event destination.
 func (s *Destinations) Create(ctx context.Context, r *DestinationCreate) (*Destination, error) {
-	return rest.Create[Destination](ctx, s.c, rest.Path("event_destinations"), r)
+	return rest.Create[Destination](ctx, s.c, resources.EventDestinations.Path(), r)
 }
 
 // Get returns the event destination with the given id.
 func (s *Destinations) Get(ctx context.Context, id string) (*Destination, error) {
-	return rest.Get[Destination](ctx, s.c, rest.Path("event_destinations", id))
+	return rest.Get[Destination](ctx, s.c, resources.EventDestinations.Item(id))
 }
 
 // Update changes the members of an event destination that r sets.
 func (s *Destinations) Update(ctx context.Context, r *DestinationUpdate) (*Destination, error) {
-	return rest.Update[Destination](ctx, s.c, rest.Path("event_destinations", r.ID), r)
+	return rest.Update[Destination](ctx, s.c, resources.EventDestinations.Item(r.ID), r)
 }
 
 // Delete deletes the event destination with the given id.
 func (s *Destinations) Delete(ctx context.Context, id string) error {
-	return rest.Delete(ctx, s.c, rest.Path("event_destinations", id))
+	return rest.Delete(ctx, s.c, resources.EventDestinations.Item(id))
 }
 
 // List returns every event destination, newest first, following pages as
 // needed. The filter may use id, description, metadata and created_at. An
 // error ends the sequence.
 func (s *Destinations) List(ctx context.Context, opts *acctapi.FilterOptions) iter.Seq2[Destination, error] {
-	return rest.All[Destination, DestinationList](ctx, s.c, rest.Path("event_destinations"), opts)
+	return rest.All[Destination, DestinationList](ctx, s.c, resources.EventDestinations.Path(), opts)
 }
 
 // Page returns one page of event destinations.
 func (s *Destinations) Page(ctx context.Context, opts *acctapi.FilterOptions) (*DestinationList, error) {
-	return rest.GetPage[DestinationList](ctx, s.c, rest.Path("event_destinations"), opts)
+	return rest.GetPage[DestinationList](ctx, s.c, resources.EventDestinations.Path(), opts)
 }
 
 // isJSON reports whether f is "JSON" in any ASCII letter case: the length

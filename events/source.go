@@ -6,6 +6,7 @@ import (
 
 	"github.com/acctapi/acctapi"
 	"github.com/acctapi/acctapi/internal/field"
+	"github.com/acctapi/acctapi/internal/resources"
 	"github.com/acctapi/acctapi/internal/rest"
 )
 
@@ -65,7 +66,7 @@ type Sources struct {
 func NewSources(c *acctapi.Client) *Sources { return &Sources{c: c} }
 
 func sourcesPath(subscriptionID string, typ ...string) string {
-	return rest.Path(append([]string{"event_subscriptions", subscriptionID, "sources"}, typ...)...)
+	return resources.SubPath(resources.EventSources, subscriptionID, typ...)
 }
 
 // Create adds a source to the subscription. r.SubscriptionID, when set,

@@ -8,6 +8,7 @@ import (
 
 	"github.com/acctapi/acctapi"
 	"github.com/acctapi/acctapi/internal/field"
+	"github.com/acctapi/acctapi/internal/resources"
 	"github.com/acctapi/acctapi/internal/rest"
 )
 
@@ -135,32 +136,32 @@ func NewSubscriptions(c *acctapi.Client) *Subscriptions { return &Subscriptions{
 
 // Create creates an event subscription.
 func (s *Subscriptions) Create(ctx context.Context, r *SubscriptionCreate) (*Subscription, error) {
-	return rest.Create[Subscription](ctx, s.c, rest.Path("event_subscriptions"), r)
+	return rest.Create[Subscription](ctx, s.c, resources.EventSubscriptions.Path(), r)
 }
 
 // Get returns the event subscription with the given id.
 func (s *Subscriptions) Get(ctx context.Context, id string) (*Subscription, error) {
-	return rest.Get[Subscription](ctx, s.c, rest.Path("event_subscriptions", id))
+	return rest.Get[Subscription](ctx, s.c, resources.EventSubscriptions.Item(id))
 }
 
 // Update changes the members of an event subscription that r sets.
 func (s *Subscriptions) Update(ctx context.Context, r *SubscriptionUpdate) (*Subscription, error) {
-	return rest.Update[Subscription](ctx, s.c, rest.Path("event_subscriptions", r.ID), r)
+	return rest.Update[Subscription](ctx, s.c, resources.EventSubscriptions.Item(r.ID), r)
 }
 
 // Delete deletes the event subscription with the given id.
 func (s *Subscriptions) Delete(ctx context.Context, id string) error {
-	return rest.Delete(ctx, s.c, rest.Path("event_subscriptions", id))
+	return rest.Delete(ctx, s.c, resources.EventSubscriptions.Item(id))
 }
 
 // List returns every event subscription, newest first, following pages as
 // needed. The filter may use id, description, metadata and created_at. An
 // error ends the sequence.
 func (s *Subscriptions) List(ctx context.Context, opts *acctapi.FilterOptions) iter.Seq2[Subscription, error] {
-	return rest.All[Subscription, SubscriptionList](ctx, s.c, rest.Path("event_subscriptions"), opts)
+	return rest.All[Subscription, SubscriptionList](ctx, s.c, resources.EventSubscriptions.Path(), opts)
 }
 
 // Page returns one page of event subscriptions.
 func (s *Subscriptions) Page(ctx context.Context, opts *acctapi.FilterOptions) (*SubscriptionList, error) {
-	return rest.GetPage[SubscriptionList](ctx, s.c, rest.Path("event_subscriptions"), opts)
+	return rest.GetPage[SubscriptionList](ctx, s.c, resources.EventSubscriptions.Path(), opts)
 }

@@ -13,7 +13,6 @@ import (
 var (
 	kindAPIKey  = resources.APIKeys.Name
 	kindSvcUser = resources.ServiceUsers.Name
-	kindCA      = resources.CertificateAuthorities.Name
 )
 
 // tokenHash is the SHA-256 of an API key's token, as raw bytes: what the

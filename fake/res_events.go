@@ -3,7 +3,6 @@ package fake
 import (
 	"fmt"
 	"net/http"
-	"net/url"
 	"slices"
 
 	"github.com/google/cel-go/common/types/ref"
@@ -66,7 +65,7 @@ func renderSubscription(base string, v events.Subscription) events.Subscription 
 }
 
 func sourceURI(base, subID, typ string) string {
-	return itemURI(base, kindSubscription, subID) + "/sources/" + url.PathEscape(typ)
+	return base + resources.SubPath(resources.EventSources, subID, typ)
 }
 
 func (s *Server) registerEvents() {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/acctapi/acctapi"
 	"github.com/acctapi/acctapi/internal/field"
+	"github.com/acctapi/acctapi/internal/resources"
 	"github.com/acctapi/acctapi/internal/rest"
 )
 
@@ -306,43 +307,43 @@ func NewOperators(c *acctapi.Client) *Operators { return &Operators{c: c} }
 
 // Create registers an operator.
 func (s *Operators) Create(ctx context.Context, r *OperatorCreate) (*Operator, error) {
-	return rest.Create[Operator](ctx, s.c, rest.Path("kubernetes_operators"), r)
+	return rest.Create[Operator](ctx, s.c, resources.Operators.Path(), r)
 }
 
 // Get returns the operator with the given id.
 func (s *Operators) Get(ctx context.Context, id string) (*Operator, error) {
-	return rest.Get[Operator](ctx, s.c, rest.Path("kubernetes_operators", id))
+	return rest.Get[Operator](ctx, s.c, resources.Operators.Item(id))
 }
 
 // Update changes the members of an operator that r sets.
 func (s *Operators) Update(ctx context.Context, r *OperatorUpdate) (*Operator, error) {
-	return rest.Update[Operator](ctx, s.c, rest.Path("kubernetes_operators", r.ID), r)
+	return rest.Update[Operator](ctx, s.c, resources.Operators.Item(r.ID), r)
 }
 
 // Delete deletes the operator with the given id.
 func (s *Operators) Delete(ctx context.Context, id string) error {
-	return rest.Delete(ctx, s.c, rest.Path("kubernetes_operators", id))
+	return rest.Delete(ctx, s.c, resources.Operators.Item(id))
 }
 
 // List returns every operator, newest first, following pages as needed.
 // An error ends the sequence.
 func (s *Operators) List(ctx context.Context, opts *acctapi.ListOptions) iter.Seq2[Operator, error] {
-	return rest.All[Operator, OperatorList](ctx, s.c, rest.Path("kubernetes_operators"), opts)
+	return rest.All[Operator, OperatorList](ctx, s.c, resources.Operators.Path(), opts)
 }
 
 // Page returns one page of operators.
 func (s *Operators) Page(ctx context.Context, opts *acctapi.ListOptions) (*OperatorList, error) {
-	return rest.GetPage[OperatorList](ctx, s.c, rest.Path("kubernetes_operators"), opts)
+	return rest.GetPage[OperatorList](ctx, s.c, resources.Operators.Path(), opts)
 }
 
 // BoundEndpoints returns every endpoint bound to the operator with the
 // given id, following pages as needed. An error ends the sequence.
 func (s *Operators) BoundEndpoints(ctx context.Context, id string, opts *acctapi.ListOptions) iter.Seq2[Endpoint, error] {
-	return rest.All[Endpoint, EndpointList](ctx, s.c, rest.Path("kubernetes_operators", id, "bound_endpoints"), opts)
+	return rest.All[Endpoint, EndpointList](ctx, s.c, resources.SubPath(resources.BoundEndpoints, id), opts)
 }
 
 // BoundEndpointsPage returns one page of the endpoints bound to the
 // operator with the given id.
 func (s *Operators) BoundEndpointsPage(ctx context.Context, id string, opts *acctapi.ListOptions) (*EndpointList, error) {
-	return rest.GetPage[EndpointList](ctx, s.c, rest.Path("kubernetes_operators", id, "bound_endpoints"), opts)
+	return rest.GetPage[EndpointList](ctx, s.c, resources.SubPath(resources.BoundEndpoints, id), opts)
 }

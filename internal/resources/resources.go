@@ -7,6 +7,11 @@
 // fake hooks, and one entry here, added to [All].
 package resources
 
+import (
+	"net/url"
+	"strings"
+)
+
 // Desc describes one resource.
 type Desc struct {
 	// Name is the collection path without its leading slash
@@ -32,6 +37,9 @@ type Desc struct {
 // Path is the collection path, "/" + Name.
 func (d Desc) Path() string { return "/" + d.Name }
 
+// Item is the path of the item id, escaped as one segment.
+func (d Desc) Item(id string) string { return "/" + d.Name + "/" + url.PathEscape(id) }
+
 // AliasPath is the alias collection path, "/" + Alias, or "" for none.
 func (d Desc) AliasPath() string {
 	if d.Alias == "" {
@@ -40,8 +48,19 @@ func (d Desc) AliasPath() string {
 	return "/" + d.Alias
 }
 
-// ItemPath is the path of the item id; id must already be escaped.
-func (d Desc) ItemPath(escapedID string) string { return "/" + d.Name + "/" + escapedID }
+// AliasItem is the path of the item id under the alias.
+func (d Desc) AliasItem(id string) string { return "/" + d.Alias + "/" + url.PathEscape(id) }
+
+// SubPath is the path of a sub-resource (EventSources, BoundEndpoints)
+// under the item parentID, followed by keys (a source's type), each
+// escaped as one segment.
+func SubPath(pattern, parentID string, keys ...string) string {
+	p := strings.Replace(pattern, "{id}", url.PathEscape(parentID), 1)
+	for _, k := range keys {
+		p += "/" + url.PathEscape(k)
+	}
+	return p
+}
 
 // Filterable fields (contract §3).
 var (
