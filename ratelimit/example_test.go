@@ -25,7 +25,7 @@ func ExampleLimiter() {
 	// t= 0s allowed=true  retry-after=0s
 	// t=10s allowed=true  retry-after=0s
 	// t=20s allowed=true  retry-after=0s
-	// t=30s allowed=false retry-after=31s
+	// t=30s allowed=false retry-after=30s
 	// t=61s allowed=true  retry-after=0s
 }
 
@@ -66,7 +66,7 @@ func ExamplePolicy() {
 	}
 	// Output:
 	// request 30: 200 retry-after=""
-	// request 31: 429 retry-after="61"
+	// request 31: 429 retry-after="60"
 }
 
 // A policy in YAML, as users of the real service write it.

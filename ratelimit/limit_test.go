@@ -127,9 +127,9 @@ func TestEvaluateSteps(t *testing.T) {
 	}{
 		{0, "a", Result{BucketKey: "a", Remaining: 1}},
 		{time.Second, "a", Result{BucketKey: "a", Remaining: 0}},
-		{2 * time.Second, "a", Result{BucketKey: "a", Limited: true, Reject: true, RetryAfter: 59 * time.Second}},
+		{2 * time.Second, "a", Result{BucketKey: "a", Limited: true, Reject: true, RetryAfter: 58 * time.Second}},
 		{2 * time.Second, "b", Result{BucketKey: "b", Remaining: 1}},
-		{61 * time.Second, "a", Result{BucketKey: "a", Remaining: 0}},
+		{60 * time.Second, "a", Result{BucketKey: "a", Remaining: 0}}, // the first left at 60s
 	}
 	for i, s := range steps {
 		r := newRequest("GET", "http://"+s.host+"/")

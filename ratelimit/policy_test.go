@@ -158,7 +158,7 @@ func TestPolicyRateLimitHeaders(t *testing.T) {
 	want := []response{
 		{200, "ok", map[string]string{"RateLimit-Policy": policy, "RateLimit": `"per \"ip\"";r=1`}},
 		{200, "ok", map[string]string{"RateLimit-Policy": policy, "RateLimit": `"per \"ip\"";r=0`}},
-		{429, "Too Many Requests\n", map[string]string{"RateLimit-Policy": policy, "RateLimit": `"per \"ip\"";r=0;t=91`, "Retry-After": "91"}},
+		{429, "Too Many Requests\n", map[string]string{"RateLimit-Policy": policy, "RateLimit": `"per \"ip\"";r=0;t=90`, "Retry-After": "90"}},
 	}
 	for i, w := range want {
 		if diff := cmp.Diff(w, serve(h, r, keys...)); diff != "" {

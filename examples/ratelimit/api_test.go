@@ -124,10 +124,10 @@ func TestPerClientIP(t *testing.T) {
 	t.Parallel()
 	run(t, []step{
 		{at: 0, times: 30, path: "/hello", want: ok},
-		{at: 0, path: "/hello", want: tooMany("61")},
-		{at: 30 * time.Second, path: "/hello", want: tooMany("31")},
-		{at: 59 * time.Second, path: "/hello", want: tooMany("2")},
-		{at: 61 * time.Second, path: "/hello", want: ok},
+		{at: 0, path: "/hello", want: tooMany("60")},
+		{at: 30 * time.Second, path: "/hello", want: tooMany("30")},
+		{at: 59 * time.Second, path: "/hello", want: tooMany("1")},
+		{at: 60 * time.Second, path: "/hello", want: ok},
 	})
 }
 
@@ -137,10 +137,10 @@ func TestPerAPIKey(t *testing.T) {
 	t.Parallel()
 	run(t, []step{
 		{at: 0, times: 10, path: "/hello", apiKey: "key-a", want: ok},
-		{at: 10 * time.Second, path: "/hello", apiKey: "key-a", want: tooMany("51")},
+		{at: 10 * time.Second, path: "/hello", apiKey: "key-a", want: tooMany("50")},
 		{at: 10 * time.Second, path: "/hello", apiKey: "key-b", want: ok},
 		{at: 10 * time.Second, path: "/hello", want: ok},
-		{at: 61 * time.Second, path: "/hello", apiKey: "key-a", want: ok},
+		{at: 60 * time.Second, path: "/hello", apiKey: "key-a", want: ok},
 	})
 }
 

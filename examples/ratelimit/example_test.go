@@ -39,6 +39,6 @@ func ExampleNewHandler() {
 	w = get()
 	fmt.Println(w.Code, w.Body.String())
 	// Output:
-	// 429 retry-after: 61
+	// 429 retry-after: 60
 	// 200 hello
 }
