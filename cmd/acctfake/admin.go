@@ -306,7 +306,7 @@ type journalPage struct {
 }
 
 // journal serves a page of Server.Journal, newest first, filtered by
-// method, path (a path.Match pattern) and status, paged with limit (1 to
+// method, path (a pattern as faults take) and status, paged with limit (1 to
 // 100, default 100) and before_id (an entry's id: entries older than it).
 func (a *admin) journal(r *http.Request, _ string) (int, any, error) {
 	q, err := checkQuery(r, "before_id", "limit", "method", "path", "status")
@@ -323,8 +323,8 @@ func (a *admin) journal(r *http.Request, _ string) (int, any, error) {
 		limit = n
 	}
 	method, pattern := q.Get("method"), q.Get("path")
-	if _, err := path.Match(pattern, "/"); err != nil || (pattern != "" && !strings.HasPrefix(pattern, "/")) {
-		return 0, nil, invalid("path", "path %q is not a path or path.Match pattern starting with /.", truncate(pattern, 64))
+	if pattern != "" && !validPattern(pattern) {
+		return 0, nil, invalid("path", `path %q is not a pattern starting with / (such as "/service_users/*" or "/backends/**").`, truncate(pattern, 64))
 	}
 	status := -1 // any
 	if v, ok := q["status"]; ok {
@@ -350,7 +350,7 @@ func (a *admin) journal(r *http.Request, _ string) (int, any, error) {
 		if (method != "" && e.Method != method) || (status >= 0 && e.Status != status) {
 			continue
 		}
-		if ok, _ := path.Match(pattern, e.Path); pattern != "" && !ok {
+		if pattern != "" && !matchPattern(pattern, e.Path) {
 			continue
 		}
 		if len(page.Entries) == limit {
@@ -368,6 +368,24 @@ func (a *admin) journal(r *http.Request, _ string) (int, any, error) {
 			Query: e.Query, Status: e.Status, RequestBody: e.RequestBody, ResponseBody: e.ResponseBody, Dropped: e.Dropped})
 	}
 	return http.StatusOK, page, nil
+}
+
+// validPattern reports whether p is a path pattern as [fake.Server.React]
+// takes it: a [path.Match] pattern starting with /, where a final "/**"
+// also matches any deeper path.
+func validPattern(p string) bool {
+	_, err := path.Match(p, "/")
+	return err == nil && strings.HasPrefix(p, "/")
+}
+
+// matchPattern matches a journaled path against a valid pattern, as
+// [fake.Server.React] does.
+func matchPattern(pattern, p string) bool {
+	if prefix, ok := strings.CutSuffix(pattern, "/**"); ok {
+		return prefix == "" || p == prefix || strings.HasPrefix(p, prefix+"/")
+	}
+	ok, _ := path.Match(pattern, p)
+	return ok
 }
 
 func (a *admin) clearJournal(*http.Request, string) (int, any, error) {
@@ -417,8 +435,8 @@ func (spec *faultSpec) fault() (*fake.Fault, error) {
 	default:
 		return nil, invalid("method", "method %q is not an HTTP method in upper case, or * for any.", truncate(spec.Method, 16))
 	}
-	if _, err := path.Match(spec.Path, "/"); err != nil || !strings.HasPrefix(spec.Path, "/") {
-		return nil, invalid("path", `path %q is not a pattern starting with / (such as "/service_users/*" or "/**").`, truncate(spec.Path, 64))
+	if !validPattern(spec.Path) {
+		return nil, invalid("path", `path %q is not a pattern starting with / (such as "/service_users/*" or "/backends/**").`, truncate(spec.Path, 64))
 	}
 	if spec.Times < 0 {
 		return nil, invalid("times", "times %d: want 0 (until removed) or more.", spec.Times)

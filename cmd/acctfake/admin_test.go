@@ -186,6 +186,8 @@ func TestAdminJournal(t *testing.T) {
 		{"status=404", want[1:3]},
 		{"status=0", want[:1]},
 		{"path=/service_users/*&status=404", want[2:3]},
+		{"path=/api_keys/**", want[:2]},
+		{"path=/**&method=DELETE", want[1:2]},
 		{"method=GET&path=/service_users", want[3:4]},
 		{"before_id=" + all.Entries[2].ID, want[3:]},
 		{"before_id=op_0", nil},
