@@ -751,15 +751,16 @@ type forwarded struct {
 func (f *forwarded) Error() string { return fmt.Sprintf("HTTP %d", f.status) }
 
 // addAPIKey creates an API key in an account through the account API
-// (POST /api_keys, journaled like any request), authenticated with the
-// account's first key, and answers as the API did: 201 with the key and
-// its token, or the API's error.
+// (POST /api_keys, journaled and open to faults like any request),
+// authenticated with the account's first key, and answers as the API did:
+// 201 with the key and its token, or the API's error.
 func (a *admin) addAPIKey(r *http.Request, id string) (int, any, error) {
-	i := slices.IndexFunc(a.srv.Accounts(), func(acct fake.Account) bool { return acct.ID == id })
+	accts := a.srv.Accounts()
+	i := slices.IndexFunc(accts, func(acct fake.Account) bool { return acct.ID == id })
 	if i < 0 {
 		return 0, nil, notFound("account", id)
 	}
-	key := a.srv.Accounts()[i].APIKeys[0]
+	key := accts[i].APIKeys[0]
 	body, err := io.ReadAll(io.LimitReader(r.Body, fake.MaxBodyBytes+1))
 	if err != nil {
 		return 0, nil, &adminError{status: http.StatusBadRequest, code: acctapi.CodeInvalidJSON, msg: "The request body could not be read."}
