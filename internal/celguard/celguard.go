@@ -261,7 +261,7 @@ const (
 	// nodes: CEL's own work to set one up, about a microsecond, which its
 	// cost tracker does not count.
 	EvalCost = 10
-	unknown   = math.MaxUint64
+	unknown  = math.MaxUint64
 )
 
 // Costs is the cost model, for CEL's static estimator and runtime
