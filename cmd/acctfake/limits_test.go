@@ -135,21 +135,25 @@ func TestHTTP10WithoutHost(t *testing.T) {
 func TestNetHTTPAnswersFirst(t *testing.T) {
 	t.Parallel()
 	p := startProgram(t)
-	for _, raw := range []string{
-		"NOT A REQUEST LINE\r\n\r\n",
-		"GET /api_keys HTTP/1.1\r\nHost: x\r\nBad Header\r\n\r\n",
-		"GET /api_keys HTTP/1.1\r\nHost: a b\r\n\r\n",
-		"GET /api_keys HTTP/1.1\r\n\r\n", // HTTP/1.1 without Host
+	for _, tt := range []struct{ raw, want string }{
+		{"NOT A REQUEST LINE\r\n\r\n", "HTTP/1.1 400 Bad Request"},
+		{"GET /api_keys HTTP/1.1\r\nHost: x\r\nBad Header\r\n\r\n", "HTTP/1.1 400 Bad Request"},
+		{"GET /api_keys HTTP/1.1\r\nHost: a b\r\n\r\n", "HTTP/1.1 400 Bad Request"},
+		{"GET /api_keys HTTP/1.1\r\n\r\n", "HTTP/1.1 400 Bad Request"}, // HTTP/1.1 without Host
+		{"GET /api_keys HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nContent-Length: 6\r\n\r\n", "HTTP/1.1 400 Bad Request"},
+		{"GET /api_keys HTTP/1.1\r\nHost: x\r\nExpect: magic\r\n\r\n", "HTTP/1.1 417 Expectation Failed"},
+		{"POST /api_keys HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip\r\n\r\n", "HTTP/1.1 501 Not Implemented"},
+		{"GET /api_keys HTTP/2.0\r\nHost: x\r\n\r\n", "HTTP/1.1 505 HTTP Version Not Supported"},
 	} {
 		conn, err := net.Dial("tcp", strings.TrimPrefix(p.base, "http://"))
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, _ = io.WriteString(conn, raw)
+		_, _ = io.WriteString(conn, tt.raw)
 		b, _ := io.ReadAll(conn)
 		conn.Close()
-		if !strings.HasPrefix(string(b), "HTTP/1.1 400 Bad Request") {
-			t.Errorf("answer to %q: %q, want net/http's 400", raw, firstLine(string(b)))
+		if got := firstLine(string(b)); !strings.HasPrefix(got, tt.want) {
+			t.Errorf("answer to %q: %q, want net/http's %q", tt.raw, got, tt.want)
 		}
 	}
 }
