@@ -220,6 +220,37 @@ func isNil(v any) bool {
 }
 
 // first returns the first non-nil failure.
+// setAnnotations sets a description and metadata to those an update
+// request sends (nil: unchanged).
+func setAnnotations(desc, meta *string, inDesc, inMeta *string) {
+	if inDesc != nil {
+		*desc = *inDesc
+	}
+	if inMeta != nil {
+		*meta = *inMeta
+	}
+}
+
+// refUpdate is the update every resource shares: the client's own check
+// of the path id, then the body's rules (bad, which the caller works out),
+// then 404 for an id the account lacks; apply changes the stored value, or
+// fails and nothing is stored.
+func refUpdate[T any](t *refTable[T], id string, bad *refFail, apply func(v *T) *refFail) (T, *refFail) {
+	var zero T
+	if f := first(localPathFail(id), bad); f != nil {
+		return zero, f
+	}
+	v, ok := t.get(id)
+	if !ok {
+		return zero, failNotFound
+	}
+	if f := apply(&v); f != nil {
+		return zero, f
+	}
+	t.put(v)
+	return v, nil
+}
+
 func first(fails ...*refFail) *refFail {
 	for _, f := range fails {
 		if f != nil {
@@ -291,29 +322,22 @@ func (m *refModel) insertUser(a *refAccount, v account.ServiceUser, id string) a
 }
 
 func (m *refModel) updateUser(a *refAccount, in account.ServiceUserUpdate) (account.ServiceUser, *refFail) {
-	if f := localPathFail(in.ID); f != nil {
-		return account.ServiceUser{}, f
-	}
+	var f *refFail
 	if in.Name != nil {
-		if f := checkName(*in.Name); f != nil {
-			return account.ServiceUser{}, f
+		f = checkName(*in.Name)
+	}
+	return refUpdate(&a.users, in.ID, f, func(v *account.ServiceUser) *refFail {
+		if in.Name != nil {
+			if a.nameTaken(*in.Name, v.ID) {
+				return failNameUsed
+			}
+			v.Name = *in.Name
 		}
-	}
-	v, ok := a.users.get(in.ID)
-	if !ok {
-		return v, failNotFound
-	}
-	if in.Name != nil {
-		if a.nameTaken(*in.Name, v.ID) {
-			return account.ServiceUser{}, failNameUsed
+		if in.Active != nil {
+			v.Active = *in.Active
 		}
-		v.Name = *in.Name
-	}
-	if in.Active != nil {
-		v.Active = *in.Active
-	}
-	a.users.put(v)
-	return v, nil
+		return nil
+	})
 }
 
 // deleteUser deletes a service user and, with it, its API keys.
@@ -363,24 +387,11 @@ func (m *refModel) insertKey(a *refAccount, v account.APIKey, id, token string) 
 }
 
 func (m *refModel) updateKey(a *refAccount, in account.APIKeyUpdate) (account.APIKey, *refFail) {
-	if f := localPathFail(in.ID); f != nil {
-		return account.APIKey{}, f
-	}
-	if f := annotatedPtr(in.Description, in.Metadata); f != nil {
-		return account.APIKey{}, f
-	}
-	v, ok := a.keys.get(in.ID)
-	if !ok {
-		return v, failNotFound
-	}
-	if in.Description != nil {
-		v.Description = *in.Description
-	}
-	if in.Metadata != nil {
-		v.Metadata = *in.Metadata
-	}
-	a.keys.put(v)
-	return v, nil
+	f := annotatedPtr(in.Description, in.Metadata)
+	return refUpdate(&a.keys, in.ID, f, func(v *account.APIKey) *refFail {
+		setAnnotations(&v.Description, &v.Metadata, in.Description, in.Metadata)
+		return nil
+	})
 }
 
 func (m *refModel) deleteKey(a *refAccount, id string) *refFail {
@@ -513,9 +524,6 @@ func (m *refModel) insertHR(a *refAccount, v backends.HTTPResponse, id string) b
 }
 
 func (m *refModel) updateHR(a *refAccount, in backends.HTTPResponseUpdate) (backends.HTTPResponse, *refFail) {
-	if f := localPathFail(in.ID); f != nil {
-		return backends.HTTPResponse{}, f
-	}
 	f := annotatedPtr(in.Description, in.Metadata)
 	if sent(in.Headers) {
 		f = first(f, checkHeaders(*in.Headers))
@@ -523,30 +531,19 @@ func (m *refModel) updateHR(a *refAccount, in backends.HTTPResponseUpdate) (back
 	if in.StatusCode != nil {
 		f = first(f, checkStatus(*in.StatusCode))
 	}
-	if f != nil {
-		return backends.HTTPResponse{}, f
-	}
-	v, ok := a.hrs.get(in.ID)
-	if !ok {
-		return v, failNotFound
-	}
-	if in.Description != nil {
-		v.Description = *in.Description
-	}
-	if in.Metadata != nil {
-		v.Metadata = *in.Metadata
-	}
-	if in.Body != nil {
-		v.Body = *in.Body
-	}
-	if sent(in.Headers) {
-		v.Headers = cloneMap(*in.Headers)
-	}
-	if in.StatusCode != nil {
-		v.StatusCode = *in.StatusCode
-	}
-	a.hrs.put(v)
-	return v, nil
+	return refUpdate(&a.hrs, in.ID, f, func(v *backends.HTTPResponse) *refFail {
+		setAnnotations(&v.Description, &v.Metadata, in.Description, in.Metadata)
+		if in.Body != nil {
+			v.Body = *in.Body
+		}
+		if sent(in.Headers) {
+			v.Headers = cloneMap(*in.Headers)
+		}
+		if in.StatusCode != nil {
+			v.StatusCode = *in.StatusCode
+		}
+		return nil
+	})
 }
 
 // checkBackendList is a failover's own rules for its backends: no empty
@@ -608,34 +605,20 @@ func (m *refModel) insertFO(a *refAccount, v backends.Failover, id string) backe
 }
 
 func (m *refModel) updateFO(a *refAccount, in backends.FailoverUpdate) (backends.Failover, *refFail) {
-	if f := localPathFail(in.ID); f != nil {
-		return backends.Failover{}, f
-	}
 	f := annotatedPtr(in.Description, in.Metadata)
 	if sent(in.Backends) {
 		f = first(f, checkBackendList(*in.Backends, in.ID))
 	}
-	if f != nil {
-		return backends.Failover{}, f
-	}
-	v, ok := a.fos.get(in.ID)
-	if !ok {
-		return v, failNotFound
-	}
-	if sent(in.Backends) {
-		if f := first(a.backendsExist(*in.Backends), a.loopsBack(in.ID, *in.Backends)); f != nil {
-			return backends.Failover{}, f
+	return refUpdate(&a.fos, in.ID, f, func(v *backends.Failover) *refFail {
+		if sent(in.Backends) {
+			if f := first(a.backendsExist(*in.Backends), a.loopsBack(in.ID, *in.Backends)); f != nil {
+				return f
+			}
+			v.Backends = append([]string{}, *in.Backends...)
 		}
-		v.Backends = append([]string{}, *in.Backends...)
-	}
-	if in.Description != nil {
-		v.Description = *in.Description
-	}
-	if in.Metadata != nil {
-		v.Metadata = *in.Metadata
-	}
-	a.fos.put(v)
-	return v, nil
+		setAnnotations(&v.Description, &v.Metadata, in.Description, in.Metadata)
+		return nil
+	})
 }
 
 func checkLabels(l map[string]string) *refFail {
@@ -687,32 +670,18 @@ func (m *refModel) insertTG(a *refAccount, v backends.TunnelGroup, id string) ba
 }
 
 func (m *refModel) updateTG(a *refAccount, in backends.TunnelGroupUpdate) (backends.TunnelGroup, *refFail) {
-	if f := localPathFail(in.ID); f != nil {
-		return backends.TunnelGroup{}, f
-	}
 	f := annotatedPtr(in.Description, in.Metadata)
 	if sent(in.Labels) {
 		f = first(f, checkLabels(*in.Labels))
 	}
-	if f != nil {
-		return backends.TunnelGroup{}, f
-	}
-	v, ok := a.tgs.get(in.ID)
-	if !ok {
-		return v, failNotFound
-	}
-	if in.Description != nil {
-		v.Description = *in.Description
-	}
-	if in.Metadata != nil {
-		v.Metadata = *in.Metadata
-	}
-	if sent(in.Labels) {
-		v.Labels = cloneMap(*in.Labels)
-		v.Tunnels = m.tunnelRefs(a, v.Labels)
-	}
-	a.tgs.put(v)
-	return v, nil
+	return refUpdate(&a.tgs, in.ID, f, func(v *backends.TunnelGroup) *refFail {
+		setAnnotations(&v.Description, &v.Metadata, in.Description, in.Metadata)
+		if sent(in.Labels) {
+			v.Labels = cloneMap(*in.Labels)
+			v.Tunnels = m.tunnelRefs(a, v.Labels)
+		}
+		return nil
+	})
 }
 
 // seedTunnel adds a tunnel; it joins, at the end, every tunnel group of
@@ -792,9 +761,6 @@ func (m *refModel) insertDst(a *refAccount, v events.Destination, id string) eve
 }
 
 func (m *refModel) updateDst(a *refAccount, in events.DestinationUpdate) (events.Destination, *refFail) {
-	if f := localPathFail(in.ID); f != nil {
-		return events.Destination{}, f
-	}
 	f := annotatedPtr(in.Description, in.Metadata)
 	if in.Format != nil {
 		f = first(f, checkFormat(*in.Format, false))
@@ -802,27 +768,16 @@ func (m *refModel) updateDst(a *refAccount, in events.DestinationUpdate) (events
 	if in.Target != nil {
 		f = first(f, checkTarget(*in.Target))
 	}
-	if f != nil {
-		return events.Destination{}, f
-	}
-	v, ok := a.dsts.get(in.ID)
-	if !ok {
-		return v, failNotFound
-	}
-	if in.Description != nil {
-		v.Description = *in.Description
-	}
-	if in.Metadata != nil {
-		v.Metadata = *in.Metadata
-	}
-	if in.Format != nil {
-		v.Format = "JSON"
-	}
-	if in.Target != nil {
-		v.Target = *in.Target
-	}
-	a.dsts.put(v)
-	return v, nil
+	return refUpdate(&a.dsts, in.ID, f, func(v *events.Destination) *refFail {
+		setAnnotations(&v.Description, &v.Metadata, in.Description, in.Metadata)
+		if in.Format != nil {
+			v.Format = "JSON"
+		}
+		if in.Target != nil {
+			v.Target = *in.Target
+		}
+		return nil
+	})
 }
 
 func checkSources(list []events.SubscriptionSource) *refFail {
@@ -888,9 +843,6 @@ func (m *refModel) insertSub(a *refAccount, v events.Subscription, sources []eve
 }
 
 func (m *refModel) updateSub(a *refAccount, in events.SubscriptionUpdate) (events.Subscription, *refFail) {
-	if f := localPathFail(in.ID); f != nil {
-		return events.Subscription{}, f
-	}
 	f := annotatedPtr(in.Description, in.Metadata)
 	if sent(in.Sources) {
 		f = first(f, checkSources(*in.Sources))
@@ -898,31 +850,20 @@ func (m *refModel) updateSub(a *refAccount, in events.SubscriptionUpdate) (event
 	if sent(in.DestinationIDs) {
 		f = first(f, checkDestIDs(*in.DestinationIDs))
 	}
-	if f != nil {
-		return events.Subscription{}, f
-	}
-	v, ok := a.subs.get(in.ID)
-	if !ok {
-		return v, failNotFound
-	}
-	if sent(in.DestinationIDs) {
-		refs, f := m.destRefs(a, *in.DestinationIDs)
-		if f != nil {
-			return events.Subscription{}, f
+	return refUpdate(&a.subs, in.ID, f, func(v *events.Subscription) *refFail {
+		if sent(in.DestinationIDs) {
+			refs, f := m.destRefs(a, *in.DestinationIDs)
+			if f != nil {
+				return f
+			}
+			v.Destinations = refs
 		}
-		v.Destinations = refs
-	}
-	if sent(in.Sources) {
-		v.Sources = m.sourcesOf(v.ID, *in.Sources)
-	}
-	if in.Description != nil {
-		v.Description = *in.Description
-	}
-	if in.Metadata != nil {
-		v.Metadata = *in.Metadata
-	}
-	a.subs.put(v)
-	return v, nil
+		if sent(in.Sources) {
+			v.Sources = m.sourcesOf(v.ID, *in.Sources)
+		}
+		setAnnotations(&v.Description, &v.Metadata, in.Description, in.Metadata)
+		return nil
+	})
 }
 
 // ---- lists ------------------------------------------------------------------------
@@ -1050,24 +991,11 @@ func (m *refModel) insertCA(a *refAccount, v account.CertificateAuthority, id st
 }
 
 func (m *refModel) updateCA(a *refAccount, in account.CertificateAuthorityUpdate) (account.CertificateAuthority, *refFail) {
-	if f := localPathFail(in.ID); f != nil {
-		return account.CertificateAuthority{}, f
-	}
-	if f := annotatedPtr(in.Description, in.Metadata); f != nil {
-		return account.CertificateAuthority{}, f
-	}
-	v, ok := a.cas.get(in.ID)
-	if !ok {
-		return v, failNotFound
-	}
-	if in.Description != nil {
-		v.Description = *in.Description
-	}
-	if in.Metadata != nil {
-		v.Metadata = *in.Metadata
-	}
-	a.cas.put(v)
-	return v, nil
+	f := annotatedPtr(in.Description, in.Metadata)
+	return refUpdate(&a.cas, in.ID, f, func(v *account.CertificateAuthority) *refFail {
+		setAnnotations(&v.Description, &v.Metadata, in.Description, in.Metadata)
+		return nil
+	})
 }
 
 // ---- event sources ----------------------------------------------------------------
@@ -1242,9 +1170,6 @@ func (m *refModel) insertOp(a *refAccount, v k8sop.Operator, id string) k8sop.Op
 }
 
 func (m *refModel) updateOp(a *refAccount, in k8sop.OperatorUpdate, now time.Time) (k8sop.Operator, *refFail) {
-	if f := localPathFail(in.ID); f != nil {
-		return k8sop.Operator{}, f
-	}
 	f := annotatedPtr(in.Description, in.Metadata)
 	if in.EnabledFeatures != nil {
 		f = first(f, checkFeatures(*in.EnabledFeatures))
@@ -1255,55 +1180,44 @@ func (m *refModel) updateOp(a *refAccount, in k8sop.OperatorUpdate, now time.Tim
 	if in.Binding != nil && in.Binding.EndpointSelectors != nil {
 		f = first(f, checkSelectors(*in.Binding.EndpointSelectors))
 	}
-	if f != nil {
-		return k8sop.Operator{}, f
-	}
-	v, ok := a.ops.get(in.ID)
-	if !ok {
-		return v, failNotFound
-	}
-	// Whether a binding may be sent, when the request does not set the
-	// features, depends on the stored ones: only the server can tell.
-	if in.Binding != nil && in.EnabledFeatures == nil && !hasBindings(v.EnabledFeatures) {
-		return k8sop.Operator{}, failInvalid
-	}
-	if in.Description != nil {
-		v.Description = *in.Description
-	}
-	if in.Metadata != nil {
-		v.Metadata = *in.Metadata
-	}
-	if in.Region != nil {
-		v.Region = *in.Region
-		if v.Region == "" {
-			v.Region = "global"
+	return refUpdate(&a.ops, in.ID, f, func(v *k8sop.Operator) *refFail {
+		// Whether a binding may be sent, when the request does not set the
+		// features, depends on the stored ones: only the server can tell.
+		if in.Binding != nil && in.EnabledFeatures == nil && !hasBindings(v.EnabledFeatures) {
+			return failInvalid
 		}
-	}
-	if in.EnabledFeatures != nil {
-		v.EnabledFeatures = normalFeatures(*in.EnabledFeatures)
-	}
-	if d := in.Deployment; d != nil {
-		if d.Name != nil {
-			v.Deployment.Name = *d.Name
+		setAnnotations(&v.Description, &v.Metadata, in.Description, in.Metadata)
+		if in.Region != nil {
+			v.Region = *in.Region
+			if v.Region == "" {
+				v.Region = "global"
+			}
 		}
-		if d.Version != nil {
-			v.Deployment.Version = *d.Version
+		if in.EnabledFeatures != nil {
+			v.EnabledFeatures = normalFeatures(*in.EnabledFeatures)
 		}
-	}
-	b := *v.Binding
-	if u := in.Binding; u != nil {
-		if u.EndpointSelectors != nil {
-			b.EndpointSelectors = cloneKeepNil(*u.EndpointSelectors)
+		if d := in.Deployment; d != nil {
+			if d.Name != nil {
+				v.Deployment.Name = *d.Name
+			}
+			if d.Version != nil {
+				v.Deployment.Version = *d.Version
+			}
 		}
-		if u.IngressEndpoint != nil {
-			b.IngressEndpoint = *u.IngressEndpoint
+		b := *v.Binding
+		if u := in.Binding; u != nil {
+			if u.EndpointSelectors != nil {
+				b.EndpointSelectors = cloneKeepNil(*u.EndpointSelectors)
+			}
+			if u.IngressEndpoint != nil {
+				b.IngressEndpoint = *u.IngressEndpoint
+			}
 		}
-	}
-	v.Binding = &b
-	defaultIngress(&v)
-	v.UpdatedAt = stamp(now)
-	a.ops.put(v)
-	return v, nil
+		v.Binding = &b
+		defaultIngress(v)
+		v.UpdatedAt = stamp(now)
+		return nil
+	})
 }
 
 // seedEndpoint adds a seeded endpoint (endpoints have no API path).

@@ -327,6 +327,27 @@ func (s *outcomeStats) require(t *testing.T, want []string) {
 	}
 }
 
+// expectOK checks a step's answer (see expect) and returns what the fake
+// answered and whether the step succeeded as the model says it must; want
+// only names the type.
+func expectOK[T any](rt *rapid.T, what string, f *refFail, validating bool, _ T) func(got *T, err error) (*T, bool) {
+	return func(got *T, err error) (*T, bool) {
+		rt.Helper()
+		return got, expect(rt, what, err, f, validating)
+	}
+}
+
+// expectSame checks a step's answer (see expect) and, when it succeeded,
+// that the fake answered want.
+func expectSame[T any](rt *rapid.T, what, label string, want T, f *refFail, validating bool) func(got *T, err error) {
+	return func(got *T, err error) {
+		rt.Helper()
+		if expect(rt, what, err, f, validating) {
+			same(rt, label, want, *got)
+		}
+	}
+}
+
 func same[T any](rt *rapid.T, what string, want, got T) {
 	rt.Helper()
 	if diff := cmp.Diff(want, got); diff != "" {
@@ -629,10 +650,8 @@ func (mc *machine) createUser(rt *rapid.T) {
 	in := account.ServiceUserCreate{Name: mc.drawName(rt, a), Active: optional(rt, rapid.Bool(), "active")}
 	want, f := mc.m.createUser(a.ref, in, mc.now())
 	c, v := mc.client(rt, a)
-	got, err := account.NewServiceUsers(c).Create(mc.ctx, &in)
-	if expect(rt, "create service_user", err, f, v) {
-		want = mc.m.insertUser(a.ref, want, mc.noteID(rt, "service", got.ID))
-		same(rt, "created service user", want, *got)
+	if got, ok := expectOK(rt, "create service_user", f, v, want)(account.NewServiceUsers(c).Create(mc.ctx, &in)); ok {
+		same(rt, "created service user", mc.m.insertUser(a.ref, want, mc.noteID(rt, "service", got.ID)), *got)
 	}
 }
 
@@ -646,10 +665,7 @@ func (mc *machine) updateUser(rt *rapid.T) {
 	}
 	want, f := mc.m.updateUser(a.ref, in)
 	c, v := mc.client(rt, a)
-	got, err := account.NewServiceUsers(c).Update(mc.ctx, &in)
-	if expect(rt, "update service_user "+in.ID, err, f, v) {
-		same(rt, "updated service user", want, *got)
-	}
+	expectSame(rt, "update service_user "+in.ID, "updated service user", want, f, v)(account.NewServiceUsers(c).Update(mc.ctx, &in))
 }
 
 func (mc *machine) createKey(rt *rapid.T) {
@@ -675,10 +691,7 @@ func (mc *machine) updateKey(rt *rapid.T) {
 		Description: optional(rt, genDesc, "description"), Metadata: optional(rt, genMeta, "metadata")}
 	want, f := mc.m.updateKey(a.ref, in)
 	c, v := mc.client(rt, a)
-	got, err := account.NewAPIKeys(c).Update(mc.ctx, &in)
-	if expect(rt, "update api_key "+in.ID, err, f, v) {
-		same(rt, "updated API key", want, *got)
-	}
+	expectSame(rt, "update api_key "+in.ID, "updated API key", want, f, v)(account.NewAPIKeys(c).Update(mc.ctx, &in))
 }
 
 // useKey makes a request with the token of a key the test made (perhaps
@@ -713,10 +726,8 @@ func (mc *machine) createHR(rt *rapid.T) {
 		Body: genBody.Draw(rt, "body"), Headers: genHeaders.Draw(rt, "headers"), StatusCode: genStatus.Draw(rt, "status")}
 	want, f := mc.m.createHR(a.ref, in, mc.now())
 	c, v := mc.client(rt, a)
-	got, err := backends.NewHTTPResponses(c).Create(mc.ctx, &in)
-	if expect(rt, "create http_response", err, f, v) {
-		want = mc.m.insertHR(a.ref, want, mc.noteID(rt, "bkdhr", got.ID))
-		same(rt, "created HTTP response backend", want, *got)
+	if got, ok := expectOK(rt, "create http_response", f, v, want)(backends.NewHTTPResponses(c).Create(mc.ctx, &in)); ok {
+		same(rt, "created HTTP response backend", mc.m.insertHR(a.ref, want, mc.noteID(rt, "bkdhr", got.ID)), *got)
 	}
 }
 
@@ -727,10 +738,7 @@ func (mc *machine) updateHR(rt *rapid.T) {
 		Body: optional(rt, genBody, "body"), Headers: optional(rt, genHeaders, "headers"), StatusCode: optional(rt, genStatus, "status")}
 	want, f := mc.m.updateHR(a.ref, in)
 	c, v := mc.client(rt, a)
-	got, err := backends.NewHTTPResponses(c).Update(mc.ctx, &in)
-	if expect(rt, "update http_response "+in.ID, err, f, v) {
-		same(rt, "updated HTTP response backend", want, *got)
-	}
+	expectSame(rt, "update http_response "+in.ID, "updated HTTP response backend", want, f, v)(backends.NewHTTPResponses(c).Update(mc.ctx, &in))
 }
 
 var backendPrefixes = []string{"bkdhr", "bkdfo", "bkdtg"}
@@ -745,10 +753,8 @@ func (mc *machine) createFO(rt *rapid.T) {
 		Backends: mc.refList(rt, a.backendIDs(), backendPrefixes, "backends")}
 	want, f := mc.m.createFO(a.ref, in, mc.now())
 	c, v := mc.client(rt, a)
-	got, err := backends.NewFailovers(c).Create(mc.ctx, &in)
-	if expect(rt, "create failover", err, f, v) {
-		want = mc.m.insertFO(a.ref, want, mc.noteID(rt, "bkdfo", got.ID))
-		same(rt, "created failover backend", want, *got)
+	if got, ok := expectOK(rt, "create failover", f, v, want)(backends.NewFailovers(c).Create(mc.ctx, &in)); ok {
+		same(rt, "created failover backend", mc.m.insertFO(a.ref, want, mc.noteID(rt, "bkdfo", got.ID)), *got)
 	}
 }
 
@@ -762,10 +768,7 @@ func (mc *machine) updateFO(rt *rapid.T) {
 	}
 	want, f := mc.m.updateFO(a.ref, in)
 	c, v := mc.client(rt, a)
-	got, err := backends.NewFailovers(c).Update(mc.ctx, &in)
-	if expect(rt, "update failover "+in.ID, err, f, v) {
-		same(rt, "updated failover backend", want, *got)
-	}
+	expectSame(rt, "update failover "+in.ID, "updated failover backend", want, f, v)(backends.NewFailovers(c).Update(mc.ctx, &in))
 }
 
 func (mc *machine) createTG(rt *rapid.T) {
@@ -774,10 +777,8 @@ func (mc *machine) createTG(rt *rapid.T) {
 		Labels: genLabels.Draw(rt, "labels")}
 	want, f := mc.m.createTG(a.ref, in, mc.now())
 	c, v := mc.client(rt, a)
-	got, err := backends.NewTunnelGroups(c).Create(mc.ctx, &in)
-	if expect(rt, "create tunnel_group", err, f, v) {
-		want = mc.m.insertTG(a.ref, want, mc.noteID(rt, "bkdtg", got.ID))
-		same(rt, "created tunnel group backend", want, *got)
+	if got, ok := expectOK(rt, "create tunnel_group", f, v, want)(backends.NewTunnelGroups(c).Create(mc.ctx, &in)); ok {
+		same(rt, "created tunnel group backend", mc.m.insertTG(a.ref, want, mc.noteID(rt, "bkdtg", got.ID)), *got)
 	}
 }
 
@@ -788,10 +789,7 @@ func (mc *machine) updateTG(rt *rapid.T) {
 		Labels: optional(rt, genUpdateLabels, "labels")}
 	want, f := mc.m.updateTG(a.ref, in)
 	c, v := mc.client(rt, a)
-	got, err := backends.NewTunnelGroups(c).Update(mc.ctx, &in)
-	if expect(rt, "update tunnel_group "+in.ID, err, f, v) {
-		same(rt, "updated tunnel group backend", want, *got)
-	}
+	expectSame(rt, "update tunnel_group "+in.ID, "updated tunnel group backend", want, f, v)(backends.NewTunnelGroups(c).Update(mc.ctx, &in))
 }
 
 // seedTunnel seeds a tunnel (tunnels have no API path).
@@ -814,10 +812,8 @@ func (mc *machine) createDst(rt *rapid.T) {
 		Format: genFormat.Draw(rt, "format"), Target: genTarget.Draw(rt, "target")}
 	want, f := mc.m.createDst(a.ref, in, mc.now())
 	c, v := mc.client(rt, a)
-	got, err := events.NewDestinations(c).Create(mc.ctx, &in)
-	if expect(rt, "create event_destination", err, f, v) {
-		want = mc.m.insertDst(a.ref, want, mc.noteID(rt, "ed", got.ID))
-		same(rt, "created event destination", want, *got)
+	if got, ok := expectOK(rt, "create event_destination", f, v, want)(events.NewDestinations(c).Create(mc.ctx, &in)); ok {
+		same(rt, "created event destination", mc.m.insertDst(a.ref, want, mc.noteID(rt, "ed", got.ID)), *got)
 	}
 }
 
@@ -828,10 +824,7 @@ func (mc *machine) updateDst(rt *rapid.T) {
 		Format: optional(rt, genFormat, "format"), Target: optional(rt, genTarget, "target")}
 	want, f := mc.m.updateDst(a.ref, in)
 	c, v := mc.client(rt, a)
-	got, err := events.NewDestinations(c).Update(mc.ctx, &in)
-	if expect(rt, "update event_destination "+in.ID, err, f, v) {
-		same(rt, "updated event destination", want, *got)
-	}
+	expectSame(rt, "update event_destination "+in.ID, "updated event destination", want, f, v)(events.NewDestinations(c).Update(mc.ctx, &in))
 }
 
 func (mc *machine) createSub(rt *rapid.T) {
@@ -840,10 +833,8 @@ func (mc *machine) createSub(rt *rapid.T) {
 		Sources: genSources.Draw(rt, "sources"), DestinationIDs: mc.refList(rt, a.ref.dsts.ids(), []string{"ed"}, "destination_ids")}
 	want, sources, f := mc.m.createSub(a.ref, in, mc.now())
 	c, v := mc.client(rt, a)
-	got, err := events.NewSubscriptions(c).Create(mc.ctx, &in)
-	if expect(rt, "create event_subscription", err, f, v) {
-		want = mc.m.insertSub(a.ref, want, sources, mc.noteID(rt, "esb", got.ID))
-		same(rt, "created event subscription", want, *got)
+	if got, ok := expectOK(rt, "create event_subscription", f, v, want)(events.NewSubscriptions(c).Create(mc.ctx, &in)); ok {
+		same(rt, "created event subscription", mc.m.insertSub(a.ref, want, sources, mc.noteID(rt, "esb", got.ID)), *got)
 	}
 }
 
@@ -858,10 +849,7 @@ func (mc *machine) updateSub(rt *rapid.T) {
 	}
 	want, f := mc.m.updateSub(a.ref, in)
 	c, v := mc.client(rt, a)
-	got, err := events.NewSubscriptions(c).Update(mc.ctx, &in)
-	if expect(rt, "update event_subscription "+in.ID, err, f, v) {
-		same(rt, "updated event subscription", want, *got)
-	}
+	expectSame(rt, "update event_subscription "+in.ID, "updated event subscription", want, f, v)(events.NewSubscriptions(c).Update(mc.ctx, &in))
 }
 
 // ---- operations every kind has: get, delete, list, faults, state --------------------
@@ -1546,10 +1534,8 @@ func (mc *machine) createCA(rt *rapid.T) {
 	in := account.CertificateAuthorityCreate{Description: genDesc.Draw(rt, "description"), Metadata: genMeta.Draw(rt, "metadata"), CAPEM: ca.pem}
 	want, f := mc.m.createCA(a.ref, in, ca.info, mc.now())
 	c, v := mc.client(rt, a)
-	got, err := account.NewCertificateAuthorities(c).Create(mc.ctx, &in)
-	if expect(rt, "create certificate_authority ("+ca.name+")", err, f, v) {
-		want = mc.m.insertCA(a.ref, want, mc.noteID(rt, "ca", got.ID))
-		same(rt, "created certificate authority", want, *got)
+	if got, ok := expectOK(rt, "create certificate_authority ("+ca.name+")", f, v, want)(account.NewCertificateAuthorities(c).Create(mc.ctx, &in)); ok {
+		same(rt, "created certificate authority", mc.m.insertCA(a.ref, want, mc.noteID(rt, "ca", got.ID)), *got)
 	}
 }
 
@@ -1559,10 +1545,7 @@ func (mc *machine) updateCA(rt *rapid.T) {
 		Description: optional(rt, genDesc, "description"), Metadata: optional(rt, genMeta, "metadata")}
 	want, f := mc.m.updateCA(a.ref, in)
 	c, v := mc.client(rt, a)
-	got, err := account.NewCertificateAuthorities(c).Update(mc.ctx, &in)
-	if expect(rt, "update certificate_authority "+in.ID, err, f, v) {
-		same(rt, "updated certificate authority", want, *got)
-	}
+	expectSame(rt, "update certificate_authority "+in.ID, "updated certificate authority", want, f, v)(account.NewCertificateAuthorities(c).Update(mc.ctx, &in))
 }
 
 // ---- bot users: the deprecated alias of service users ------------------------------------
@@ -1573,10 +1556,8 @@ func (mc *machine) createBotUser(rt *rapid.T) {
 	in := account.ServiceUserCreate{Name: mc.drawName(rt, a), Active: optional(rt, rapid.Bool(), "active")}
 	want, f := mc.m.createUser(a.ref, in, mc.now())
 	c, v := mc.client(rt, a)
-	got, err := account.NewBotUsers(c).Create(mc.ctx, &in)
-	if expect(rt, "create bot_user", err, f, v) {
-		want = mc.m.insertUser(a.ref, want, mc.noteID(rt, "service", got.ID))
-		same(rt, "created bot user", want, *got)
+	if got, ok := expectOK(rt, "create bot_user", f, v, want)(account.NewBotUsers(c).Create(mc.ctx, &in)); ok {
+		same(rt, "created bot user", mc.m.insertUser(a.ref, want, mc.noteID(rt, "service", got.ID)), *got)
 	}
 }
 
@@ -1590,10 +1571,7 @@ func (mc *machine) updateBotUser(rt *rapid.T) {
 	}
 	want, f := mc.m.updateUser(a.ref, in)
 	c, v := mc.client(rt, a)
-	got, err := account.NewBotUsers(c).Update(mc.ctx, &in)
-	if expect(rt, "update bot_user "+in.ID, err, f, v) {
-		same(rt, "updated bot user", want, *got)
-	}
+	expectSame(rt, "update bot_user "+in.ID, "updated bot user", want, f, v)(account.NewBotUsers(c).Update(mc.ctx, &in))
 }
 
 // drawName draws a service user name, one of a's own names a third of
@@ -1727,10 +1705,8 @@ func (mc *machine) createOp(rt *rapid.T) {
 	}
 	want, f := mc.m.createOp(a.ref, in, mc.now())
 	c, v := mc.client(rt, a)
-	got, err := k8sop.NewOperators(c).Create(mc.ctx, &in)
-	if expect(rt, "create kubernetes_operator", err, f, v) {
-		want = mc.m.insertOp(a.ref, want, mc.noteID(rt, "k8sop", got.ID))
-		same(rt, "created kubernetes operator", want, *got)
+	if got, ok := expectOK(rt, "create kubernetes_operator", f, v, want)(k8sop.NewOperators(c).Create(mc.ctx, &in)); ok {
+		same(rt, "created kubernetes operator", mc.m.insertOp(a.ref, want, mc.noteID(rt, "k8sop", got.ID)), *got)
 	}
 }
 
@@ -1751,10 +1727,7 @@ func (mc *machine) updateOp(rt *rapid.T) {
 	}
 	want, f := mc.m.updateOp(a.ref, in, mc.now())
 	c, v := mc.client(rt, a)
-	got, err := k8sop.NewOperators(c).Update(mc.ctx, &in)
-	if expect(rt, "update kubernetes_operator "+in.ID, err, f, v) {
-		same(rt, "updated kubernetes operator", want, *got)
-	}
+	expectSame(rt, "update kubernetes_operator "+in.ID, "updated kubernetes operator", want, f, v)(k8sop.NewOperators(c).Update(mc.ctx, &in))
 }
 
 // seedEndpoint seeds an endpoint (endpoints have no API path).
