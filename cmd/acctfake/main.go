@@ -70,11 +70,11 @@
 // What comes before any handler runs is net/http's to answer, in plain
 // text: a malformed request line, header or Host, and HTTP/1.1 without a
 // Host (400); an Expect other than 100-continue (417); a Transfer-Encoding
-// other than chunked (501); a version other than HTTP/1.x (505); headers beyond what it reads at all (431, at 1 MiB or twice
-// -max-header-bytes); a client too slow to send its headers (nothing, 408
-// or 400). Everything else is answered with the contract's JSON error
-// body; an HTTP/1.0 request without a Host gets uris on the address it
-// reached.
+// other than chunked (501); a version other than HTTP/1.x (505); headers
+// beyond what it reads at all (431, at 1 MiB or twice -max-header-bytes);
+// a client too slow to send its headers (nothing, 408 or 400). Everything
+// else is answered with the contract's JSON error body; an HTTP/1.0
+// request without a Host gets uris on the address it reached.
 package main
 
 import (
