@@ -1,9 +1,12 @@
 package fake
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
+	"net/url"
 	"os"
 	"strings"
 	"testing"
@@ -244,6 +247,57 @@ func TestFilterTimeRange(t *testing.T) {
 		var e *apiError
 		if !errors.As(err, &e) || e.status != http.StatusBadRequest || e.code != acctapi.CodeBadFilter || !strings.Contains(e.msg, tt.refused) {
 			t.Errorf("%s: %v; want a 400 %s saying %q", tt.expr, err, acctapi.CodeBadFilter, tt.refused)
+		}
+	}
+}
+
+// TestFilterRequests sends issue 12's reproductions as list requests:
+// each refused construct is a 400 ERR_NGROK_250 naming it, and a time far
+// in the future no longer wraps into the past.
+func TestFilterRequests(t *testing.T) {
+	t.Parallel()
+	srv := Start(t, WithoutListener())
+	for range 20 {
+		in := &account.APIKeyCreate{Description: "k", Metadata: strings.Repeat("a", 4000)}
+		if _, err := Seed[account.APIKey](srv, "", in); err != nil {
+			t.Fatal(err)
+		}
+	}
+	get := func(filter string) (int, map[string]any) {
+		req := httptest.NewRequest(http.MethodGet, "/api_keys?limit=100&filter="+url.QueryEscape(filter), nil)
+		req.Header.Set("Authorization", "Bearer "+srv.APIKey())
+		req.Header.Set("Service-Version", acctapi.APIVersion)
+		rec := httptest.NewRecorder()
+		srv.Handler().ServeHTTP(rec, req)
+		var body map[string]any
+		if err := json.Unmarshal(rec.Body.Bytes(), &body); err != nil {
+			t.Fatalf("%s: %d %s", filter, rec.Code, rec.Body)
+		}
+		return rec.Code, body
+	}
+	for _, tt := range []struct{ filter, want string }{
+		{`obj.metadata.matches("[\\pL\\pN]{1000}z")`, "matches is not supported"},
+		{strings.Repeat(`obj.metadata.matches("[\\pL\\pN]{30}z") || `, 60) + "false", "matches is not supported"},
+		{`[obj.id].exists(x, x.startsWith("ak_"))`, "the macro exists is not supported"},
+		{`timestamp("9999-12-31T23:59:59Z").add("1d") > time.now`, "timestamp out of range"},
+		{`time.now.add("999999d999999d999999d") > time.now`, "timestamp out of range"},
+	} {
+		code, body := get(tt.filter)
+		if msg, _ := body["msg"].(string); code != http.StatusBadRequest || body["error_code"] != acctapi.CodeBadFilter || !strings.Contains(msg, tt.want) {
+			t.Errorf("%.60s: %d %v; want 400 %s saying %q", tt.filter, code, body, acctapi.CodeBadFilter, tt.want)
+		}
+	}
+	for _, tt := range []struct {
+		filter string
+		want   int
+	}{
+		{`time.now.add("999999d") < time.now`, 0},
+		{`time.now.add("106752d") > time.now`, 21}, // the server's own key too
+		{`obj.metadata.contains("aaaa") && size(obj.metadata) == 4000`, 20},
+	} {
+		code, body := get(tt.filter)
+		if keys, _ := body["keys"].([]any); code != http.StatusOK || len(keys) != tt.want {
+			t.Errorf("%s: %d, %d keys; want 200, %d", tt.filter, code, len(keys), tt.want)
 		}
 	}
 }
