@@ -153,7 +153,9 @@ func WithServerCertificate(fn func(r *http.Request) *x509.Certificate) LimitOpti
 
 // WithTLSFingerprint supplies conn.tls.ja4_fingerprint, the JA4
 // fingerprint of the connection's ClientHello, which only the code that
-// terminates TLS sees (for example in tls.Config.GetConfigForClient).
+// terminates TLS sees: compute it with [JA4] in
+// tls.Config.GetConfigForClient, keep it with the connection, and return
+// it from fn.
 func WithTLSFingerprint(fn func(r *http.Request) string) LimitOption {
 	return limitOpt(func(o *options) { o.providers.tlsFingerprint = fn })
 }

@@ -56,7 +56,8 @@
 // [WithIPIntel] (conn.geo.*, conn.client_ip.* and conn.server_ip.*
 // intelligence), [WithServerRegion], [WithEndpoint] (endpoint.*),
 // [WithSecrets] (secrets.get), [WithServerCertificate]
-// (conn.tls.server.*), [WithTLSFingerprint] (conn.tls.ja4_fingerprint),
+// (conn.tls.server.*), [WithTLSFingerprint] (conn.tls.ja4_fingerprint,
+// which [JA4] computes from the ClientHello),
 // [WithUserAgentParser] (req.user_agent.name and the other parsed fields)
 // and [WithPodIdentity] (conn.k8s.pod.*). Names that do not exist fail to
 // compile with the closest valid names. Variables of the response phase
