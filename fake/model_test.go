@@ -927,22 +927,44 @@ func annotatedFields(id, desc, meta string) map[string]string {
 	return map[string]string{"id": id, "description": desc, "metadata": meta}
 }
 
+// readClient is what the kinds read through: every resource client has it.
+type readClient[T, L, O any] interface {
+	Get(ctx context.Context, id string) (*T, error)
+	Delete(ctx context.Context, id string) error
+	Page(ctx context.Context, opts O) (*L, error)
+}
+
+// clientKind sets k's get_, del_ and page to its client's, which newS
+// makes; opts makes its list options.
+func clientKind[S readClient[T, L, O], T, L, O any, PL interface {
+	*L
+	pageOf[T]
+}](k *resKind[T, L, PL], newS func(*acctapi.Client) S, opts func(limit int, before, filter string) O) *resKind[T, L, PL] {
+	k.get_ = func(ctx context.Context, c *acctapi.Client, id string) (*T, error) { return newS(c).Get(ctx, id) }
+	k.del_ = func(ctx context.Context, c *acctapi.Client, id string) error { return newS(c).Delete(ctx, id) }
+	k.page = func(ctx context.Context, c *acctapi.Client, limit int, before, filter string) (*L, error) {
+		return newS(c).Page(ctx, opts(limit, before, filter))
+	}
+	return k
+}
+
+// filterOpts and listOpts are the list options of lists with and without
+// a filter.
+func filterOpts(limit int, before, filter string) *acctapi.FilterOptions {
+	return &acctapi.FilterOptions{Limit: limit, BeforeID: before, Filter: filter}
+}
+
+func listOpts(limit int, before, _ string) *acctapi.ListOptions {
+	return &acctapi.ListOptions{Limit: limit, BeforeID: before}
+}
+
 func allKinds() []kindRunner {
 	return []kindRunner{
-		&resKind[account.ServiceUser, account.ServiceUserList, *account.ServiceUserList]{
+		clientKind(&resKind[account.ServiceUser, account.ServiceUserList, *account.ServiceUserList]{
 			name: "service_users", d: resources.ServiceUsers,
-			table:   func(a *refAccount) *refTable[account.ServiceUser] { return &a.users },
-			fields:  func(v account.ServiceUser) map[string]string { return map[string]string{"id": v.ID} },
-			created: func(v account.ServiceUser) time.Time { return v.CreatedAt },
-			get_: func(ctx context.Context, c *acctapi.Client, id string) (*account.ServiceUser, error) {
-				return account.NewServiceUsers(c).Get(ctx, id)
-			},
-			del_: func(ctx context.Context, c *acctapi.Client, id string) error {
-				return account.NewServiceUsers(c).Delete(ctx, id)
-			},
-			page: func(ctx context.Context, c *acctapi.Client, limit int, before, filter string) (*account.ServiceUserList, error) {
-				return account.NewServiceUsers(c).Page(ctx, &acctapi.FilterOptions{Limit: limit, BeforeID: before, Filter: filter})
-			},
+			table:    func(a *refAccount) *refTable[account.ServiceUser] { return &a.users },
+			fields:   func(v account.ServiceUser) map[string]string { return map[string]string{"id": v.ID} },
+			created:  func(v account.ServiceUser) time.Time { return v.CreatedAt },
 			modelDel: (*refModel).deleteUser,
 			touch: func(ctx context.Context, c *acctapi.Client, id string) error {
 				_, err := account.NewServiceUsers(c).Update(ctx, &account.ServiceUserUpdate{ID: id, Name: ptr("stolen"), Active: ptr(false)})
@@ -952,8 +974,8 @@ func allKinds() []kindRunner {
 				_, err := account.NewServiceUsers(c).Create(ctx, &account.ServiceUserCreate{Name: "faulty"})
 				return err
 			},
-		},
-		&resKind[account.APIKey, account.APIKeyList, *account.APIKeyList]{
+		}, account.NewServiceUsers, filterOpts),
+		clientKind(&resKind[account.APIKey, account.APIKeyList, *account.APIKeyList]{
 			name: "api_keys", d: resources.APIKeys,
 			table: func(a *refAccount) *refTable[account.APIKey] { return &a.keys },
 			fields: func(v account.APIKey) map[string]string {
@@ -961,16 +983,7 @@ func allKinds() []kindRunner {
 				f["owner_id"] = v.OwnerID
 				return f
 			},
-			created: func(v account.APIKey) time.Time { return v.CreatedAt },
-			get_: func(ctx context.Context, c *acctapi.Client, id string) (*account.APIKey, error) {
-				return account.NewAPIKeys(c).Get(ctx, id)
-			},
-			del_: func(ctx context.Context, c *acctapi.Client, id string) error {
-				return account.NewAPIKeys(c).Delete(ctx, id)
-			},
-			page: func(ctx context.Context, c *acctapi.Client, limit int, before, filter string) (*account.APIKeyList, error) {
-				return account.NewAPIKeys(c).Page(ctx, &acctapi.FilterOptions{Limit: limit, BeforeID: before, Filter: filter})
-			},
+			created:  func(v account.APIKey) time.Time { return v.CreatedAt },
 			modelDel: (*refModel).deleteKey,
 			touch: func(ctx context.Context, c *acctapi.Client, id string) error {
 				_, err := account.NewAPIKeys(c).Update(ctx, &account.APIKeyUpdate{ID: id, Description: ptr("stolen")})
@@ -980,20 +993,11 @@ func allKinds() []kindRunner {
 				_, err := account.NewAPIKeys(c).Create(ctx, &account.APIKeyCreate{})
 				return err
 			},
-		},
-		&resKind[backends.HTTPResponse, backends.HTTPResponseList, *backends.HTTPResponseList]{
+		}, account.NewAPIKeys, filterOpts),
+		clientKind(&resKind[backends.HTTPResponse, backends.HTTPResponseList, *backends.HTTPResponseList]{
 			name: "http_response_backends", d: resources.HTTPResponses,
 			table:   func(a *refAccount) *refTable[backends.HTTPResponse] { return &a.hrs },
 			created: func(v backends.HTTPResponse) time.Time { return v.CreatedAt },
-			get_: func(ctx context.Context, c *acctapi.Client, id string) (*backends.HTTPResponse, error) {
-				return backends.NewHTTPResponses(c).Get(ctx, id)
-			},
-			del_: func(ctx context.Context, c *acctapi.Client, id string) error {
-				return backends.NewHTTPResponses(c).Delete(ctx, id)
-			},
-			page: func(ctx context.Context, c *acctapi.Client, limit int, before, _ string) (*backends.HTTPResponseList, error) {
-				return backends.NewHTTPResponses(c).Page(ctx, &acctapi.ListOptions{Limit: limit, BeforeID: before})
-			},
 			touch: func(ctx context.Context, c *acctapi.Client, id string) error {
 				_, err := backends.NewHTTPResponses(c).Update(ctx, &backends.HTTPResponseUpdate{ID: id, StatusCode: ptr(500)})
 				return err
@@ -1002,20 +1006,11 @@ func allKinds() []kindRunner {
 				_, err := backends.NewHTTPResponses(c).Create(ctx, &backends.HTTPResponseCreate{StatusCode: 200})
 				return err
 			},
-		},
-		&resKind[backends.Failover, backends.FailoverList, *backends.FailoverList]{
+		}, backends.NewHTTPResponses, listOpts),
+		clientKind(&resKind[backends.Failover, backends.FailoverList, *backends.FailoverList]{
 			name: "failover_backends", d: resources.Failovers,
 			table:   func(a *refAccount) *refTable[backends.Failover] { return &a.fos },
 			created: func(v backends.Failover) time.Time { return v.CreatedAt },
-			get_: func(ctx context.Context, c *acctapi.Client, id string) (*backends.Failover, error) {
-				return backends.NewFailovers(c).Get(ctx, id)
-			},
-			del_: func(ctx context.Context, c *acctapi.Client, id string) error {
-				return backends.NewFailovers(c).Delete(ctx, id)
-			},
-			page: func(ctx context.Context, c *acctapi.Client, limit int, before, _ string) (*backends.FailoverList, error) {
-				return backends.NewFailovers(c).Page(ctx, &acctapi.ListOptions{Limit: limit, BeforeID: before})
-			},
 			touch: func(ctx context.Context, c *acctapi.Client, id string) error {
 				_, err := backends.NewFailovers(c).Update(ctx, &backends.FailoverUpdate{ID: id, Backends: &[]string{}})
 				return err
@@ -1024,23 +1019,14 @@ func allKinds() []kindRunner {
 				_, err := backends.NewFailovers(c).Create(ctx, &backends.FailoverCreate{})
 				return err
 			},
-		},
-		&resKind[backends.TunnelGroup, backends.TunnelGroupList, *backends.TunnelGroupList]{
+		}, backends.NewFailovers, listOpts),
+		clientKind(&resKind[backends.TunnelGroup, backends.TunnelGroupList, *backends.TunnelGroupList]{
 			name: "tunnel_group_backends", d: resources.TunnelGroups,
 			table: func(a *refAccount) *refTable[backends.TunnelGroup] { return &a.tgs },
 			fields: func(v backends.TunnelGroup) map[string]string {
 				return annotatedFields(v.ID, v.Description, v.Metadata)
 			},
 			created: func(v backends.TunnelGroup) time.Time { return v.CreatedAt },
-			get_: func(ctx context.Context, c *acctapi.Client, id string) (*backends.TunnelGroup, error) {
-				return backends.NewTunnelGroups(c).Get(ctx, id)
-			},
-			del_: func(ctx context.Context, c *acctapi.Client, id string) error {
-				return backends.NewTunnelGroups(c).Delete(ctx, id)
-			},
-			page: func(ctx context.Context, c *acctapi.Client, limit int, before, filter string) (*backends.TunnelGroupList, error) {
-				return backends.NewTunnelGroups(c).Page(ctx, &acctapi.FilterOptions{Limit: limit, BeforeID: before, Filter: filter})
-			},
 			touch: func(ctx context.Context, c *acctapi.Client, id string) error {
 				_, err := backends.NewTunnelGroups(c).Update(ctx, &backends.TunnelGroupUpdate{ID: id, Labels: &map[string]string{"stolen": "yes"}})
 				return err
@@ -1049,21 +1035,12 @@ func allKinds() []kindRunner {
 				_, err := backends.NewTunnelGroups(c).Create(ctx, &backends.TunnelGroupCreate{Labels: map[string]string{"a": "b"}})
 				return err
 			},
-		},
-		&resKind[events.Destination, events.DestinationList, *events.DestinationList]{
+		}, backends.NewTunnelGroups, filterOpts),
+		clientKind(&resKind[events.Destination, events.DestinationList, *events.DestinationList]{
 			name: "event_destinations", d: resources.EventDestinations,
 			table:   func(a *refAccount) *refTable[events.Destination] { return &a.dsts },
 			fields:  func(v events.Destination) map[string]string { return annotatedFields(v.ID, v.Description, v.Metadata) },
 			created: func(v events.Destination) time.Time { return v.CreatedAt },
-			get_: func(ctx context.Context, c *acctapi.Client, id string) (*events.Destination, error) {
-				return events.NewDestinations(c).Get(ctx, id)
-			},
-			del_: func(ctx context.Context, c *acctapi.Client, id string) error {
-				return events.NewDestinations(c).Delete(ctx, id)
-			},
-			page: func(ctx context.Context, c *acctapi.Client, limit int, before, filter string) (*events.DestinationList, error) {
-				return events.NewDestinations(c).Page(ctx, &acctapi.FilterOptions{Limit: limit, BeforeID: before, Filter: filter})
-			},
 			touch: func(ctx context.Context, c *acctapi.Client, id string) error {
 				_, err := events.NewDestinations(c).Update(ctx, &events.DestinationUpdate{ID: id, Description: ptr("stolen")})
 				return err
@@ -1072,21 +1049,12 @@ func allKinds() []kindRunner {
 				_, err := events.NewDestinations(c).Create(ctx, &events.DestinationCreate{Target: events.Target{Kinesis: &events.Kinesis{Auth: role, StreamARN: "arn"}}})
 				return err
 			},
-		},
-		&resKind[events.Subscription, events.SubscriptionList, *events.SubscriptionList]{
+		}, events.NewDestinations, filterOpts),
+		clientKind(&resKind[events.Subscription, events.SubscriptionList, *events.SubscriptionList]{
 			name: "event_subscriptions", d: resources.EventSubscriptions,
 			table:   func(a *refAccount) *refTable[events.Subscription] { return &a.subs },
 			fields:  func(v events.Subscription) map[string]string { return annotatedFields(v.ID, v.Description, v.Metadata) },
 			created: func(v events.Subscription) time.Time { return v.CreatedAt },
-			get_: func(ctx context.Context, c *acctapi.Client, id string) (*events.Subscription, error) {
-				return events.NewSubscriptions(c).Get(ctx, id)
-			},
-			del_: func(ctx context.Context, c *acctapi.Client, id string) error {
-				return events.NewSubscriptions(c).Delete(ctx, id)
-			},
-			page: func(ctx context.Context, c *acctapi.Client, limit int, before, filter string) (*events.SubscriptionList, error) {
-				return events.NewSubscriptions(c).Page(ctx, &acctapi.FilterOptions{Limit: limit, BeforeID: before, Filter: filter})
-			},
 			touch: func(ctx context.Context, c *acctapi.Client, id string) error {
 				_, err := events.NewSubscriptions(c).Update(ctx, &events.SubscriptionUpdate{ID: id, DestinationIDs: &[]string{}})
 				return err
@@ -1095,8 +1063,8 @@ func allKinds() []kindRunner {
 				_, err := events.NewSubscriptions(c).Create(ctx, &events.SubscriptionCreate{})
 				return err
 			},
-		},
-		&resKind[account.CertificateAuthority, account.CertificateAuthorityList, *account.CertificateAuthorityList]{
+		}, events.NewSubscriptions, filterOpts),
+		clientKind(&resKind[account.CertificateAuthority, account.CertificateAuthorityList, *account.CertificateAuthorityList]{
 			name: "certificate_authorities", d: resources.CertificateAuthorities,
 			table: func(a *refAccount) *refTable[account.CertificateAuthority] { return &a.cas },
 			fields: func(v account.CertificateAuthority) map[string]string {
@@ -1108,15 +1076,6 @@ func allKinds() []kindRunner {
 			times: func(v account.CertificateAuthority) map[string]time.Time {
 				return map[string]time.Time{"not_before": v.NotBefore, "not_after": v.NotAfter}
 			},
-			get_: func(ctx context.Context, c *acctapi.Client, id string) (*account.CertificateAuthority, error) {
-				return account.NewCertificateAuthorities(c).Get(ctx, id)
-			},
-			del_: func(ctx context.Context, c *acctapi.Client, id string) error {
-				return account.NewCertificateAuthorities(c).Delete(ctx, id)
-			},
-			page: func(ctx context.Context, c *acctapi.Client, limit int, before, filter string) (*account.CertificateAuthorityList, error) {
-				return account.NewCertificateAuthorities(c).Page(ctx, &acctapi.FilterOptions{Limit: limit, BeforeID: before, Filter: filter})
-			},
 			touch: func(ctx context.Context, c *acctapi.Client, id string) error {
 				_, err := account.NewCertificateAuthorities(c).Update(ctx, &account.CertificateAuthorityUpdate{ID: id, Description: ptr("stolen")})
 				return err
@@ -1125,20 +1084,11 @@ func allKinds() []kindRunner {
 				_, err := account.NewCertificateAuthorities(c).Create(ctx, &account.CertificateAuthorityCreate{CAPEM: modelCAs()[0].pem})
 				return err
 			},
-		},
-		&resKind[k8sop.Operator, k8sop.OperatorList, *k8sop.OperatorList]{
+		}, account.NewCertificateAuthorities, filterOpts),
+		clientKind(&resKind[k8sop.Operator, k8sop.OperatorList, *k8sop.OperatorList]{
 			name: "kubernetes_operators", d: resources.Operators,
 			table:   func(a *refAccount) *refTable[k8sop.Operator] { return &a.ops },
 			created: func(v k8sop.Operator) time.Time { return v.CreatedAt },
-			get_: func(ctx context.Context, c *acctapi.Client, id string) (*k8sop.Operator, error) {
-				return k8sop.NewOperators(c).Get(ctx, id)
-			},
-			del_: func(ctx context.Context, c *acctapi.Client, id string) error {
-				return k8sop.NewOperators(c).Delete(ctx, id)
-			},
-			page: func(ctx context.Context, c *acctapi.Client, limit int, before, _ string) (*k8sop.OperatorList, error) {
-				return k8sop.NewOperators(c).Page(ctx, &acctapi.ListOptions{Limit: limit, BeforeID: before})
-			},
 			touch: func(ctx context.Context, c *acctapi.Client, id string) error {
 				_, err := k8sop.NewOperators(c).Update(ctx, &k8sop.OperatorUpdate{ID: id, Description: ptr("stolen"), Region: ptr("stolen")})
 				return err
@@ -1147,22 +1097,13 @@ func allKinds() []kindRunner {
 				_, err := k8sop.NewOperators(c).Create(ctx, &k8sop.OperatorCreate{EnabledFeatures: []string{"ingress"}})
 				return err
 			},
-		},
+		}, k8sop.NewOperators, listOpts),
 		// The deprecated alias: the service users' records under
 		// /bot_users, whose list takes no filter.
-		&resKind[account.BotUser, account.BotUserList, *account.BotUserList]{
+		clientKind(&resKind[account.BotUser, account.BotUserList, *account.BotUserList]{
 			name: "bot_users", d: resources.ServiceUsers, alias: true,
-			table:   func(a *refAccount) *refTable[account.ServiceUser] { return &a.users },
-			created: func(v account.ServiceUser) time.Time { return v.CreatedAt },
-			get_: func(ctx context.Context, c *acctapi.Client, id string) (*account.BotUser, error) {
-				return account.NewBotUsers(c).Get(ctx, id)
-			},
-			del_: func(ctx context.Context, c *acctapi.Client, id string) error {
-				return account.NewBotUsers(c).Delete(ctx, id)
-			},
-			page: func(ctx context.Context, c *acctapi.Client, limit int, before, _ string) (*account.BotUserList, error) {
-				return account.NewBotUsers(c).Page(ctx, &acctapi.ListOptions{Limit: limit, BeforeID: before})
-			},
+			table:    func(a *refAccount) *refTable[account.ServiceUser] { return &a.users },
+			created:  func(v account.ServiceUser) time.Time { return v.CreatedAt },
 			modelDel: (*refModel).deleteUser,
 			touch: func(ctx context.Context, c *acctapi.Client, id string) error {
 				_, err := account.NewBotUsers(c).Update(ctx, &account.BotUserUpdate{ID: id, Name: ptr("stolen-bot"), Active: ptr(false)})
@@ -1172,7 +1113,7 @@ func allKinds() []kindRunner {
 				_, err := account.NewBotUsers(c).Create(ctx, &account.BotUserCreate{Name: "faulty-bot"})
 				return err
 			},
-		},
+		}, account.NewBotUsers, listOpts),
 	}
 }
 
