@@ -645,17 +645,35 @@ func orEmptySlice[T any](s []T) []T {
 
 // ---- service users and API keys ------------------------------------------------
 
-func (mc *machine) createUser(rt *rapid.T) {
+// userClient is the client of service users, or of their deprecated
+// bot-user alias.
+type userClient interface {
+	Create(ctx context.Context, r *account.ServiceUserCreate) (*account.ServiceUser, error)
+	Update(ctx context.Context, r *account.ServiceUserUpdate) (*account.ServiceUser, error)
+}
+
+func serviceUsersOf(c *acctapi.Client) userClient { return account.NewServiceUsers(c) }
+func botUsersOf(c *acctapi.Client) userClient     { return account.NewBotUsers(c) }
+
+func (mc *machine) createUser(rt *rapid.T)    { mc.createUserAt(rt, "service_user", serviceUsersOf) }
+func (mc *machine) updateUser(rt *rapid.T)    { mc.updateUserAt(rt, "service_user", serviceUsersOf) }
+func (mc *machine) createBotUser(rt *rapid.T) { mc.createUserAt(rt, "bot_user", botUsersOf) }
+func (mc *machine) updateBotUser(rt *rapid.T) { mc.updateUserAt(rt, "bot_user", botUsersOf) }
+
+// createUserAt creates a service user through the path of kind
+// ("service_user", or the alias "bot_user").
+func (mc *machine) createUserAt(rt *rapid.T, kind string, users func(*acctapi.Client) userClient) {
 	a := mc.acct(rt)
 	in := account.ServiceUserCreate{Name: mc.drawName(rt, a), Active: optional(rt, rapid.Bool(), "active")}
 	want, f := mc.m.createUser(a.ref, in, mc.now())
 	c, v := mc.client(rt, a)
-	if got, ok := expectOK(rt, "create service_user", f, v, want)(account.NewServiceUsers(c).Create(mc.ctx, &in)); ok {
-		same(rt, "created service user", mc.m.insertUser(a.ref, want, mc.noteID(rt, "service", got.ID)), *got)
+	if got, ok := expectOK(rt, "create "+kind, f, v, want)(users(c).Create(mc.ctx, &in)); ok {
+		same(rt, "created "+strings.ReplaceAll(kind, "_", " "), mc.m.insertUser(a.ref, want, mc.noteID(rt, "service", got.ID)), *got)
 	}
 }
 
-func (mc *machine) updateUser(rt *rapid.T) {
+// updateUserAt updates a service user through the path of kind.
+func (mc *machine) updateUserAt(rt *rapid.T, kind string, users func(*acctapi.Client) userClient) {
 	a := mc.acct(rt)
 	in := account.ServiceUserUpdate{ID: mc.pickID(rt, a.ref.users.ids(), "service"),
 		Active: optional(rt, rapid.Bool(), "active")}
@@ -665,7 +683,7 @@ func (mc *machine) updateUser(rt *rapid.T) {
 	}
 	want, f := mc.m.updateUser(a.ref, in)
 	c, v := mc.client(rt, a)
-	expectSame(rt, "update service_user "+in.ID, "updated service user", want, f, v)(account.NewServiceUsers(c).Update(mc.ctx, &in))
+	expectSame(rt, "update "+kind+" "+in.ID, "updated "+strings.ReplaceAll(kind, "_", " "), want, f, v)(users(c).Update(mc.ctx, &in))
 }
 
 func (mc *machine) createKey(rt *rapid.T) {
@@ -1490,30 +1508,6 @@ func (mc *machine) updateCA(rt *rapid.T) {
 }
 
 // ---- bot users: the deprecated alias of service users ------------------------------------
-
-// createBotUser creates a service user through /bot_users.
-func (mc *machine) createBotUser(rt *rapid.T) {
-	a := mc.acct(rt)
-	in := account.ServiceUserCreate{Name: mc.drawName(rt, a), Active: optional(rt, rapid.Bool(), "active")}
-	want, f := mc.m.createUser(a.ref, in, mc.now())
-	c, v := mc.client(rt, a)
-	if got, ok := expectOK(rt, "create bot_user", f, v, want)(account.NewBotUsers(c).Create(mc.ctx, &in)); ok {
-		same(rt, "created bot user", mc.m.insertUser(a.ref, want, mc.noteID(rt, "service", got.ID)), *got)
-	}
-}
-
-func (mc *machine) updateBotUser(rt *rapid.T) {
-	a := mc.acct(rt)
-	in := account.ServiceUserUpdate{ID: mc.pickID(rt, a.ref.users.ids(), "service"),
-		Active: optional(rt, rapid.Bool(), "active")}
-	if rapid.Bool().Draw(rt, "name_set") {
-		name := mc.drawName(rt, a)
-		in.Name = &name
-	}
-	want, f := mc.m.updateUser(a.ref, in)
-	c, v := mc.client(rt, a)
-	expectSame(rt, "update bot_user "+in.ID, "updated bot user", want, f, v)(account.NewBotUsers(c).Update(mc.ctx, &in))
-}
 
 // drawName draws a service user name, one of a's own names a third of
 // the time (taken: 409 on create, and on update unless it is the user's
