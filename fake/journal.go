@@ -3,6 +3,7 @@ package fake
 import (
 	"bytes"
 	"encoding/json"
+	"iter"
 	"strings"
 	"sync"
 	"time"
@@ -178,20 +179,48 @@ func (s *Server) SetJournalBudget(bytes int64) {
 // first: at most the last 100,000, and no more than the journal's byte
 // budget holds (see [Server.SetJournalBudget]).
 func (s *Server) Journal() []Entry {
-	s.journal.mu.Lock()
-	entries := make([]journalEntry, 0, s.journal.n)
-	for i, c := range s.journal.chunks {
-		if i == 0 {
-			c = c[s.journal.head:]
-		}
-		entries = append(entries, c...)
-	}
-	s.journal.mu.Unlock()
+	entries := s.journal.entries()
 	out := make([]Entry, len(entries))
-	for i, e := range entries {
-		out[i] = e.Entry
-		out[i].RequestBody, out[i].ResponseBody = redactJSON(e.req), redactJSON(e.resp)
+	for i := range entries {
+		out[i] = entries[i].redacted()
 	}
+	return out
+}
+
+// JournalBackward returns an iterator over the entries of [Server.Journal],
+// newest first. It copies the journal as it stands when iteration starts,
+// and redacts each entry's bodies only when it is reached, so that looking
+// at the last few entries of a long journal costs little.
+func (s *Server) JournalBackward() iter.Seq[Entry] {
+	return func(yield func(Entry) bool) {
+		entries := s.journal.entries()
+		for i := len(entries) - 1; i >= 0; i-- {
+			if !yield(entries[i].redacted()) {
+				return
+			}
+		}
+	}
+}
+
+// entries copies the entries kept, oldest first. The copies share their
+// bodies with the journal: a body is never changed once recorded.
+func (j *journal) entries() []journalEntry {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	out := make([]journalEntry, 0, j.n)
+	for i, c := range j.chunks {
+		if i == 0 {
+			c = c[j.head:]
+		}
+		out = append(out, c...)
+	}
+	return out
+}
+
+// redacted is e as [Server.Journal] reports it.
+func (e *journalEntry) redacted() Entry {
+	out := e.Entry
+	out.RequestBody, out.ResponseBody = redactJSON(e.req), redactJSON(e.resp)
 	return out
 }
 

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -209,6 +210,21 @@ func TestJournalBudget(t *testing.T) {
 	if last := got[len(got)-1]; last.Method != "GET" || last.Query != "limit=1" {
 		t.Errorf("the last entry is %s %s?%s, want the most recent request", last.Method, last.Path, last.Query)
 	}
+	// JournalBackward is Journal, newest first, and may stop early.
+	var back []fake.Entry
+	for e := range srv.JournalBackward() {
+		back = append(back, e)
+	}
+	slices.Reverse(back)
+	if diff := cmp.Diff(got, back); diff != "" {
+		t.Errorf("JournalBackward reversed differs from Journal (-Journal +JournalBackward):\n%s", diff)
+	}
+	for e := range srv.JournalBackward() {
+		if e.Method != "GET" {
+			t.Errorf("newest entry %s, want the GET", e.Method)
+		}
+		break
+	}
 	srv.SetJournalBudget(0)
 	raw(t, srv, "GET", "/service_users", nil, "")
 	if n := len(srv.Journal()); n != 0 {
@@ -241,4 +257,33 @@ func ExampleServer_SetJournalBudget() {
 	j := srv.Journal()
 	fmt.Println("requests kept:", len(j) < 100, "the newest kept:", j[len(j)-1].Status)
 	// Output: requests kept: true the newest kept: 201
+}
+
+// JournalBackward reads the journal newest first, and may stop early.
+func ExampleServer_JournalBackward() {
+	srv, err := fake.New(fake.WithoutListener())
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer srv.Close()
+	for _, path := range []string{"/api_keys", "/service_users", "/service_users/service_nope"} {
+		req, _ := http.NewRequest("GET", srv.URL+path, nil)
+		req.Header = http.Header{"Authorization": {"Bearer " + srv.APIKey()}, "Service-Version": {"2"}}
+		resp, err := srv.HTTPClient().Do(req)
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		resp.Body.Close()
+	}
+	for e := range srv.JournalBackward() {
+		fmt.Println(e.Method, e.Path, e.Status)
+		if e.Status == http.StatusOK {
+			break // the most recent success
+		}
+	}
+	// Output:
+	// GET /service_users/service_nope 404
+	// GET /service_users 200
 }

@@ -305,9 +305,11 @@ type journalPage struct {
 	NextPageURI *string        `json:"next_page_uri"`
 }
 
-// journal serves a page of Server.Journal, newest first, filtered by
-// method, path (a pattern as faults take) and status, paged with limit (1 to
-// 100, default 100) and before_id (an entry's id: entries older than it).
+// journal serves a page of Server.JournalBackward: newest first, filtered
+// by method, path (a pattern as faults take) and status, paged with limit
+// (1 to 100, default 100) and before_id (an entry's id: the entries older
+// than it; none when it is no longer in the journal, since older entries
+// leave first).
 func (a *admin) journal(r *http.Request, _ string) (int, any, error) {
 	q, err := checkQuery(r, "before_id", "limit", "method", "path", "status")
 	if err != nil {
@@ -333,24 +335,16 @@ func (a *admin) journal(r *http.Request, _ string) (int, any, error) {
 		}
 	}
 	beforeID := q.Get("before_id")
-	entries := a.srv.Journal()
-	end := len(entries) // entries[:end] are older than before_id
-	if beforeID != "" {
-		end = slices.IndexFunc(entries, func(e fake.Entry) bool { return e.OperationID == beforeID })
-		if end < 0 { // not (or no longer) there: the entries whose ids sort before it
-			end = len(entries)
-			for end > 0 && entries[end-1].OperationID >= beforeID {
-				end--
-			}
-		}
-	}
 	page := journalPage{Entries: []journalEntry{}, URI: baseURL(r) + adminPrefix + "journal"}
-	for i := end - 1; i >= 0; i-- {
-		e := entries[i]
-		if (method != "" && e.Method != method) || (status >= 0 && e.Status != status) {
+	for e := range a.srv.JournalBackward() {
+		if beforeID != "" { // entries older than it; none if it is gone, and with it every older one
+			if e.OperationID == beforeID {
+				beforeID = ""
+			}
 			continue
 		}
-		if pattern != "" && !matchPattern(pattern, e.Path) {
+		if (method != "" && e.Method != method) || (status >= 0 && e.Status != status) ||
+			(pattern != "" && !matchPattern(pattern, e.Path)) {
 			continue
 		}
 		if len(page.Entries) == limit {

@@ -190,7 +190,7 @@ func TestAdminJournal(t *testing.T) {
 		{"path=/**&method=DELETE", want[1:2]},
 		{"method=GET&path=/service_users", want[3:4]},
 		{"before_id=" + all.Entries[2].ID, want[3:]},
-		{"before_id=op_0", nil},
+		{"before_id=op_0", nil}, // not (or no longer) in the journal
 	} {
 		got := rows(decode[journalResp](t, p.adm(t, "GET", "journal?"+tt.query, "").want(t, 200, "")))
 		if !slices.Equal(got, tt.want) {
