@@ -185,11 +185,7 @@ func TestServiceUsersEndToEnd(t *testing.T) {
 	must(users.Update(ctx, &account.ServiceUserUpdate{ID: a.ID, Name: ptr("a2")}))(t)
 	must(users.Create(ctx, &account.ServiceUserCreate{Name: "a"}))(t)
 
-	if err := users.Delete(ctx, b.ID); err != nil {
-		t.Fatal(err)
-	}
-	_, err = users.Get(ctx, b.ID)
-	wantAPIError(t, err, http.StatusNotFound, acctapi.CodeNotFound)
+	wantDeleted(ctx, t, b.ID, users.Delete, users.Get)
 	err = users.Delete(ctx, b.ID)
 	wantAPIError(t, err, http.StatusNotFound, acctapi.CodeNotFound)
 	// The name of a deleted service user is free again.
@@ -323,11 +319,7 @@ func TestCertificateAuthoritiesEndToEnd(t *testing.T) {
 		wantAPIError(t, err, http.StatusBadRequest, acctapi.CodeInvalidValue)
 	}
 
-	if err := cas.Delete(ctx, ca.ID); err != nil {
-		t.Fatal(err)
-	}
-	_, err := cas.Get(ctx, ca.ID)
-	wantAPIError(t, err, http.StatusNotFound, acctapi.CodeNotFound)
+	wantDeleted(ctx, t, ca.ID, cas.Delete, cas.Get)
 	if _, ok := fake.Get[account.CertificateAuthority](srv, "", ca.ID); ok {
 		t.Error("fake.Get finds the deleted CA")
 	}

@@ -48,11 +48,7 @@ func TestHTTPResponsesEndToEnd(t *testing.T) {
 	lax := backends.NewHTTPResponses(srv.Client(acctapi.WithoutValidation()))
 	_, err := lax.Create(ctx, &backends.HTTPResponseCreate{StatusCode: 600})
 	wantAPIError(t, err, http.StatusBadRequest, acctapi.CodeInvalidValue)
-	if err := hrs.Delete(ctx, hr.ID); err != nil {
-		t.Fatal(err)
-	}
-	_, err = hrs.Get(ctx, hr.ID)
-	wantAPIError(t, err, http.StatusNotFound, acctapi.CodeNotFound)
+	wantDeleted(ctx, t, hr.ID, hrs.Delete, hrs.Get)
 }
 
 // TestFailoversEndToEnd drives /backends/failover through
@@ -197,11 +193,7 @@ func TestTunnelGroupsEndToEnd(t *testing.T) {
 	lax := backends.NewTunnelGroups(srv.Client(acctapi.WithoutValidation()))
 	_, err := lax.Create(ctx, &backends.TunnelGroupCreate{})
 	wantAPIError(t, err, http.StatusBadRequest, acctapi.CodeInvalidValue)
-	if err := tgs.Delete(ctx, g.ID); err != nil {
-		t.Fatal(err)
-	}
-	_, err = tgs.Get(ctx, g.ID)
-	wantAPIError(t, err, http.StatusNotFound, acctapi.CodeNotFound)
+	wantDeleted(ctx, t, g.ID, tgs.Delete, tgs.Get)
 }
 
 func TestFailoverLoopRefused(t *testing.T) {

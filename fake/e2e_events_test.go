@@ -93,11 +93,7 @@ func TestDestinationsEndToEnd(t *testing.T) {
 		})
 	}
 
-	if err := dests.Delete(ctx, d.ID); err != nil {
-		t.Fatal(err)
-	}
-	_, err := dests.Get(ctx, d.ID)
-	wantAPIError(t, err, http.StatusNotFound, acctapi.CodeNotFound)
+	wantDeleted(ctx, t, d.ID, dests.Delete, dests.Get)
 }
 
 // TestSubscriptionsEndToEnd drives /event_subscriptions through

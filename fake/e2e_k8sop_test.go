@@ -128,11 +128,7 @@ func TestOperatorsEndToEnd(t *testing.T) {
 		t.Errorf("after refused updates (-want +got):\n%s", diff)
 	}
 
-	if err := ops.Delete(ctx, op.ID); err != nil {
-		t.Fatal(err)
-	}
-	_, err := ops.Get(ctx, op.ID)
-	wantAPIError(t, err, http.StatusNotFound, acctapi.CodeNotFound)
+	wantDeleted(ctx, t, op.ID, ops.Delete, ops.Get)
 }
 
 // TestOperatorPrincipal checks that an operator's principal is the owner

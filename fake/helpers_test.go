@@ -2,6 +2,7 @@ package fake_test
 
 import (
 	"bytes"
+	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -212,4 +213,14 @@ func overBothTransports(t *testing.T, f func(t *testing.T, srv *fake.Server, c *
 			f(t, srv, clientFor(t, srv, srv.APIKey(), acctapi.WithRetry(acctapi.RetryPolicy{MaxAttempts: 4, BaseDelay: 1, MaxDelay: 1})))
 		})
 	}
+}
+
+// wantDeleted deletes id with del and checks that get then answers 404.
+func wantDeleted[T any](ctx context.Context, t *testing.T, id string, del func(context.Context, string) error, get func(context.Context, string) (*T, error)) {
+	t.Helper()
+	if err := del(ctx, id); err != nil {
+		t.Fatal(err)
+	}
+	_, err := get(ctx, id)
+	wantAPIError(t, err, http.StatusNotFound, acctapi.CodeNotFound)
 }
