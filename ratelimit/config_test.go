@@ -140,6 +140,10 @@ func FuzzValidate(f *testing.F) {
 	f.Add("x", "sliding_window", int64(1), "1h30m", "req.headers['host']", "[1, 2.5, true, b'x', null]")
 	f.Add("x", "x", int64(-1), "-60s", "((((((((((((1))))))))))))", "'a' + ")
 	f.Add("x", "sliding_window", int64(5), "60s", "getQueryParam(req.host)", "req.url.path.size() > 3")
+	f.Add("x", "sliding_window", int64(5), "60s", "rand.int(dyn(1.5), 2)", "hash.md5(dyn(1), dyn(2))")
+	f.Add("x", "sliding_window", int64(5), "60s", "queryString.encode(dyn({1: [2, {}]}))", "json.decode(req.host).a")
+	f.Add("x", "sliding_window", int64(5), "60s", "inCidrRanges(dyn(1), dyn([1]))", "url.parse(dyn(b'x')).host")
+	f.Add("x", "sliding_window", int64(5), "60s", "has(req.headers[dyn(1)])", "getReqCookie(dyn(2)).value + req.cookies.x[0].value")
 	f.Fuzz(func(t *testing.T, name, algo string, capacity int64, rate, k1, k2 string) {
 		c := Config{Name: name, Algorithm: algo, Capacity: capacity, Rate: rate, BucketKey: []string{k1, k2}}
 		err := c.Validate()
