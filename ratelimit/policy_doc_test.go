@@ -155,15 +155,19 @@ func TestPolicyOtherPhasesAndActions(t *testing.T) {
 	}
 }
 
-// TestResultFromContext checks that the next handler sees the last
-// rate-limit action's result, so enforce: false is observable.
-func TestResultFromContext(t *testing.T) {
-	t.Parallel()
-	const doc = `on_http_request:
+// softLimitPolicy is one rule with a rate-limit action that does not
+// enforce, one request per host a minute.
+const softLimitPolicy = `on_http_request:
   - actions:
       - type: rate-limit
         config: {name: soft, enforce: false, algorithm: sliding_window, capacity: 1, rate: 60s, bucket_key: [req.host]}
 `
+
+// TestResultFromContext checks that the next handler sees the last
+// rate-limit action's result, so enforce: false is observable.
+func TestResultFromContext(t *testing.T) {
+	t.Parallel()
+	const doc = softLimitPolicy
 	var got []Result
 	var mu sync.Mutex
 	next := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -196,11 +200,7 @@ func TestResultFromContext(t *testing.T) {
 // not, with the action's name.
 func TestDecisionHook(t *testing.T) {
 	t.Parallel()
-	const doc = `on_http_request:
-  - actions:
-      - type: rate-limit
-        config: {name: soft, enforce: false, algorithm: sliding_window, capacity: 1, rate: 60s, bucket_key: [req.host]}
-      - type: rate-limit
+	const doc = softLimitPolicy + `      - type: rate-limit
         config: {name: hard, algorithm: sliding_window, capacity: 2, rate: 60s, bucket_key: [req.host]}
 `
 	var mu sync.Mutex
