@@ -349,19 +349,19 @@ func (res *resource[T, X, C, U]) listHandler(c *call, member string, filterField
 	if err != nil {
 		return 0, nil, err
 	}
-	var keep func(store.Row[T, X]) (bool, error)
+	var keep func(*T) (bool, error)
 	if p.filter != "" {
 		f, err := c.s.filters.compile(res.Name, p.filter, filterFields)
 		if err != nil {
 			return 0, nil, err
 		}
-		// The filter reads the row's fields through cur, so no row's value
-		// is boxed to reach it.
-		var cur T
-		obj := &objVal{names: filterFields, field: func(_ any, name string) ref.Val { return res.field(cur, name) }}
+		// The filter reads the stored value's fields through cur, so no
+		// value is copied or boxed to reach it.
+		var cur *T
+		obj := &objVal{names: filterFields, field: func(_ any, name string) ref.Val { return res.field(*cur, name) }}
 		match := f.matcher(c.now)
-		keep = func(row store.Row[T, X]) (bool, error) {
-			cur = row.Value
+		keep = func(v *T) (bool, error) {
+			cur = v
 			return match(obj)
 		}
 	}

@@ -182,11 +182,11 @@ func (s *Server) registerOperators() {
 			// The request's evaluations share one budget (contract §6), so
 			// its cost is bounded whatever the selectors and the endpoints.
 			m := sel.Matcher(k8sop.MatchBudget)
-			return endpoints.table.Page(tx, o.account, p.beforeID, p.limit, func(row store.Row[k8sop.Endpoint, none]) (bool, error) {
-				if !slices.Contains(row.Value.Bindings, "kubernetes") {
+			return endpoints.table.Page(tx, o.account, p.beforeID, p.limit, func(e *k8sop.Endpoint) (bool, error) {
+				if !slices.Contains(e.Bindings, "kubernetes") {
 					return false, nil
 				}
-				ok, err := m.Match(&row.Value)
+				ok, err := m.Match(e)
 				if errors.Is(err, k8sop.ErrMatchBudget) {
 					return false, &apiError{status: http.StatusBadRequest, code: acctapi.CodeBadFilter, field: "binding.endpoint_selectors",
 						msg: fmt.Sprintf("The operator's endpoint selectors cost more than %d units over this request's endpoints; make them cheaper.", uint64(k8sop.MatchBudget))}

@@ -375,10 +375,11 @@ const maxID = "\x7f"
 // Page walks account's rows from the highest id to the lowest, starting
 // below beforeID (or at the highest when it is empty), and returns the
 // values of up to limit rows that keep accepts (nil keep accepts all), the
-// id of the last, and whether another accepted row follows them. Its cost
-// grows with limit and with the rows keep rejects, never otherwise with the
-// number stored.
-func (t *Table[T, X]) Page(tx *Txn, account, beforeID string, limit int, keep func(Row[T, X]) (bool, error)) (values []T, lastID string, more bool, err error) {
+// id of the last, and whether another accepted row follows them. keep
+// sees each value in place, without a copy; it must not change it. Its
+// cost grows with limit and with the rows keep rejects, never otherwise
+// with the number stored.
+func (t *Table[T, X]) Page(tx *Txn, account, beforeID string, limit int, keep func(v *T) (bool, error)) (values []T, lastID string, more bool, err error) {
 	from := beforeID
 	if from == "" || strings.ContainsRune(from, 0) {
 		from = maxID
@@ -397,7 +398,7 @@ func (t *Table[T, X]) Page(tx *Txn, account, beforeID string, limit int, keep fu
 			continue // before_id itself
 		}
 		if keep != nil {
-			ok, err := keep(r.row())
+			ok, err := keep(&r.value)
 			if err != nil {
 				return nil, "", false, err
 			}

@@ -293,12 +293,12 @@ func TestPage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	odd := func(r Row[int, none]) (bool, error) { return r.Value%2 == 1, nil }
+	odd := func(v *int) (bool, error) { return *v%2 == 1, nil }
 	tests := []struct {
 		name     string
 		beforeID string
 		limit    int
-		keep     func(Row[int, none]) (bool, error)
+		keep     func(*int) (bool, error)
 		want     []int
 		more     bool
 	}{
@@ -327,7 +327,7 @@ func TestPage(t *testing.T) {
 		}
 	}
 	boom := errors.New("boom")
-	if _, _, _, err := plain.Page(read(db), "ac_1", "", 10, func(Row[int, none]) (bool, error) { return false, boom }); !errors.Is(err, boom) {
+	if _, _, _, err := plain.Page(read(db), "ac_1", "", 10, func(*int) (bool, error) { return false, boom }); !errors.Is(err, boom) {
 		t.Errorf("keep's error: %v", err)
 	}
 }
