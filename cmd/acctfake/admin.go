@@ -18,6 +18,7 @@ import (
 
 	"github.com/acctapi/acctapi"
 	"github.com/acctapi/acctapi/fake"
+	"github.com/acctapi/acctapi/internal/trunc"
 )
 
 // admin is the admin API under /_acctfake/ (the package doc lists its
@@ -64,7 +65,7 @@ func invalid(field, format string, args ...any) *adminError {
 }
 
 func notFound(what, id string) *adminError {
-	return &adminError{status: http.StatusNotFound, code: acctapi.CodeNotFound, msg: fmt.Sprintf("No %s %q.", what, truncate(id, 64))}
+	return &adminError{status: http.StatusNotFound, code: acctapi.CodeNotFound, msg: fmt.Sprintf("No %s %q.", what, trunc.String(id, 64))}
 }
 
 // newAdmin returns the admin API of srv, whose state at this moment is what
@@ -162,10 +163,10 @@ func (a *admin) match(method, rest string) (adminHandler, string, error) {
 			}
 		})
 		return nil, "", &adminError{status: http.StatusMethodNotAllowed, code: acctapi.CodeMethodNotAllowed, field: strings.Join(allow, ", "),
-			msg: fmt.Sprintf("Method %s is not allowed on %s%s.", truncate(method, 16), adminPrefix, truncate(rest, 128))}
+			msg: fmt.Sprintf("Method %s is not allowed on %s%s.", trunc.String(method, 16), adminPrefix, trunc.String(rest, 128))}
 	}
 	return nil, "", &adminError{status: http.StatusNotFound, code: acctapi.CodeNoRoute,
-		msg: fmt.Sprintf("No admin API path %s%s.", adminPrefix, truncate(rest, 128))}
+		msg: fmt.Sprintf("No admin API path %s%s.", adminPrefix, trunc.String(rest, 128))}
 }
 
 // answer writes a handler's result: out in JSON with status, or err in the
@@ -217,20 +218,20 @@ func decodeBody(r *http.Request, v any) error {
 	}
 	if ct := r.Header.Get("Content-Type"); !strings.EqualFold(strings.TrimSpace(strings.Split(ct, ";")[0]), "application/json") {
 		return &adminError{status: http.StatusUnsupportedMediaType, code: acctapi.CodeBadContentType,
-			msg: fmt.Sprintf(`The request body must be JSON, sent with "Content-Type: application/json"; got %q.`, truncate(ct, 64))}
+			msg: fmt.Sprintf(`The request body must be JSON, sent with "Content-Type: application/json"; got %q.`, trunc.String(ct, 64))}
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
 		if name, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
 			return &adminError{status: http.StatusBadRequest, code: acctapi.CodeUnknownField, field: strings.Trim(name, `"`),
-				msg: fmt.Sprintf("Unknown member %s.", truncate(name, 64))}
+				msg: fmt.Sprintf("Unknown member %s.", trunc.String(name, 64))}
 		}
 		var te *json.UnmarshalTypeError
 		if errors.As(err, &te) {
 			return invalid(te.Field, "Member %q has the wrong JSON type: want %v.", te.Field, te.Type)
 		}
-		return &adminError{status: http.StatusBadRequest, code: acctapi.CodeInvalidJSON, msg: "The request body is not valid JSON: " + truncate(err.Error(), 128)}
+		return &adminError{status: http.StatusBadRequest, code: acctapi.CodeInvalidJSON, msg: "The request body is not valid JSON: " + trunc.String(err.Error(), 128)}
 	}
 	if dec.More() {
 		return &adminError{status: http.StatusBadRequest, code: acctapi.CodeInvalidJSON, msg: "The request body holds more than one JSON value."}
@@ -253,8 +254,8 @@ func checkQuery(r *http.Request, allowed ...string) (url.Values, error) {
 		}
 	}) {
 		if !slices.Contains(allowed, k) {
-			return nil, &adminError{status: http.StatusBadRequest, code: acctapi.CodeUnknownQueryParam, field: truncate(k, 64),
-				msg: fmt.Sprintf("Unknown query parameter %q; supported: %s.", truncate(k, 64), strings.Join(allowed, ", "))}
+			return nil, &adminError{status: http.StatusBadRequest, code: acctapi.CodeUnknownQueryParam, field: trunc.String(k, 64),
+				msg: fmt.Sprintf("Unknown query parameter %q; supported: %s.", trunc.String(k, 64), strings.Join(allowed, ", "))}
 		}
 		if len(q[k]) > 1 {
 			return nil, &adminError{status: http.StatusBadRequest, code: acctapi.CodeRepeatedQueryParam, field: k,
@@ -262,13 +263,6 @@ func checkQuery(r *http.Request, allowed ...string) (url.Values, error) {
 		}
 	}
 	return q, nil
-}
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return strings.ToValidUTF8(s[:n], "") + "…"
 }
 
 // baseURL is the scheme and host a request reached.
@@ -320,18 +314,18 @@ func (a *admin) journal(r *http.Request, _ string) (int, any, error) {
 		n, err := strconv.Atoi(v[0])
 		if err != nil || n < 1 || n > 100 {
 			return 0, nil, &adminError{status: http.StatusBadRequest, code: acctapi.CodeBadLimit, field: "limit",
-				msg: fmt.Sprintf("limit %q is not an integer from 1 to 100.", truncate(v[0], 32))}
+				msg: fmt.Sprintf("limit %q is not an integer from 1 to 100.", trunc.String(v[0], 32))}
 		}
 		limit = n
 	}
 	method, pattern := q.Get("method"), q.Get("path")
 	if pattern != "" && !validPattern(pattern) {
-		return 0, nil, invalid("path", `path %q is not a pattern starting with / (such as "/service_users/*" or "/backends/**").`, truncate(pattern, 64))
+		return 0, nil, invalid("path", `path %q is not a pattern starting with / (such as "/service_users/*" or "/backends/**").`, trunc.String(pattern, 64))
 	}
 	status := -1 // any
 	if v, ok := q["status"]; ok {
 		if status, err = strconv.Atoi(v[0]); err != nil || status < 0 || status > 599 {
-			return 0, nil, invalid("status", "status %q is not an HTTP status (0 for a request dropped unanswered).", truncate(v[0], 32))
+			return 0, nil, invalid("status", "status %q is not an HTTP status (0 for a request dropped unanswered).", trunc.String(v[0], 32))
 		}
 	}
 	beforeID := q.Get("before_id")
@@ -427,10 +421,10 @@ func (spec *faultSpec) fault() (*fake.Fault, error) {
 	switch spec.Method {
 	case "", "*", "GET", "POST", "PATCH", "PUT", "DELETE", "HEAD", "OPTIONS":
 	default:
-		return nil, invalid("method", "method %q is not an HTTP method in upper case, or * for any.", truncate(spec.Method, 16))
+		return nil, invalid("method", "method %q is not an HTTP method in upper case, or * for any.", trunc.String(spec.Method, 16))
 	}
 	if !validPattern(spec.Path) {
-		return nil, invalid("path", `path %q is not a pattern starting with / (such as "/service_users/*" or "/backends/**").`, truncate(spec.Path, 64))
+		return nil, invalid("path", `path %q is not a pattern starting with / (such as "/service_users/*" or "/backends/**").`, trunc.String(spec.Path, 64))
 	}
 	if spec.Times < 0 {
 		return nil, invalid("times", "times %d: want 0 (until removed) or more.", spec.Times)
@@ -454,7 +448,7 @@ func (spec *faultSpec) fault() (*fake.Fault, error) {
 	if spec.Latency != "" {
 		d, err := time.ParseDuration(spec.Latency)
 		if err != nil || d < 0 {
-			return nil, invalid("latency", `latency %q is not a duration such as "250ms" or "2s".`, truncate(spec.Latency, 32))
+			return nil, invalid("latency", `latency %q is not a duration such as "250ms" or "2s".`, trunc.String(spec.Latency, 32))
 		}
 		f.Delay = d
 	}
@@ -468,7 +462,7 @@ func (spec *faultSpec) fault() (*fake.Fault, error) {
 	case "after":
 		f.DropAfter = true
 	default:
-		return nil, invalid("drop", `drop %q: want "before" or "after".`, truncate(spec.Drop, 16))
+		return nil, invalid("drop", `drop %q: want "before" or "after".`, trunc.String(spec.Drop, 16))
 	}
 	if f.Status == 0 && f.Delay == 0 && !f.Drop && !f.DropAfter {
 		return nil, invalid("status", "The fault does nothing: give a status, a latency or a drop.")
@@ -609,7 +603,7 @@ func (a *admin) setClock(r *http.Request, _ string) (int, any, error) {
 	}
 	now, err := time.Parse(time.RFC3339, in.Now)
 	if err != nil {
-		return 0, nil, invalid("now", `now %q is not an RFC 3339 time such as "2030-01-02T15:04:05Z".`, truncate(in.Now, 40))
+		return 0, nil, invalid("now", `now %q is not an RFC 3339 time such as "2030-01-02T15:04:05Z".`, trunc.String(in.Now, 40))
 	}
 	clock.Set(now)
 	return http.StatusOK, a.clockState(), nil
@@ -625,7 +619,7 @@ func (a *admin) advanceClock(r *http.Request, _ string) (int, any, error) {
 	}
 	d, err := time.ParseDuration(in.By)
 	if err != nil {
-		return 0, nil, invalid("by", `by %q is not a duration such as "90s" or "-2h".`, truncate(in.By, 32))
+		return 0, nil, invalid("by", `by %q is not a duration such as "90s" or "-2h".`, trunc.String(in.By, 32))
 	}
 	clock.Advance(d)
 	return http.StatusOK, a.clockState(), nil
