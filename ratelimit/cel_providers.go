@@ -23,14 +23,13 @@ const (
 	provSecrets
 	provServerCert
 	provTLSFingerprint
-	provUserAgent
 	provPod
 )
 
 // option returns the name of the option that supplies p.
 func (p provider) option() string {
 	return [...]string{"", "WithIPIntel", "WithServerRegion", "WithEndpoint", "WithSecrets",
-		"WithServerCertificate", "WithTLSFingerprint", "WithUserAgentParser", "WithPodIdentity"}[p]
+		"WithServerCertificate", "WithTLSFingerprint", "WithPodIdentity"}[p]
 }
 
 // providers holds the user's providers; a nil or absent one is missing.
@@ -60,8 +59,6 @@ func (ps *providers) has(p provider) bool {
 		return ps.serverCert != nil
 	case provTLSFingerprint:
 		return ps.tlsFingerprint != nil
-	case provUserAgent:
-		return ps.userAgent != nil
 	case provPod:
 		return ps.pod != nil
 	}
@@ -171,11 +168,12 @@ type UserAgent struct {
 	Desktop, Bot   bool
 }
 
-// WithUserAgentParser supplies the parsed user agent for
+// WithUserAgentParser replaces the built-in parser behind
 // req.user_agent.name, .version, .os, .os_version, .device, .url,
-// .is_mobile, .is_tablet, .is_desktop and .is_bot; fn receives the
-// User-Agent header (req.user_agent itself needs no parser). It is called
-// at most once per request. fn must be safe for concurrent use.
+// .is_mobile, .is_tablet, .is_desktop and .is_bot, which knows the common
+// browsers, systems, clients and crawlers by their usual tokens; use it
+// for a full user-agent database. fn receives the User-Agent header and
+// is called at most once per request. fn must be safe for concurrent use.
 func WithUserAgentParser(fn func(userAgent string) UserAgent) LimitOption {
 	return limitOpt(func(o *options) { o.providers.userAgent = fn })
 }

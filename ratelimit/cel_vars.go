@@ -421,10 +421,10 @@ func withAncestors(cats []string) []string {
 
 func reqVars() []varSpec {
 	ua := func(name string, fn func(*UserAgent) string) varSpec {
-		return strVar("req.user_agent."+name, provUserAgent, func(a *activation) string { return fn(a.userAgent()) })
+		return strVar("req.user_agent."+name, provNone, func(a *activation) string { return fn(a.userAgent()) })
 	}
 	uab := func(name string, fn func(*UserAgent) bool) varSpec {
-		return boolVar("req.user_agent."+name, provUserAgent, func(a *activation) bool { return fn(a.userAgent()) })
+		return boolVar("req.user_agent."+name, provNone, func(a *activation) bool { return fn(a.userAgent()) })
 	}
 	return []varSpec{
 		listVar("req.content_encoding", provNone, func(a *activation) []string {
@@ -717,7 +717,11 @@ func (a *activation) userAgent() *UserAgent {
 	m := a.more()
 	if !m.uaDone {
 		m.uaDone = true
-		m.ua = a.prov.userAgent(a.r.UserAgent())
+		if parse := a.prov.userAgent; parse != nil {
+			m.ua = parse(a.r.UserAgent())
+		} else {
+			m.ua = parseUserAgent(a.r.UserAgent())
+		}
 	}
 	return &m.ua
 }

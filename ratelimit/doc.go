@@ -57,9 +57,10 @@
 // intelligence), [WithServerRegion], [WithEndpoint] (endpoint.*),
 // [WithSecrets] (secrets.get), [WithServerCertificate]
 // (conn.tls.server.*), [WithTLSFingerprint] (conn.tls.ja4_fingerprint,
-// which [JA4] computes from the ClientHello),
-// [WithUserAgentParser] (req.user_agent.name and the other parsed fields)
-// and [WithPodIdentity] (conn.k8s.pod.*). Names that do not exist fail to
+// which [JA4] computes from the ClientHello) and [WithPodIdentity]
+// (conn.k8s.pod.*). req.user_agent.name and the other parsed fields come
+// from a built-in parser of the common browsers, systems and crawlers,
+// which [WithUserAgentParser] can replace. Names that do not exist fail to
 // compile with the closest valid names. Variables of the response phase
 // (res.*), set-vars (vars.*) and other actions' results are not available.
 //
