@@ -60,3 +60,29 @@ func TestUserAgentVariables(t *testing.T) {
 		t.Errorf("WithUserAgentParser: %q", got)
 	}
 }
+
+// FuzzParseUserAgent checks that no header makes the parser panic, and
+// that at most one of mobile, tablet and desktop is set, and none for a
+// bot.
+func FuzzParseUserAgent(f *testing.F) {
+	for _, ua := range []string{
+		"Mozilla/5.0 (iPhone; CPU iPhone OS 17_1 like Mac OS X) Version/17.1 Mobile/15E148 Safari/604.1",
+		"Mozilla/5.0 (Linux; Android 13; SM-X700 Build/TP1A) Chrome/119.0.0.0 Safari/537.36",
+		"Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)",
+		"Mozilla/5.0 (Windows NT 6.3; Trident/7.0; rv:11.0) like Gecko", "curl/8.4.0", "Android ; ", " OS ", "",
+	} {
+		f.Add(ua)
+	}
+	f.Fuzz(func(t *testing.T, ua string) {
+		u := parseUserAgent(ua)
+		n := 0
+		for _, b := range []bool{u.Mobile, u.Tablet, u.Desktop} {
+			if b {
+				n++
+			}
+		}
+		if n > 1 || u.Bot && n > 0 {
+			t.Errorf("%q: %+v", ua, u)
+		}
+	})
+}
