@@ -21,8 +21,8 @@ func (s *Server) Snapshot() *Snapshot {
 
 // Restore puts the server back in the state snap saved. It waits for
 // writes in progress. A snapshot can be restored any number of times.
-// Restoring costs time in proportion to the service users snap holds (their
-// names are indexed again), and nothing for the rest.
+// Restoring costs time in proportion to the service users and API keys snap
+// holds (their names and tokens are indexed again), and nothing for the rest.
 func (s *Server) Restore(snap *Snapshot) {
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -228,8 +228,8 @@ func (d *DB) Snapshot() *Snapshot {
 }
 
 // Restore puts the store back in the state snap saved, after the write in
-// progress. It costs time in proportion to the unique values snap holds,
-// which are indexed again, and nothing for the rest.
+// progress. It costs time in proportion to the unique values and tokens
+// snap holds, which are indexed again, and nothing for the rest.
 func (d *DB) Restore(snap *Snapshot) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -276,50 +276,64 @@ func (t *Table[T, X]) first(tx *Txn, index string, arg any) *record[T, X] {
 
 // Insert puts a new row, with an id no row of the account has.
 func (t *Table[T, X]) Insert(tx *Txn, account, id string, v T, x X) error {
-	return t.put(tx, &record[T, X]{account: account, id: id, value: v, extra: x}, "")
+	return t.put(tx, &record[T, X]{account: account, id: id, value: v, extra: x})
 }
 
 // Replace puts v and x in place of the row cur, keeping its account and
 // id.
 func (t *Table[T, X]) Replace(tx *Txn, cur Row[T, X], v T, x X) error {
 	r := &record[T, X]{account: cur.Account, id: cur.ID, value: v, extra: x}
-	old := ""
+	var old []string
 	if t.c.Unique != nil {
 		if u := t.c.Unique(cur.Value); u != "" {
-			old = t.uniqueKey(cur.Account, u)
-		}
-	}
-	return t.put(tx, r, old)
-}
-
-// put stores r, enforcing the table's constraints; old is the unique key
-// of the row r replaces.
-func (t *Table[T, X]) put(tx *Txn, r *record[T, X], old string) error {
-	if tx.names == nil {
-		return errReadOnly
-	}
-	if t.c.Unique != nil {
-		if u := t.c.Unique(r.value); u != "" {
-			r.unique = t.uniqueKey(r.account, u)
-			if holder := tx.names.holder(r.unique); holder != "" && holder != r.id {
-				return t.c.Taken()
-			}
-		}
-		if old != "" && old != r.unique {
-			tx.names.release(old)
-		}
-		if r.unique != "" {
-			tx.names.claim(r.unique, r.id)
+			old = append(old, t.uniqueKey(cur.Account, u))
 		}
 	}
 	if t.c.Token != nil {
-		r.token = t.c.Token(r.extra)
-		// go-memdb does not refuse a duplicate in a unique index (it
-		// repoints the entry), so a token in use is checked here.
-		if r.token != "" {
-			if other := t.first(tx, "token", r.token); other != nil && (other.id != r.id || other.account != r.account) {
-				return ErrTokenInUse
-			}
+		if tok := t.c.Token(cur.Extra); tok != "" {
+			old = append(old, t.tokenKey(tok))
+		}
+	}
+	return t.put(tx, r, old...)
+}
+
+// put stores r, enforcing the table's constraints; old are the unique
+// keys of the row r replaces. Unique values and tokens are enforced the
+// same way, by the keys the store keeps beside go-memdb (see names): a key
+// another row holds is refused, a key r no longer has is released.
+func (t *Table[T, X]) put(tx *Txn, r *record[T, X], old ...string) error {
+	if tx.names == nil {
+		return errReadOnly
+	}
+	var keys [2]string // r's unique value's and token's keys, when it has them
+	var errs [2]func() error
+	if t.c.Unique != nil {
+		if u := t.c.Unique(r.value); u != "" {
+			r.unique = t.uniqueKey(r.account, u)
+			keys[0], errs[0] = r.unique, t.c.Taken
+		}
+	}
+	if t.c.Token != nil {
+		if r.token = t.c.Token(r.extra); r.token != "" {
+			keys[1], errs[1] = t.tokenKey(r.token), errTokenInUse
+		}
+	}
+	for i, k := range keys {
+		if k == "" {
+			continue
+		}
+		if holder := tx.names.holder(k); holder != "" && holder != r.id {
+			return errs[i]()
+		}
+	}
+	for _, k := range old {
+		if k != keys[0] && k != keys[1] {
+			tx.names.release(k)
+		}
+	}
+	for _, k := range keys {
+		if k != "" {
+			tx.names.claim(k, r.id)
 		}
 	}
 	if t.c.Refs != nil {
@@ -328,13 +342,21 @@ func (t *Table[T, X]) put(tx *Txn, r *record[T, X], old string) error {
 	return tx.tx.Insert(t.t.name, r)
 }
 
+// errTokenInUse returns ErrTokenInUse.
+func errTokenInUse() error { return ErrTokenInUse }
+
+// tokenKey is the key of a token in t: tokens are unique across accounts.
+func (t *Table[T, X]) tokenKey(tok string) string { return tokenKey(t.t.name, tok) }
+
+func tokenKey(table, tok string) string { return "\x01" + table + "\x00" + tok }
+
 // uniqueKey is the key of a unique value u in account's rows of t.
 func (t *Table[T, X]) uniqueKey(account, u string) string {
 	return t.t.name + "\x00" + account + "\x00" + u
 }
 
 // Delete removes the row with id from account, releasing its unique
-// value; a row that does not exist is no error.
+// value and token; a row that does not exist is no error.
 func (t *Table[T, X]) Delete(tx *Txn, account, id string) error {
 	if tx.names == nil {
 		return errReadOnly
@@ -345,6 +367,9 @@ func (t *Table[T, X]) Delete(tx *Txn, account, id string) error {
 	}
 	if r.unique != "" {
 		tx.names.release(r.unique)
+	}
+	if r.token != "" {
+		tx.names.release(t.tokenKey(r.token))
 	}
 	return tx.tx.Delete(t.t.name, r)
 }

@@ -163,6 +163,21 @@ func TestTokenInUse(t *testing.T) {
 	if row, ok := keys.ByToken(read(db), "tok"); !ok || row.Value.Owner != "v" {
 		t.Errorf("after Replace, ByToken = %+v, %v", row, ok)
 	}
+	// A snapshot keeps the token held; a delete releases it.
+	snap := db.Snapshot()
+	if err := db.Write(func(tx *Txn) error { return keys.Delete(tx, "ac_1", "k_1") }); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Write(func(tx *Txn) error { return keys.Insert(tx, "ac_2", "k_2", key{}, "tok") }); err != nil {
+		t.Errorf("the token of a deleted key: %v", err)
+	}
+	db.Restore(snap)
+	if err := db.Write(func(tx *Txn) error { return keys.Insert(tx, "ac_2", "k_3", key{}, "tok") }); !errors.Is(err, ErrTokenInUse) {
+		t.Errorf("after Restore, the token is free: %v", err)
+	}
+	if err := db.CheckUnique(); err != nil {
+		t.Error(err)
+	}
 }
 
 // TestNamesFollowTransactions checks that a write's unique values take
