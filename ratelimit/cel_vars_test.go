@@ -494,3 +494,28 @@ func TestConnContext(t *testing.T) {
 		t.Errorf("result %+v; want the bytes read so far and a start time", res)
 	}
 }
+
+// TestTLSConnection serves a real TLS connection through Listener and
+// ConnContext: the TLS variables come from the handshake, and the byte
+// counts from under the TLS layer.
+func TestTLSConnection(t *testing.T) {
+	t.Parallel()
+	got := make(chan Result, 1)
+	l := mustLimit(t, keyConfig("conn.tls.version + ' ' + conn.tls.negotiated_alpn + ' ' + req.url.scheme + ' ' + string(size(conn.tls.cipher_suite) > 0) + ' ' + string(conn.bytes_in > 0)"))
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got <- l.EvaluateAt(r, base)
+	}))
+	srv.Listener = Listener(srv.Listener)
+	srv.Config.ConnContext = ConnContext
+	srv.EnableHTTP2 = true
+	srv.StartTLS()
+	t.Cleanup(srv.Close)
+	resp, err := srv.Client().Get(srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = resp.Body.Close()
+	if res := <-got; res.ErrorCode != "" || res.BucketKey != "1.3 h2 https true true" {
+		t.Errorf("result %+v", res)
+	}
+}
