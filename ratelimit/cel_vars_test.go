@@ -24,6 +24,7 @@ import (
 	"github.com/google/cel-go/common/types"
 	"github.com/google/cel-go/common/types/ref"
 	"github.com/google/go-cmp/cmp"
+	"pgregory.net/rapid"
 )
 
 // testCert returns a self-signed certificate with every field the
@@ -518,4 +519,38 @@ func TestTLSConnection(t *testing.T) {
 	if res := <-got; res.ErrorCode != "" || res.BucketKey != "1.3 h2 https true true" {
 		t.Errorf("result %+v", res)
 	}
+}
+
+// TestDirectPathProperty checks, over random requests, that every string
+// variable read directly (as a bare bucket key is) equals its value
+// through CEL.
+func TestDirectPathProperty(t *testing.T) {
+	t.Parallel()
+	var direct, viaCEL []*Limit
+	for _, v := range catalogue {
+		if v.str == nil || v.need != provNone {
+			continue
+		}
+		direct = append(direct, mustLimit(t, keyConfig(v.name)))
+		viaCEL = append(viaCEL, mustLimit(t, keyConfig("["+v.name+"][0]")))
+	}
+	rapid.Check(t, func(t *rapid.T) {
+		host := rapid.StringMatching(`[a-z0-9.-]{0,12}(:[0-9]{1,5})?`).Draw(t, "host")
+		path := rapid.StringMatching(`(/([a-zA-Z0-9._~-]|%[0-9A-F]{2}){0,6}){0,3}`).Draw(t, "path")
+		query := rapid.StringMatching(`([a-z]{1,3}=([a-z0-9+]|%[0-9A-F]{2}){0,4}&?){0,3}`).Draw(t, "query")
+		r := httptest.NewRequest(rapid.SampledFrom([]string{"GET", "POST", "DELETE"}).Draw(t, "method"), "http://x"+path+"?"+query, nil)
+		r.Host = host
+		r.RemoteAddr = rapid.SampledFrom([]string{"203.0.113.7:1", "[2001:db8::1]:443", "bogus"}).Draw(t, "remote")
+		for _, h := range []string{"User-Agent", "Content-Type", "Location"} {
+			if v := rapid.StringMatching(`[ -~]{0,10}`).Draw(t, h); v != "" {
+				r.Header.Set(h, v)
+			}
+		}
+		for i := range direct {
+			d, c := direct[i].EvaluateAt(r, base), viaCEL[i].EvaluateAt(r, base)
+			if d.ErrorCode != "" || d.BucketKey != c.BucketKey {
+				t.Fatalf("%s: direct %q, through CEL %q (%s)", direct[i].Config().BucketKey[0], d.BucketKey, c.BucketKey, c.ErrorMessage)
+			}
+		}
+	})
 }
