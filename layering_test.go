@@ -30,6 +30,8 @@ func TestLayering(t *testing.T) {
 		mustNot []string
 	}{
 		{pkg: "./ratelimit", mustNot: []string{"github.com/acctapi/acctapi", "github.com/acctapi/acctapi/internal/iox", "github.com/acctapi/acctapi/internal/rest"}},
+		// The fake's store is a layer: none of the fake, nor the API.
+		{pkg: "./fake/internal/store", mustNot: []string{"github.com/acctapi/acctapi/fake", "github.com/acctapi/acctapi", "github.com/acctapi/acctapi/internal/resources"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.pkg, func(t *testing.T) {

@@ -139,7 +139,10 @@ func register[T, X, C, U any](s *Server, res *resource[T, X, C, U]) {
 		},
 		get: func(tx *store.Txn, base, account, id string) (any, bool) {
 			row, ok := res.table.Get(tx, account, id)
-			return res.render(base, row.Value), ok
+			if !ok {
+				return nil, false
+			}
+			return res.render(base, row.Value), true
 		},
 		list: func(tx *store.Txn, base, account string) []any {
 			rows := res.table.All(tx, account)
