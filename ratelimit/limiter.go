@@ -46,20 +46,21 @@ type Decision struct {
 // Time is passed in, and used with nanosecond precision, from 68 years
 // before the limiter was created to 68 years after; earlier times (the zero
 // time among them) count as the earliest, later ones as the latest. For
-// each key, a time earlier than the key's latest admission is treated as
-// that time: the window never moves backwards, and [Decision.RetryAfter] is
-// still measured from the time passed in. Times are meant to come from one
+// each key, a time earlier than one already seen for it is treated as that
+// later time: the window never moves backwards, and [Decision.RetryAfter]
+// is still measured from the time passed in. Times are meant to come from one
 // clock: a time far ahead of the others lets the limiter forget keys idle
 // at that time, and keys it sees afterwards start no earlier than it.
 //
-// Memory: a key costs a fixed number of bytes that depends on the capacity
-// and the window (about 120 bytes for 100 per minute, 56 for a capacity of
-// 8 or less, whatever the key's length; see README.md for measurements).
+// Memory: a key costs a fixed number of bytes, whatever its length, that
+// depends on the capacity and the window: about 125 bytes at 100 per
+// minute, 70 at a capacity of 8 or less, more for capacities above 127
+// (wider counters).
 // Keys are stored as a 64-bit seeded hash; two keys share a bucket only if
 // their hashes collide, which could only make limiting stricter. A key
 // with no admitted request left inside the window is forgotten, a few at a
-// time as new keys arrive, or all at once by [Limiter.Sweep]; forgetting
-// never changes a decision.
+// time as new keys arrive, or all at once by [Limiter.Sweep]; while times
+// move forward, forgetting never changes a decision.
 //
 // The number of keys held at once is capped ([WithMaxBuckets]). At the
 // cap, keys that have no bucket share one overflow bucket until room is
@@ -130,10 +131,11 @@ func newLimiter(capacity int64, window time.Duration, maxBuckets int) *Limiter {
 // counters at small capacities.
 func newLimiterWidth(capacity int64, window time.Duration, maxBuckets, width int) *Limiter {
 	if width == 0 {
+		// Counters hold up to twice the capacity (see addGroup).
 		switch {
-		case capacity <= 1<<8-1:
+		case 2*capacity <= 1<<8-1:
 			width = 1
-		case capacity <= 1<<16-1:
+		case 2*capacity <= 1<<16-1:
 			width = 2
 		default:
 			width = 4
@@ -169,7 +171,7 @@ func newLimiterWidth(capacity int64, window time.Duration, maxBuckets, width int
 		ssec:      ssec,
 		wslots:    wslots,
 		ring:      ring,
-		group:     uint32((capacity + nGroups - 1) / nGroups),
+		group:     uint32((capacity + 11) / 12), // see limiter_bucket.go
 		slotDiv:   newDivider(ssec),
 		ringDiv:   newDivider(max(ring, 1)),
 		epoch:     now.Add(-back),
@@ -279,18 +281,19 @@ func (v divider) mod(x uint32) uint32 {
 	return uint32(hi)
 }
 
-// counter is the width of a group's or a slot's counter. Neither ever
-// holds more than the capacity, so the narrowest type that holds the
-// capacity suffices.
+// counter is the width of a bucket's counters. None ever holds more than
+// twice the capacity (a slot no more than the capacity; see addGroup for
+// the groups), so the narrowest type that holds that suffices.
 type counter interface{ ~uint8 | ~uint16 | ~uint32 }
 
 // jmin returns the oldest slot that may hold a request inside the window
-// (t-window, t]: slot j may while (j+1)*slot + window > t. cur is t's slot.
-func (l *Limiter) jmin(t uint64, cur uint32) uint32 {
+// (t-window, t]: slot j may while (j+1)*slot + window > t. sec is t in
+// whole seconds, and cur its slot.
+func (l *Limiter) jmin(sec, cur uint32) uint32 {
 	if l.wslots != 0 {
 		return cur - l.wslots
 	}
-	return l.slotDiv.div(uint32(t/uint64(time.Second)) - l.wsec)
+	return l.slotDiv.div(sec - l.wsec)
 }
 
 // slotOf returns the slot index of time t.

@@ -147,9 +147,9 @@ func TestLimiterSteps(t *testing.T) {
 			},
 		},
 		{
-			// Above a capacity of 8 the limiter may admit up to a slot
-			// (here a second) late: 10 requests in [0s, 10s) are counted
-			// as two per group and one per second.
+			// Above a capacity of 8 there are fewer groups than requests
+			// (here the newest takes the last three), but requests spread
+			// like these are still admitted exactly.
 			name: "research example: 10 per minute", capacity: 10, window: time.Minute,
 			steps: append(func() []step {
 				var s []step
@@ -158,10 +158,12 @@ func TestLimiterSteps(t *testing.T) {
 				}
 				return s
 			}(),
-				// Exact: 30s; the second [0s,1s) leaves one second later.
-				step{30 * time.Second, "k", Decision{RetryAfter: 31 * time.Second}},
-				// The requests at 0s and 1s, one group, have left.
+				step{30 * time.Second, "k", Decision{RetryAfter: 30 * time.Second}},
 				step{61 * time.Second, "k", Decision{Allowed: true, Remaining: 1}},
+				step{61 * time.Second, "k", Decision{Allowed: true, Remaining: 0}},
+				step{62 * time.Second, "k", Decision{Allowed: true, Remaining: 0}},
+				// The request at 3s leaves at 63s.
+				step{62 * time.Second, "k", Decision{RetryAfter: time.Second}},
 			),
 		},
 		{
@@ -907,9 +909,9 @@ func TestMemoryPerBucket(t *testing.T) {
 		{"capacity 8 per minute", 8, time.Minute, 56, 72},
 		{"capacity 10 per minute", 10, time.Minute, 112, 128},
 		{"capacity 30 per minute", 30, time.Minute, 112, 128},
-		{"capacity 1000 per 110s", 1000, 110 * time.Second, 280, 304},
-		{"capacity 2e9 per 24h", MaxCapacity, 24 * time.Hour, 320, 352},
-		{"capacity 2e9 per 70s", MaxCapacity, 70 * time.Second, 360, 392},
+		{"capacity 1000 per 110s", 1000, 110 * time.Second, 288, 312},
+		{"capacity 2e9 per 24h", MaxCapacity, 24 * time.Hour, 328, 360},
+		{"capacity 2e9 per 70s", MaxCapacity, 70 * time.Second, 368, 400},
 	}
 	const n = 100_000
 	keys := make([]string, n)

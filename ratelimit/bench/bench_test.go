@@ -257,21 +257,30 @@ func BenchmarkAccuracy(b *testing.B) {
 	}{
 		{"poisson-1.5x", nil},
 		{"boundary-burst", boundary},
-		{"periodic-burst", periodic(6, 0)},
-		{"periodic-burst+delta", periodic(6, 1.0/60)},
-		{"periodic-spread+delta", periodicSpread(6, 1.0/60, 0.01)},
+		{"periodic-burst", nil},
+		{"periodic-burst+delta", nil},
+		{"periodic-spread+delta", nil},
 	}
 	accOnce.Do(func() {
 		accRes = map[string]accuracy{}
 		for _, im := range impls {
 			virtual := im.name == "acctapi" || im.name == "x-time-rate"
 			for _, pt := range patterns {
-				p, window := pt.p, time.Second
-				if p == nil {
-					p = poisson(6)
-					if virtual {
-						p = poisson(200)
-					}
+				// Virtual time runs long enough for stable figures; real
+				// time runs 6 windows.
+				p, window, n := pt.p, time.Second, 6
+				if virtual {
+					n = 200
+				}
+				switch pt.name {
+				case "poisson-1.5x":
+					p = poisson(n)
+				case "periodic-burst":
+					p = periodic(n, 0)
+				case "periodic-burst+delta":
+					p = periodic(n, 1.0/60)
+				case "periodic-spread+delta":
+					p = periodicSpread(n, 1.0/60, 0.01)
 				}
 				if virtual {
 					window = time.Minute
@@ -334,8 +343,9 @@ func runAccuracy(tb testing.TB, im impl, capacity int, window time.Duration, off
 // same arrival times (1st and 10th percentile, median, worst), for the
 // limiters that take the time (the others would need hours of real time).
 // A timeline has a capacity from 1 to 20, a window from 60s to an hour,
-// and 400 requests arriving in a Poisson stream at 0.5 to 4 times the limit,
-// some of them in bursts of up to 10 at one instant.
+// and 400 requests arriving in a Poisson stream of events at 0.5 to 4 times
+// the limit, a quarter of the events a burst of up to capacity requests at
+// one instant.
 func BenchmarkAccuracyRandom(b *testing.B) {
 	windows := []int{60, 70, 90, 100, 110, 120, 190, 600, 3600}
 	for _, im := range impls[:2] {
@@ -351,8 +361,8 @@ func BenchmarkAccuracyRandom(b *testing.B) {
 				var at []float64
 				for t := 0.0; len(at) < 400; t += rng.ExpFloat64() / (load * float64(capacity)) {
 					n := 1
-					if rng.IntN(10) == 0 {
-						n = 1 + rng.IntN(10)
+					if rng.IntN(4) == 0 {
+						n = 1 + rng.IntN(capacity)
 					}
 					for range n {
 						at = append(at, t)
