@@ -54,9 +54,14 @@ func (r *record[T, X]) tokenKey() string      { return r.token }
 // kept beside the value (derived once when it is put, such as an
 // operator's compiled selectors).
 type Row[T, X any] struct {
-	Account, ID string
-	Value       T
-	Extra       X
+	// Account is the account the row belongs to.
+	Account string
+	// ID is the row's id, unique within the account's rows of the table.
+	ID string
+	// Value is the stored value; never change what it points to.
+	Value T
+	// Extra is the data kept beside the value.
+	Extra X
 }
 
 func (r *record[T, X]) row() Row[T, X] {
@@ -66,10 +71,11 @@ func (r *record[T, X]) row() Row[T, X] {
 // Constraints are what a table enforces about its rows.
 type Constraints[T, X any] struct {
 	// Unique, when set, returns a value that must be unique among the
-	// account's rows of the table ("" for none); Taken is the error Put
-	// returns when another row holds it.
+	// account's rows of the table ("" for none).
 	Unique func(v T) string
-	Taken  func() error
+	// Taken returns the error a write gets when another row holds its
+	// unique value; required with Unique.
+	Taken func() error
 	// Token, when set, returns a row's token: unique across every account
 	// ([ErrTokenInUse]), and a way to find the row without knowing its
 	// account ([Table.ByToken]).
