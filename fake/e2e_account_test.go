@@ -260,11 +260,7 @@ func TestBotUserAlias(t *testing.T) {
 		t.Errorf("bot list uri = %v", got)
 	}
 
-	if err := bots.Delete(ctx, bot.ID); err != nil {
-		t.Fatal(err)
-	}
-	_, err = users.Get(ctx, bot.ID)
-	wantAPIError(t, err, http.StatusNotFound, acctapi.CodeNotFound)
+	wantDeleted(ctx, t, bot.ID, bots.Delete, users.Get)
 }
 
 // TestCertificateAuthoritiesEndToEnd uploads a CA made in the test and
