@@ -231,6 +231,15 @@ func setAnnotations(desc, meta *string, inDesc, inMeta *string) {
 	}
 }
 
+// refInsert stores a created value under its new id and uri, which at
+// points to in a value.
+func refInsert[T any](t *refTable[T], v T, id, uri string, at func(v *T) (id, uri *string)) T {
+	pid, puri := at(&v)
+	*pid, *puri = id, uri
+	t.put(v)
+	return v
+}
+
 // refUpdate is the update every resource shares: the client's own check
 // of the path id, then the body's rules (bad, which the caller works out),
 // then 404 for an id the account lacks; apply changes the stored value, or
@@ -316,9 +325,7 @@ func (m *refModel) createUser(a *refAccount, in account.ServiceUserCreate, now t
 }
 
 func (m *refModel) insertUser(a *refAccount, v account.ServiceUser, id string) account.ServiceUser {
-	v.ID, v.URI = id, m.uri("service_users", id)
-	a.users.put(v)
-	return v
+	return refInsert(&a.users, v, id, m.uri("service_users", id), func(v *account.ServiceUser) (*string, *string) { return &v.ID, &v.URI })
 }
 
 func (m *refModel) updateUser(a *refAccount, in account.ServiceUserUpdate) (account.ServiceUser, *refFail) {
@@ -342,13 +349,9 @@ func (m *refModel) updateUser(a *refAccount, in account.ServiceUserUpdate) (acco
 
 // deleteUser deletes a service user and, with it, its API keys.
 func (m *refModel) deleteUser(a *refAccount, id string) *refFail {
-	if f := localPathFail(id); f != nil {
+	if f := deleteRef(a, &a.users, id); f != nil { // no one references a service user
 		return f
 	}
-	if _, ok := a.users.get(id); !ok {
-		return failNotFound
-	}
-	a.users.del(id)
 	for _, k := range slices.Clone(a.keys.items) {
 		if k.OwnerID == id {
 			a.keys.del(k.ID)
@@ -395,14 +398,7 @@ func (m *refModel) updateKey(a *refAccount, in account.APIKeyUpdate) (account.AP
 }
 
 func (m *refModel) deleteKey(a *refAccount, id string) *refFail {
-	if f := localPathFail(id); f != nil {
-		return f
-	}
-	if _, ok := a.keys.get(id); !ok {
-		return failNotFound
-	}
-	a.keys.del(id)
-	return nil
+	return deleteRef(a, &a.keys, id) // no one references a key
 }
 
 // authenticate is the answer to a request made with token: 401 when no
@@ -518,9 +514,7 @@ func (m *refModel) createHR(a *refAccount, in backends.HTTPResponseCreate, now t
 }
 
 func (m *refModel) insertHR(a *refAccount, v backends.HTTPResponse, id string) backends.HTTPResponse {
-	v.ID, v.URI = id, m.uri("backends", "http_response", id)
-	a.hrs.put(v)
-	return v
+	return refInsert(&a.hrs, v, id, m.uri("backends", "http_response", id), func(v *backends.HTTPResponse) (*string, *string) { return &v.ID, &v.URI })
 }
 
 func (m *refModel) updateHR(a *refAccount, in backends.HTTPResponseUpdate) (backends.HTTPResponse, *refFail) {
@@ -599,9 +593,7 @@ func (m *refModel) createFO(a *refAccount, in backends.FailoverCreate, now time.
 }
 
 func (m *refModel) insertFO(a *refAccount, v backends.Failover, id string) backends.Failover {
-	v.ID, v.URI = id, m.uri("backends", "failover", id)
-	a.fos.put(v)
-	return v
+	return refInsert(&a.fos, v, id, m.uri("backends", "failover", id), func(v *backends.Failover) (*string, *string) { return &v.ID, &v.URI })
 }
 
 func (m *refModel) updateFO(a *refAccount, in backends.FailoverUpdate) (backends.Failover, *refFail) {
@@ -664,9 +656,7 @@ func (m *refModel) createTG(a *refAccount, in backends.TunnelGroupCreate, now ti
 }
 
 func (m *refModel) insertTG(a *refAccount, v backends.TunnelGroup, id string) backends.TunnelGroup {
-	v.ID, v.URI = id, m.uri("backends", "tunnel_group", id)
-	a.tgs.put(v)
-	return v
+	return refInsert(&a.tgs, v, id, m.uri("backends", "tunnel_group", id), func(v *backends.TunnelGroup) (*string, *string) { return &v.ID, &v.URI })
 }
 
 func (m *refModel) updateTG(a *refAccount, in backends.TunnelGroupUpdate) (backends.TunnelGroup, *refFail) {
@@ -755,9 +745,7 @@ func (m *refModel) createDst(a *refAccount, in events.DestinationCreate, now tim
 }
 
 func (m *refModel) insertDst(a *refAccount, v events.Destination, id string) events.Destination {
-	v.ID, v.URI = id, m.uri("event_destinations", id)
-	a.dsts.put(v)
-	return v
+	return refInsert(&a.dsts, v, id, m.uri("event_destinations", id), func(v *events.Destination) (*string, *string) { return &v.ID, &v.URI })
 }
 
 func (m *refModel) updateDst(a *refAccount, in events.DestinationUpdate) (events.Destination, *refFail) {
@@ -985,9 +973,7 @@ func (m *refModel) createCA(a *refAccount, in account.CertificateAuthorityCreate
 }
 
 func (m *refModel) insertCA(a *refAccount, v account.CertificateAuthority, id string) account.CertificateAuthority {
-	v.ID, v.URI = id, m.uri("certificate_authorities", id)
-	a.cas.put(v)
-	return v
+	return refInsert(&a.cas, v, id, m.uri("certificate_authorities", id), func(v *account.CertificateAuthority) (*string, *string) { return &v.ID, &v.URI })
 }
 
 func (m *refModel) updateCA(a *refAccount, in account.CertificateAuthorityUpdate) (account.CertificateAuthority, *refFail) {
@@ -1164,9 +1150,7 @@ func defaultIngress(v *k8sop.Operator) {
 }
 
 func (m *refModel) insertOp(a *refAccount, v k8sop.Operator, id string) k8sop.Operator {
-	v.ID, v.URI = id, m.uri("kubernetes_operators", id)
-	a.ops.put(v)
-	return v
+	return refInsert(&a.ops, v, id, m.uri("kubernetes_operators", id), func(v *k8sop.Operator) (*string, *string) { return &v.ID, &v.URI })
 }
 
 func (m *refModel) updateOp(a *refAccount, in k8sop.OperatorUpdate, now time.Time) (k8sop.Operator, *refFail) {
