@@ -116,12 +116,12 @@ func (l *Limiter) grid(t uint64) uint64 {
 
 // gridSec is grid given sec, t in whole seconds.
 func (l *Limiter) gridSec(t, sec uint64) uint64 {
-	return (sec<<8 | (t-sec*uint64(time.Second))/gridBase) >> l.ushift
+	return (sec<<8 | (t-sec*uint64(time.Second))/gridBase) >> (l.ushift & 63)
 }
 
 // gridTime returns the time of grid index q.
 func (l *Limiter) gridTime(q uint64) uint64 {
-	q <<= l.ushift
+	q <<= l.ushift & 63 // (the mask spares a check of the shift)
 	return q>>8*uint64(time.Second) + q&255*gridBase
 }
 
@@ -139,7 +139,7 @@ func (l *Limiter) groupTime(q uint64, v uint16) uint64 {
 // it and less than two windows after it.
 func (b bucket[T]) newest(l *Limiter, q uint64) uint64 {
 	i := (*b.head() + *b.n() - 1) % nGroups
-	return l.groupTime(q, b.times()[i]) - uint64(*b.sub())<<l.subShift
+	return l.groupTime(q, b.times()[i]) - uint64(*b.sub())<<(l.subShift&63)
 }
 
 // idle reports whether b counts no admission inside the window at t (or
@@ -173,9 +173,9 @@ func (b bucket[T]) update(l *Limiter, t uint64) Decision {
 	h, n := *b.head(), *b.n()
 	newest := uint64(0)
 	if n > 0 {
-		if t-last >= w {
-			n = 0
-		} else if newest = b.newest(l, q); t-newest >= w {
+		// b.newest, by hand: generic methods are not inlined.
+		newest = l.groupTime(q, times[(h+n-1)%nGroups]) - uint64(*b.sub())<<(l.subShift&63)
+		if t-last >= w || t-newest >= w {
 			n = 0
 		}
 	}
@@ -197,9 +197,32 @@ func (b bucket[T]) update(l *Limiter, t uint64) Decision {
 		rc        int64
 		slots     []T
 	)
-	if l.ring != 0 {
-		slots = b.ring(l.ring)
-		rc, cur, jmin = b.ringCount(l, slots, last, uint32(sec))
+	if ring := l.ring; ring != 0 {
+		slots = b.ring(ring)
+		total := b.total()
+		cur = l.slotDiv.div(uint32(sec))
+		if lsec := uint32(last / uint64(time.Second)); lsec != uint32(sec) {
+			if head := l.slotDiv.div(lsec); cur != head {
+				// Clear the positions of slots head+1..cur: they held
+				// slots that are now older than the ring.
+				p := l.ringDiv.mod(head + 1)
+				for range min(cur-head, ring) {
+					*total -= uint32(slots[p])
+					slots[p] = 0
+					if p++; p == ring {
+						p = 0
+					}
+				}
+			}
+		}
+		// The ring holds cur-ring+1..cur, of which at most one is older
+		// than jmin, the oldest slot that may hold an admission inside the
+		// window.
+		jmin = l.jmin(uint32(sec), cur)
+		rc = int64(*total)
+		if old := cur - ring + 1; old < jmin {
+			rc -= int64(slots[l.ringDiv.mod(old)])
+		}
 		counted = min(counted, rc)
 	}
 	*b.last() = t
@@ -250,7 +273,7 @@ func (b bucket[T]) addGroup(l *Limiter, t, q uint64, same bool, counted int64) {
 		gt = l.gridTime(q)
 	}
 	tq := uint16(q)
-	*b.sub() = uint32((gt - t) >> l.subShift)
+	*b.sub() = uint32((gt - t) >> (l.subShift & 63))
 	switch {
 	case full:
 		*b.head(), *b.n() = 0, 1
@@ -280,36 +303,6 @@ func (b bucket[T]) groupsFree(l *Limiter, need int64, q, newest uint64) uint64 {
 		}
 	}
 	return newest + l.wns
-}
-
-// ringCount advances the ring from last's slot to cur, the slot of sec
-// (a time in whole seconds), and returns the ring's count of admissions
-// that may lie inside the window at sec, with cur and jmin, the oldest slot
-// that may.
-func (b bucket[T]) ringCount(l *Limiter, slots []T, last uint64, sec uint32) (count int64, cur, jmin uint32) {
-	cur, head := l.slotDiv.div(sec), l.slotOf(last)
-	ring := l.ring
-	total := b.total()
-	if cur != head {
-		// Clear the positions of slots head+1..cur: they held slots that
-		// are now older than the ring.
-		p := l.ringDiv.mod(head + 1)
-		for range min(cur-head, ring) {
-			*total -= uint32(slots[p])
-			slots[p] = 0
-			if p++; p == ring {
-				p = 0
-			}
-		}
-	}
-	// The ring holds cur-ring+1..cur, of which at most one is older than
-	// jmin.
-	jmin = l.jmin(sec, cur)
-	count = int64(*total)
-	if old := cur - ring + 1; old < jmin {
-		count -= int64(slots[l.ringDiv.mod(old)])
-	}
-	return count, cur, jmin
 }
 
 // ringFree returns when the ring, counting counted now, will count fewer
