@@ -296,11 +296,6 @@ func (l *Limiter) jmin(sec, cur uint32) uint32 {
 	return l.slotDiv.div(sec - l.wsec)
 }
 
-// slotOf returns the slot index of time t.
-func (l *Limiter) slotOf(t uint64) uint32 {
-	return l.slotDiv.div(uint32(t / uint64(time.Second)))
-}
-
 // ceilSeconds rounds d up to whole seconds, with a minimum of one second.
 func ceilSeconds(d time.Duration) time.Duration {
 	s := (d + time.Second - 1) / time.Second
