@@ -78,7 +78,7 @@ type IPIntel struct {
 	Categories []string
 	// ASNumber and ASOrganization are as.number and as.organization.
 	ASNumber       int64
-	ASOrganization string
+	ASOrganization string // as.organization
 	// Location is where the address is located: geo.location.* and
 	// conn.geo.*.
 	Location GeoLocation
@@ -92,11 +92,11 @@ type IPIntel struct {
 // Latitude, Longitude and Radius (in kilometres) are strings, as the
 // variables are.
 type GeoLocation struct {
-	City, Continent, Country, CountryCode string
-	IsEU                                  bool
-	Latitude, Longitude, Radius           string
-	MetroCode, PostalCode                 string
-	Subdivision, Timezone                 string
+	City, Continent, Country, CountryCode string // .city, .continent, .country, .country_code ("US")
+	IsEU                                  bool   // .is_eu
+	Latitude, Longitude, Radius           string // .latitude, .longitude, .radius (km)
+	MetroCode, PostalCode                 string // .metro_code, .postal_code
+	Subdivision, Timezone                 string // .subdivision, .timezone ("America/Chicago")
 }
 
 // WithIPIntel supplies GeoIP and IP intelligence: fn returns what is known
@@ -162,10 +162,10 @@ func WithTLSFingerprint(fn func(r *http.Request) string) LimitOption {
 type UserAgent struct {
 	Name, Version  string // "Safari", "10.1.2"
 	OS, OSVersion  string // "macOS", "10.12.6"
-	Device         string
+	Device         string // .device, such as "iPhone"
 	URL            string // a URL in the header, as bots often send
-	Mobile, Tablet bool
-	Desktop, Bot   bool
+	Mobile, Tablet bool   // .is_mobile, .is_tablet
+	Desktop, Bot   bool   // .is_desktop, .is_bot
 }
 
 // WithUserAgentParser replaces the built-in parser behind
@@ -181,9 +181,9 @@ func WithUserAgentParser(fn func(userAgent string) UserAgent) LimitOption {
 // PodIdentity is the Kubernetes pod a connection came from: the values of
 // conn.k8s.pod.*.
 type PodIdentity struct {
-	ID, Name, Namespace     string
-	Annotations             map[string]string
-	ErrorCode, ErrorMessage string
+	ID, Name, Namespace     string            // .id, .name, .namespace
+	Annotations             map[string]string // .annotations
+	ErrorCode, ErrorMessage string            // .error_code, .error_message: why the identity is unknown
 }
 
 // WithPodIdentity supplies conn.k8s.pod.*, the Kubernetes pod the request

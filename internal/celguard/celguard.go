@@ -272,6 +272,8 @@ const (
 // static bound. Members of types without a size (numbers, timestamps)
 // need no entry.
 type Costs struct {
+	// Size returns the most bytes or elements the member at path holds,
+	// and false when it does not know.
 	Size func(path []string) (uint64, bool)
 }
 
