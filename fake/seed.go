@@ -4,22 +4,26 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"slices"
+	"strings"
 )
 
 // Seed creates a resource in an account without an HTTP request, through
 // the same validation, defaults and hooks as the API's create, and returns
 // what was stored, as a GET would show it. in is the create request of the
 // resource (such as *account.ServiceUserCreate), or the record itself for
-// resources that have no create path (*k8sop.Endpoint, *Tunnel). accountID
-// "" means the first account. What the resource records as its creator
-// (an API key's owner, an operator's principal) is the account's user.
+// resources that have no create path (*k8sop.Endpoint, *Tunnel). T is the
+// resource's type or a pointer to it (account.ServiceUser or
+// *account.ServiceUser, as the typed clients return it). accountID ""
+// means the first account. What the resource records as its creator (an
+// API key's owner, an operator's principal) is the account's user.
 //
 //	u, err := fake.Seed[account.ServiceUser](srv, "", &account.ServiceUserCreate{Name: "ci"})
 func Seed[T any, C any](s *Server, accountID string, in *C) (T, error) {
 	var zero T
-	info := s.resByIn[reflect.TypeFor[C]()]
-	if info == nil || s.resByOut[reflect.TypeFor[T]()] != info {
-		return zero, fmt.Errorf("fake: Seed: %v is not the create type of %v", reflect.TypeFor[C](), reflect.TypeFor[T]())
+	info, ptr := s.resourceOf(reflect.TypeFor[T]())
+	if info == nil || s.resByIn[reflect.TypeFor[C]()] != info {
+		return zero, fmt.Errorf("fake: Seed: %v is not the create type of %v; %s", reflect.TypeFor[C](), reflect.TypeFor[T](), s.knownTypes())
 	}
 	if in == nil {
 		return zero, fmt.Errorf("fake: Seed: nil %v", reflect.TypeFor[C]())
@@ -44,7 +48,53 @@ func Seed[T any, C any](s *Server, accountID string, in *C) (T, error) {
 		}
 		return zero, fmt.Errorf("fake: Seed: %w", err)
 	}
-	return deepCopy(v.(T)), nil
+	return copyAs[T](v, ptr), nil
+}
+
+// resourceOf returns the resource whose type is t, or what t points to,
+// and whether t is the pointer; nil if t is neither.
+func (s *Server) resourceOf(t reflect.Type) (info *resourceInfo, ptr bool) {
+	if info := s.resByOut[t]; info != nil {
+		return info, false
+	}
+	if t.Kind() == reflect.Pointer {
+		if info := s.resByOut[t.Elem()]; info != nil {
+			return info, true
+		}
+	}
+	return nil, false
+}
+
+// mustResource is resourceOf for Get and List, which panic on a type
+// that is not a resource: answering "not found" or "none" for it would
+// let a wrong assertion pass.
+func (s *Server) mustResource(fn string, t reflect.Type) (*resourceInfo, bool) {
+	info, ptr := s.resourceOf(t)
+	if info == nil {
+		panic(fmt.Sprintf("fake: %s: %v is not a resource type of the fake; %s", fn, t, s.knownTypes()))
+	}
+	return info, ptr
+}
+
+// knownTypes lists the resource types, for a message.
+func (s *Server) knownTypes() string {
+	names := make([]string, 0, len(s.resByOut))
+	for t := range s.resByOut {
+		names = append(names, fmt.Sprint(t))
+	}
+	slices.Sort(names)
+	return "the resource types are " + strings.Join(names, ", ") + " (or pointers to them)"
+}
+
+// copyAs returns a deep copy of v, a resource's value, as T: the value's
+// type, or a pointer to it when ptr is set.
+func copyAs[T any](v any, ptr bool) T {
+	if ptr {
+		p := reflect.New(reflect.TypeFor[T]().Elem())
+		p.Elem().Set(reflect.ValueOf(v))
+		return deepCopy(p.Interface().(T))
+	}
+	return deepCopy(v.(T))
 }
 
 // seedBase is the base URL of uris outside a request.
@@ -56,31 +106,34 @@ func (s *Server) seedBase() string {
 }
 
 // Get returns a copy of the resource with id in an account ("" for the
-// first), with its uri filled in, and whether it exists. T is the
-// resource's type, such as account.ServiceUser.
-func Get[T any](s *Server, accountID, id string) (T, bool) {
-	var zero T
-	info := s.resByOut[reflect.TypeFor[T]()]
+// first), with its uri filled in, and whether it exists in that account.
+// T is the resource's type or a pointer to it (account.ServiceUser or
+// *account.ServiceUser). Get panics, naming the types it knows, when T is
+// neither: that is a mistake in the test, which an answer of "not found"
+// would hide. An unknown account has nothing: ok is false.
+func Get[T any](s *Server, accountID, id string) (v T, ok bool) {
+	info, ptr := s.mustResource("Get", reflect.TypeFor[T]())
 	acct, err := s.accountOf(accountID)
-	if info == nil || err != nil {
-		return zero, false
+	if err != nil {
+		return v, false
 	}
 	tx := s.db.Read()
-	v, ok := info.get(&tx, s.seedBase(), acct, id)
+	got, ok := info.get(&tx, s.seedBase(), acct, id)
 	if !ok {
-		return zero, false
+		return v, false
 	}
-	return deepCopy(v.(T)), true
+	return copyAs[T](got, ptr), true
 }
 
-// Delete removes the resource of type T with id from an account ("" for
-// the first) as the API's DELETE would: it refuses one that others
-// reference, and cascades as the API does. It is also how tests remove
-// what has no API path, such as a seeded k8sop.Endpoint or [Tunnel].
+// Delete removes the resource of type T (or what T points to) with id
+// from an account ("" for the first) as the API's DELETE would: it refuses
+// one that others reference, and cascades as the API does. It is also how
+// tests remove what has no API path, such as a seeded k8sop.Endpoint or
+// [Tunnel].
 func Delete[T any](s *Server, accountID, id string) error {
-	info := s.resByOut[reflect.TypeFor[T]()]
+	info, _ := s.resourceOf(reflect.TypeFor[T]())
 	if info == nil {
-		return fmt.Errorf("fake: Delete: %v is not a resource of the fake", reflect.TypeFor[T]())
+		return fmt.Errorf("fake: Delete: %v is not a resource type of the fake; %s", reflect.TypeFor[T](), s.knownTypes())
 	}
 	acct, err := s.accountOf(accountID)
 	if err != nil {
@@ -97,18 +150,20 @@ func Delete[T any](s *Server, accountID, id string) error {
 }
 
 // List returns copies of every resource of type T in an account ("" for
-// the first), newest first, as the API lists them.
+// the first), newest first, as the API lists them. T is the resource's
+// type or a pointer to it, as for [Get], and List panics as Get does when
+// T is neither. An unknown account has nothing: List returns nil.
 func List[T any](s *Server, accountID string) []T {
-	info := s.resByOut[reflect.TypeFor[T]()]
+	info, ptr := s.mustResource("List", reflect.TypeFor[T]())
 	acct, err := s.accountOf(accountID)
-	if info == nil || err != nil {
+	if err != nil {
 		return nil
 	}
 	tx := s.db.Read()
 	vs := info.list(&tx, s.seedBase(), acct)
 	out := make([]T, len(vs))
 	for i, v := range vs {
-		out[i] = deepCopy(v.(T))
+		out[i] = copyAs[T](v, ptr)
 	}
 	return out
 }

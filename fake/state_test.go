@@ -3,6 +3,7 @@ package fake_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"slices"
 	"strings"
@@ -405,8 +406,9 @@ func jsonCopy[T any](t *testing.T, v T) T {
 	return out
 }
 
-// TestGetAndListTypes checks Get and List with types that are not
-// resources, ids of another kind, and unknown accounts.
+// TestGetAndListTypes checks Get and List with ids of another kind and
+// unknown accounts, and that both take the resource's type and a pointer
+// to it, as every typed client returns it.
 func TestGetAndListTypes(t *testing.T) {
 	t.Parallel()
 	srv, _ := start(t)
@@ -414,20 +416,66 @@ func TestGetAndListTypes(t *testing.T) {
 	if _, ok := fake.Get[account.APIKey](srv, "", u.ID); ok {
 		t.Error("Get[APIKey] found a service user")
 	}
-	if _, ok := fake.Get[account.ServiceUserCreate](srv, "", u.ID); ok {
-		t.Error("Get with a request type found something")
-	}
 	if _, ok := fake.Get[account.ServiceUser](srv, "ac_nope", u.ID); ok {
 		t.Error("Get in an unknown account found something")
-	}
-	if got := fake.List[string](srv, ""); got != nil {
-		t.Errorf("List[string] = %v", got)
 	}
 	if got := fake.List[account.ServiceUser](srv, "ac_nope"); got != nil {
 		t.Errorf("List in an unknown account = %v", got)
 	}
 	if got, ok := fake.Get[account.ServiceUser](srv, srv.Accounts()[0].ID, u.ID); !ok || got.Name != "a" {
 		t.Errorf("Get by the account's id: %+v %v", got, ok)
+	}
+	p, ok := fake.Get[*account.ServiceUser](srv, "", u.ID)
+	if !ok || p == nil || *p != u {
+		t.Errorf("Get[*ServiceUser] = %+v, %v; want %+v", p, ok, u)
+	}
+	if ps := fake.List[*account.ServiceUser](srv, ""); len(ps) != 1 || *ps[0] != u {
+		t.Errorf("List[*ServiceUser] = %v; want [%+v]", ps, u)
+	}
+	// The pointer is a copy: changing it changes nothing stored.
+	p.Name = "changed"
+	if again, _ := fake.Get[account.ServiceUser](srv, "", u.ID); again.Name != "a" {
+		t.Errorf("after changing Get's pointer, the stored name is %q", again.Name)
+	}
+	sp := must(fake.Seed[*account.ServiceUser](srv, "", &account.ServiceUserCreate{Name: "b"}))(t)
+	if got, ok := fake.Get[account.ServiceUser](srv, "", sp.ID); !ok || got.Name != "b" {
+		t.Errorf("Seed[*ServiceUser] stored %+v, %v", got, ok)
+	}
+	if err := fake.Delete[*account.ServiceUser](srv, "", sp.ID); err != nil {
+		t.Errorf("Delete[*ServiceUser]: %v", err)
+	}
+	if _, ok := fake.Get[*account.ServiceUser](srv, "", sp.ID); ok {
+		t.Error("Delete[*ServiceUser] left the user")
+	}
+}
+
+// TestUnknownResourceType: Get and List panic, naming the type and the
+// known ones, on a type that is not a resource; Seed and Delete return
+// an error that does the same. None answers as if nothing were stored.
+func TestUnknownResourceType(t *testing.T) {
+	t.Parallel()
+	srv, _ := start(t)
+	u := must(fake.Seed[account.ServiceUser](srv, "", &account.ServiceUserCreate{Name: "a"}))(t)
+	wantPanic := func(name, typ string, f func()) {
+		t.Helper()
+		defer func() {
+			t.Helper()
+			msg := fmt.Sprint(recover())
+			if !strings.Contains(msg, typ+" is not a resource type") || !strings.Contains(msg, "account.ServiceUser") {
+				t.Errorf("%s: panic %q, want one naming %s and the known types", name, msg, typ)
+			}
+		}()
+		f()
+	}
+	wantPanic("Get[ServiceUserCreate]", "account.ServiceUserCreate", func() { fake.Get[account.ServiceUserCreate](srv, "", u.ID) })
+	wantPanic("Get[**ServiceUser]", "**account.ServiceUser", func() { fake.Get[**account.ServiceUser](srv, "", u.ID) })
+	wantPanic("List[int]", "int", func() { fake.List[int](srv, "") })
+	wantPanic("List[string]", "string", func() { fake.List[string](srv, "") })
+	if _, err := fake.Seed[int](srv, "", &account.ServiceUserCreate{Name: "b"}); err == nil || !strings.Contains(err.Error(), "account.ServiceUser") {
+		t.Errorf("Seed[int]: %v, want an error naming the known types", err)
+	}
+	if err := fake.Delete[int](srv, "", u.ID); err == nil || !strings.Contains(err.Error(), "int is not a resource type") {
+		t.Errorf("Delete[int]: %v", err)
 	}
 }
 
