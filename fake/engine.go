@@ -310,10 +310,18 @@ type listParams struct {
 }
 
 // parseList reads limit, before_id and filter (checkQuery has already
-// rejected unknown and repeated parameters).
-func parseList(raw string) (listParams, error) {
+// rejected unknown and repeated parameters); in the real service's dialect,
+// before_id may be spelt beforeId, but not both ways at once.
+func parseList(raw string, d acctapi.Dialect) (listParams, error) {
 	q, _ := url.ParseQuery(raw)
 	p := listParams{limit: acctapi.MaxLimit, beforeID: q.Get("before_id"), filter: q.Get("filter")}
+	if alias, ok := q[beforeIDAlias]; ok && d == acctapi.DialectReal {
+		if _, both := q["before_id"]; both {
+			return p, &apiError{status: http.StatusBadRequest, code: acctapi.CodeRepeatedQueryParam, field: beforeIDAlias,
+				msg: "The query parameters before_id and beforeId are the same parameter; give only one."}
+		}
+		p.beforeID = alias[0]
+	}
 	if v, ok := q["limit"]; ok {
 		n, err := strconv.Atoi(v[0])
 		if err == nil && strings.HasPrefix(v[0], "+") {
@@ -348,7 +356,7 @@ func nextURI(base, path string, p listParams, last string) *string {
 }
 
 func (res *resource[T, X, C, U]) listHandler(c *call, member string, filterFields []string) (int, any, error) {
-	p, err := parseList(c.r.URL.RawQuery)
+	p, err := parseList(c.r.URL.RawQuery, c.dialect)
 	if err != nil {
 		return 0, nil, err
 	}

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/acctapi/acctapi"
+	"github.com/acctapi/acctapi/events"
 )
 
 // apiError is an error the fake answers with: a status and the contract's
@@ -16,6 +17,10 @@ type apiError struct {
 	msg    string
 	field  string
 	header http.Header
+	// fields are the broken rules of a validation error, from which msg
+	// is made (see fromValidation), so that it can be made again with the
+	// paths of another dialect (see apiError.in).
+	fields []*acctapi.FieldError
 }
 
 func (e *apiError) Error() string { return e.msg }
@@ -37,10 +42,17 @@ func fromValidation(err error) *apiError {
 	if len(fes) == 0 {
 		return errorf(http.StatusBadRequest, acctapi.CodeInvalidValue, "%s", truncate(err.Error(), 256))
 	}
-	e := &apiError{status: http.StatusBadRequest, code: fes[0].Code, field: truncate(fes[0].Field, 128)}
+	e := &apiError{status: http.StatusBadRequest, code: fes[0].Code, field: truncate(fes[0].Field, 128), fields: fes}
 	if e.code == "" {
 		e.code = acctapi.CodeInvalidValue
 	}
+	e.msg = validationMessage(fes, acctapi.DialectSpec)
+	return e
+}
+
+// validationMessage lists broken rules, the first ten of them, each field
+// path written in dialect d and each part cut to a bounded length.
+func validationMessage(fes []*acctapi.FieldError, d acctapi.Dialect) string {
 	var b strings.Builder
 	for i, fe := range fes {
 		if i == 10 {
@@ -50,10 +62,9 @@ func fromValidation(err error) *apiError {
 		if i > 0 {
 			b.WriteString("; ")
 		}
-		b.WriteString(truncate(fe.Field, 128) + ": " + truncate(fe.Reason, 256))
+		b.WriteString(truncate(events.TranslateField(fe.Field, d), 128) + ": " + truncate(fe.Reason, 256))
 	}
-	e.msg = b.String()
-	return e
+	return b.String()
 }
 
 // body returns the contract's error body for e.

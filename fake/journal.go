@@ -24,8 +24,10 @@ const maxJournalBody = 64 << 10
 const DefaultJournalBudget = 64 << 20
 
 // Entry is one request the server answered, as [Server.Journal] reports it.
-// The Authorization header is never recorded, and the values of the members
-// token, cloud_secret_access_key, client_secret and api_key in either body
+// The Authorization header is never recorded, nor the body of a request
+// that failed authentication (the server does not read it), and the values
+// of the members token, cloud_secret_access_key (aws_secret_access_key in
+// the real service's dialect), client_secret and api_key in either body
 // read "REDACTED".
 type Entry struct {
 	// Time is the server clock's time when the request arrived.
@@ -101,12 +103,13 @@ func clip(b []byte) []byte {
 
 // add records e, first dropping the oldest entries that the entry count or
 // the byte budget have no room for. An entry larger than the whole budget
-// is not kept.
-func (j *journal) add(e journalEntry) {
+// is not kept. dflt is the budget until SetJournalBudget sets one (the
+// server's WithJournalBudget, or DefaultJournalBudget).
+func (j *journal) add(e journalEntry, dflt int64) {
 	e.size = e.cost()
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	budget := j.byteBudget()
+	budget := j.byteBudget(dflt)
 	if e.size > budget {
 		return
 	}
@@ -150,16 +153,17 @@ func (j *journal) limit() int {
 	return maxJournal
 }
 
-// byteBudget is the most bytes the journal keeps.
-func (j *journal) byteBudget() int64 {
+// byteBudget is the most bytes the journal keeps: what SetJournalBudget
+// set, else dflt.
+func (j *journal) byteBudget(dflt int64) int64 {
 	if j.budgetSet {
 		return j.budget
 	}
-	return DefaultJournalBudget
+	return dflt
 }
 
 // SetJournalBudget sets the most memory, in bytes, that the journal holds
-// ([DefaultJournalBudget] until set): bodies at the size of the buffers
+// (until set, that of [WithJournalBudget], else [DefaultJournalBudget]): bodies at the size of the buffers
 // kept, plus a fixed cost per entry of a few hundred bytes. Beyond it the
 // oldest entries are dropped first, at once if the journal already holds
 // more; an entry larger than the whole budget is not kept, and a budget of
@@ -232,7 +236,9 @@ func (s *Server) ClearJournal() {
 }
 
 // secretMembers are the JSON members whose values the journal redacts.
-var secretMembers = []string{"token", "cloud_secret_access_key", "client_secret", "api_key"}
+// Both dialects' names are here (see acctapi.Dialect): a request of the
+// real service's dialect sends, and is answered, aws_secret_access_key.
+var secretMembers = []string{"token", "cloud_secret_access_key", "aws_secret_access_key", "client_secret", "api_key"}
 
 // redactJSON returns body for the journal with secret members redacted. A
 // body that holds none is kept as it is; one that is not JSON but may hold

@@ -33,7 +33,7 @@ func TestJournalBound(t *testing.T) {
 	for _, limit := range []int{1, 5, 17, journalChunk, journalChunk + 1, 3*journalChunk - 7} {
 		j := &journal{max: limit}
 		for i := range 5 * journalChunk {
-			j.add(journalEntry{Entry: Entry{Status: i}})
+			j.add(journalEntry{Entry: Entry{Status: i}}, DefaultJournalBudget)
 			if want := min(i+1, limit); j.n != want {
 				t.Fatalf("limit %d, after %d entries: %d kept, want %d", limit, i+1, j.n, want)
 			}
@@ -57,7 +57,7 @@ func TestJournalByteBudget(t *testing.T) {
 	for _, budget := range []int64{0, one - 1, one, 3*one + 5, 100 * one} {
 		j := &journal{budget: budget, budgetSet: true}
 		for i := range 3 * journalChunk {
-			j.add(journalEntry{Entry: Entry{Status: i}, req: body})
+			j.add(journalEntry{Entry: Entry{Status: i}, req: body}, DefaultJournalBudget)
 			if j.bytes > budget {
 				t.Fatalf("budget %d, after %d entries: %d bytes kept", budget, i+1, j.bytes)
 			}
@@ -74,14 +74,14 @@ func TestJournalByteBudget(t *testing.T) {
 	}
 
 	var j journal
-	if got := j.byteBudget(); got != DefaultJournalBudget || DefaultJournalBudget != 64<<20 {
+	if got := j.byteBudget(DefaultJournalBudget); got != DefaultJournalBudget || DefaultJournalBudget != 64<<20 {
 		t.Errorf("zero journal's budget %d, want 64 MiB", got)
 	}
 	// A journal of the default budget filled with the largest bodies it
 	// keeps stays within it.
 	big := []byte(strings.Repeat("x", maxJournalBody))
 	for range DefaultJournalBudget/(2*maxJournalBody) + 50 {
-		j.add(journalEntry{Entry: Entry{Method: "POST", Path: "/service_users"}, req: big, resp: big})
+		j.add(journalEntry{Entry: Entry{Method: "POST", Path: "/service_users"}, req: big, resp: big}, DefaultJournalBudget)
 	}
 	if j.bytes > DefaultJournalBudget || j.n >= DefaultJournalBudget/(2*maxJournalBody) {
 		t.Errorf("default budget: %d entries of %d bytes kept", j.n, j.bytes)
@@ -96,7 +96,7 @@ func TestSetJournalBudget(t *testing.T) {
 	s := &Server{}
 	body := []byte(strings.Repeat("b", 1000))
 	for i := range 10 {
-		s.journal.add(journalEntry{Entry: Entry{Status: i}, req: body})
+		s.journal.add(journalEntry{Entry: Entry{Status: i}, req: body}, DefaultJournalBudget)
 	}
 	one := s.journal.bytes / 10
 	s.SetJournalBudget(3 * one)

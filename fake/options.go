@@ -23,6 +23,18 @@ type config struct {
 	inMemory  bool
 	rateN     int64
 	rateEvery time.Duration
+	// budget is the journal's byte budget, when budgetSet (WithJournalBudget).
+	budget    int64
+	budgetSet bool
+}
+
+// journalBudget is the journal's byte budget until [Server.SetJournalBudget]
+// sets one: WithJournalBudget's, else [DefaultJournalBudget].
+func (cfg *config) journalBudget() int64 {
+	if cfg.budgetSet {
+		return cfg.budget
+	}
+	return DefaultJournalBudget
 }
 
 // Option configures a [Server].
@@ -109,6 +121,19 @@ func WithRateLimit(n int64, every time.Duration) Option {
 			return fmt.Errorf("fake: WithRateLimit(%d, %v): want n ≥ 1 and a window of whole seconds, at least 1s", n, every)
 		}
 		cfg.rateN, cfg.rateEvery = n, every
+		return nil
+	}
+}
+
+// WithJournalBudget sets the most memory, in bytes, that the server's
+// journal holds, instead of [DefaultJournalBudget]; see
+// [Server.SetJournalBudget], which changes it later. 0 keeps no entry.
+func WithJournalBudget(bytes int64) Option {
+	return func(cfg *config) error {
+		if bytes < 0 {
+			return fmt.Errorf("fake: WithJournalBudget(%d): want a budget of at least 0 bytes", bytes)
+		}
+		cfg.budget, cfg.budgetSet = bytes, true
 		return nil
 	}
 }

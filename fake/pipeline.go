@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"net"
 	"net/http"
 	"net/url"
 	"slices"
@@ -15,6 +16,7 @@ import (
 	"time"
 
 	"github.com/acctapi/acctapi"
+	"github.com/acctapi/acctapi/events"
 	"github.com/acctapi/acctapi/fake/internal/store"
 	"github.com/acctapi/acctapi/internal/iox"
 	"github.com/acctapi/acctapi/internal/trunc"
@@ -37,21 +39,37 @@ type call struct {
 	hasRead bool
 	hook    op // what hooks see; see op
 	header  http.Header
+	// dialect is the wire dialect the request speaks (see requestDialect):
+	// bodies are translated from it on input and into it on output.
+	dialect acctapi.Dialect
 }
 
-// baseURL is the base of uris for a request.
+// baseURL is the base of uris for a request: the configured public base
+// URL, else the scheme and host the request reached. A request without a
+// Host (HTTP/1.0) that came over a connection gets the address the
+// connection reached, so that the uris it is answered with are reachable
+// wherever the handler is mounted.
 func (s *Server) baseURL(r *http.Request) string {
 	if s.cfg.publicURL != "" {
 		return s.cfg.publicURL
 	}
-	if s.httpSrv == nil && (r.Host == "" || r.Host == "acctfake.invalid") {
+	host := r.Host
+	if host == "" {
+		if a, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok {
+			host = a.String()
+		}
+	}
+	if host == "" || (s.httpSrv == nil && host == "acctfake.invalid") {
+		if s.httpSrv != nil {
+			return s.httpSrv.URL
+		}
 		return inMemoryURL
 	}
 	scheme := "http"
 	if r.TLS != nil {
 		scheme = "https"
 	}
-	return scheme + "://" + r.Host
+	return scheme + "://" + host
 }
 
 // ServeHTTP serves one API request: faults first, then authentication,
@@ -70,16 +88,23 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // serveHTTP is ServeHTTP for a request already counted in flight.
+//
+// The body is read only once the request has authenticated: a client that
+// sent "Expect: 100-continue" gets no 100 Continue without a valid token,
+// and the journal keeps no body of a request that failed authentication.
+// Reactors (faults) then see the request, body included; one that failed
+// authentication they see without its body, and the answer of a fault still
+// wins over that of authentication.
 func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
-	c := &call{s: s, r: r, now: s.now(), base: s.baseURL(r), header: w.Header()}
+	c := &call{s: s, r: r, now: s.now(), base: s.baseURL(r), header: w.Header(), dialect: requestDialect(r.Header)}
 	c.opID = s.ids.next("op", c.now)
-	var body []byte
-	var readErr error
-	if r.Body != nil && r.Body != http.NoBody {
-		body, readErr = readBody(r.Body, r.ContentLength)
-	}
-	c.body = body
 	entry := Entry{Time: c.now, Method: r.Method, Path: r.URL.Path, Query: r.URL.RawQuery, OperationID: c.opID}
+	authErr := guard(func() error { return s.authenticate(c) })
+	var readErr error
+	if authErr == nil && r.Body != nil && r.Body != http.NoBody {
+		c.body, readErr = readBody(r.Body, r.ContentLength)
+	}
+	body := c.body // as it came, for the journal; checkBody may replace c.body
 
 	re := s.react(c)
 	var status int
@@ -89,6 +114,8 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	case re.drop:
 	case re.answer != nil:
 		err = re.answer
+	case authErr != nil:
+		err = authErr
 	default:
 		status, out, err = s.serve(c, readErr)
 	}
@@ -97,7 +124,7 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		status, raw = encode(c, w.Header(), status, out, err)
 	}
 	entry.Status, entry.Dropped = status, re.drop || re.dropAfter
-	s.journal.add(journalEntry{Entry: entry, req: clip(body), resp: clip(raw)})
+	s.journal.add(journalEntry{Entry: entry, req: clip(body), resp: clip(raw)}, s.cfg.journalBudget())
 	if entry.Dropped {
 		panic(http.ErrAbortHandler) // net/http closes the connection; RoundTrip reports it
 	}
@@ -115,6 +142,8 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 // encode turns a handler's result into the answer's status and JSON body:
 // out on success, or err as the contract's error body, whose headers go
 // into h.
+// A request of the real service's dialect is answered in it: the body's
+// event targets and an error's field paths under their real names.
 func encode(c *call, h http.Header, status int, out any, err error) (int, []byte) {
 	if err != nil {
 		var ae *apiError
@@ -124,13 +153,16 @@ func encode(c *call, h http.Header, status int, out any, err error) (int, []byte
 		for k, vs := range ae.header {
 			h[k] = vs
 		}
-		raw, _ := json.Marshal(ae.body(c.opID))
+		raw, _ := json.Marshal(ae.in(c.dialect).body(c.opID))
 		return ae.status, raw
 	}
 	if out == nil {
 		return status, nil
 	}
 	raw, err := json.Marshal(out)
+	if err == nil && c.dialect == acctapi.DialectReal {
+		raw, err = events.Translate(raw, acctapi.DialectReal)
+	}
 	if err != nil {
 		raw, _ = json.Marshal(errorf(http.StatusInternalServerError, acctapi.CodeInternal, "internal error: encoding response").body(c.opID))
 		return http.StatusInternalServerError, raw
@@ -145,7 +177,20 @@ func readBody(body io.Reader, size int64) ([]byte, error) {
 	return iox.ReadAll(io.LimitReader(body, MaxBodyBytes+1), min(size, MaxBodyBytes))
 }
 
-// serve runs the pipeline after fault injection.
+// guard runs fn, turning a panic into a 500 answer.
+func guard(fn func() error) (err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			if v == http.ErrAbortHandler {
+				panic(v)
+			}
+			err = errorf(http.StatusInternalServerError, acctapi.CodeInternal, "internal error: %v", v)
+		}
+	}()
+	return fn()
+}
+
+// serve runs the pipeline after authentication and fault injection.
 func (s *Server) serve(c *call, readErr error) (status int, out any, err error) {
 	defer func() {
 		if v := recover(); v != nil {
@@ -155,13 +200,10 @@ func (s *Server) serve(c *call, readErr error) (status int, out any, err error) 
 			status, out, err = 0, nil, errorf(http.StatusInternalServerError, acctapi.CodeInternal, "internal error: %v", v)
 		}
 	}()
-	if err := s.authenticate(c); err != nil {
-		return 0, nil, err
-	}
 	if err := s.limiter.check(c.account, c.now); err != nil {
 		return 0, nil, err
 	}
-	if err := checkVersion(c.r.Header); err != nil {
+	if err := checkVersion(c.r.Header, c.dialect); err != nil {
 		return 0, nil, err
 	}
 	rt, params := s.routes.match(c.r.URL.EscapedPath())
@@ -179,7 +221,7 @@ func (s *Server) serve(c *call, readErr error) (status int, out any, err error) 
 		return 0, nil, e
 	}
 	c.params = params
-	if err := checkQuery(c.r.URL.RawQuery, rt.query[c.r.Method]); err != nil {
+	if err := checkQuery(c.r.URL.RawQuery, queryFor(rt.query[c.r.Method], c.dialect)); err != nil {
 		return 0, nil, err
 	}
 	if c.r.Method == http.MethodPost || c.r.Method == http.MethodPatch || c.r.Method == http.MethodPut {
@@ -216,15 +258,21 @@ func (s *Server) authenticate(c *call) error {
 	return nil
 }
 
-// checkVersion checks Service-Version, or its alias Ngrok-Version.
-func checkVersion(h http.Header) error {
-	v := h.Get("Service-Version")
+// checkVersion checks Service-Version, or the real service's name for it,
+// Ngrok-Version, which a request of the real service's dialect sends
+// alone; Service-Version wins when both are sent.
+func checkVersion(h http.Header, d acctapi.Dialect) error {
+	v := header(h, "Service-Version")
 	if v == "" {
-		v = h.Get("Ngrok-Version")
+		v = header(h, "Ngrok-Version")
 	}
 	switch strings.TrimSpace(v) {
 	case "":
-		return errorf(http.StatusBadRequest, acctapi.CodeNoVersion, "The request does not name an API version; send the header \"Service-Version: 2\".")
+		name := "Service-Version"
+		if d == acctapi.DialectReal {
+			name = "Ngrok-Version"
+		}
+		return errorf(http.StatusBadRequest, acctapi.CodeNoVersion, "The request does not name an API version; send the header \"%s: 2\".", name)
 	case acctapi.APIVersion:
 		return nil
 	}
@@ -245,8 +293,12 @@ func checkQuery(raw string, allowed []string) error {
 	keys := slices.Sorted(maps.Keys(q))
 	for _, k := range keys {
 		if !slices.Contains(allowed, k) {
+			supported := "this path takes no query parameters"
+			if len(allowed) > 0 {
+				supported = "supported: " + strings.Join(allowed, ", ")
+			}
 			return &apiError{status: http.StatusBadRequest, code: acctapi.CodeUnknownQueryParam, field: truncate(k, 64),
-				msg: fmt.Sprintf("Unknown query parameter %q; supported: %s.", truncate(k, 64), strings.Join(allowed, ", "))}
+				msg: fmt.Sprintf("Unknown query parameter %q; %s.", truncate(k, 64), supported)}
 		}
 	}
 	for _, k := range keys {
@@ -273,6 +325,13 @@ func checkBody(c *call, readErr error) error {
 	ct := c.r.Header.Get("Content-Type")
 	if mt, _, _ := strings.Cut(ct, ";"); !strings.EqualFold(strings.TrimSpace(mt), "application/json") {
 		return errorf(http.StatusUnsupportedMediaType, acctapi.CodeBadContentType, "The request body must be JSON, sent with \"Content-Type: application/json\"; got %q.", truncate(ct, 64))
+	}
+	if c.dialect == acctapi.DialectReal {
+		b, err := events.Translate(c.body, acctapi.DialectSpec)
+		if err != nil {
+			return fromValidation(err)
+		}
+		c.body = b
 	}
 	return nil
 }

@@ -140,7 +140,7 @@ func (sub *subresource[P, PX, T, C, U]) deleteHandler(c *call) (int, any, error)
 }
 
 func (sub *subresource[P, PX, T, C, U]) listHandler(c *call) (int, any, error) {
-	p, err := parseList(c.r.URL.RawQuery)
+	p, err := parseList(c.r.URL.RawQuery, c.dialect)
 	if err != nil {
 		return 0, nil, err
 	}

@@ -1,0 +1,88 @@
+package fake
+
+import (
+	"net/http"
+	"net/textproto"
+	"slices"
+	"strings"
+
+	"github.com/acctapi/acctapi"
+	"github.com/acctapi/acctapi/events"
+)
+
+// requestDialect is the wire dialect a request speaks: the real service's
+// when it names the version only under the real service's header name,
+// Ngrok-Version (as the real service's own clients, and an acctapi.Client
+// of acctapi.DialectReal, do), the specification's otherwise (with
+// Service-Version, or with no version header at all).
+func requestDialect(h http.Header) acctapi.Dialect {
+	if header(h, "Ngrok-Version") != "" && header(h, "Service-Version") == "" {
+		return acctapi.DialectReal
+	}
+	return acctapi.DialectSpec
+}
+
+// header returns the first value of the header name, matched in any
+// letter case: net/http canonicalizes the names it reads from a
+// connection, but a request handed to the in-memory transport or to
+// Handler keeps the names its maker wrote ("ngrok-version").
+func header(h http.Header, name string) string {
+	if v := h.Get(name); v != "" {
+		return v
+	}
+	for k, vs := range h {
+		if len(vs) > 0 && strings.EqualFold(k, name) && k != textproto.CanonicalMIMEHeaderKey(name) {
+			return vs[0]
+		}
+	}
+	return ""
+}
+
+// beforeIDAlias is the real service's TypeScript client's name for
+// before_id (its Paging type is camel case and sent as the query as is);
+// the fake accepts it in the real service's dialect.
+const beforeIDAlias = "beforeId"
+
+// queryFor returns the query parameters a route accepts in dialect d:
+// allowed, and in the real service's dialect beforeId beside before_id.
+func queryFor(allowed []string, d acctapi.Dialect) []string {
+	if d != acctapi.DialectReal || !slices.Contains(allowed, "before_id") {
+		return allowed
+	}
+	return append(slices.Clip(allowed), beforeIDAlias)
+}
+
+// in returns e as a client of dialect d reads it: in the real service's
+// dialect, the field path it names and the paths and event-target names
+// in its message are the real service's (events.TranslateField).
+func (e *apiError) in(d acctapi.Dialect) *apiError {
+	if d != acctapi.DialectReal {
+		return e
+	}
+	out := *e
+	if len(e.fields) > 0 {
+		out.msg = validationMessage(e.fields, d)
+	}
+	if e.field != "" {
+		out.field = events.TranslateField(e.field, d)
+		if len(e.fields) == 0 && out.field != e.field {
+			out.msg = strings.ReplaceAll(e.msg, e.field, out.field)
+		}
+	}
+	if strings.HasPrefix(e.field, "target") {
+		out.msg = realTargetNames.Replace(out.msg)
+	}
+	return &out
+}
+
+// realTargetNames renames, in a message about an event target, the names
+// of its kinds and credentials that the real service spells otherwise
+// (a reason such as "exactly one of …, monitoring, cloud_logs_ingestion
+// is required"). Member names that are also English words (tags, site)
+// are renamed only in field paths, by events.TranslateField.
+var realTargetNames = strings.NewReplacer(
+	"cloud_logs_ingestion", "azure_logs_ingestion",
+	"monitoring", "datadog",
+	"cloud_access_key_id", "aws_access_key_id",
+	"cloud_secret_access_key", "aws_secret_access_key",
+)
