@@ -2,10 +2,12 @@ package fake
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"path"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -70,12 +72,27 @@ type faults struct {
 }
 
 // React adds a reactor for requests whose method is method ("" or "*" for
-// any) and whose path matches pattern, a [path.Match] pattern where a final
-// "/**" also matches any deeper path ("/service_users/*", "/backends/**",
-// "/**" for all). Reactors run in the order they were added; the first that
-// returns a Fault answers. React returns a function that removes the
-// reactor.
+// any) and whose path matches pattern, a pattern as [MatchPath] takes it
+// ("/service_users/*", "/backends/**", "/**" for all). Reactors run in the
+// order they were added; the first that returns a Fault answers. React
+// returns a function that removes the reactor.
+//
+// React panics, with a message saying what is wrong, when method is not
+// one the fake serves (in upper case: "GET", "POST", "PATCH", "DELETE"),
+// when pattern is malformed, or when it matches no path the fake serves
+// with that method: such a reactor could never run, and a test relying on
+// it would pass or fail for the wrong reason. [Server.CheckTarget]
+// reports the same as an error.
 func (s *Server) React(method, pattern string, fn Reactor) (remove func()) {
+	s.mustTarget("React", method, pattern)
+	if fn == nil {
+		panic("fake: React: nil reactor")
+	}
+	return s.addReactor(method, pattern, fn)
+}
+
+// addReactor adds a reactor whose method and pattern have been checked.
+func (s *Server) addReactor(method, pattern string, fn Reactor) (remove func()) {
 	s.faults.mu.Lock()
 	defer s.faults.mu.Unlock()
 	s.faults.next++
@@ -101,18 +118,56 @@ func (s *Server) ClearFaults() {
 	s.faults.reactors = nil
 }
 
+// FaultNext answers the next n requests matching method and pattern (see
+// [Server.React]) with f, then stops; n = 0 adds nothing. It is the general
+// form of [Server.FailNext], [Server.DropNext], [Server.DropAfterNext] and
+// [Server.RateLimitNext], for a fault with its own error code and message
+// (f.Code, f.Msg), headers, or a delay. It returns a function that removes
+// the fault before it is used up.
+//
+// FaultNext panics, as React does, on a method or pattern that could never
+// match, and also on a negative n, on a Status that is neither 0 nor from
+// 200 to 599, and on a Fault that does nothing (no Status, Delay, Drop or
+// DropAfter).
+func (s *Server) FaultNext(method, pattern string, n int, f Fault) (remove func()) {
+	return s.faultNext("FaultNext", method, pattern, n, f)
+}
+
+// faultNext is FaultNext for the helper fn, which its panics name.
+func (s *Server) faultNext(fn, method, pattern string, n int, f Fault) (remove func()) {
+	s.mustTarget(fn, method, pattern)
+	if err := checkFault(n, f); err != nil {
+		panic("fake: " + fn + ": " + err.Error())
+	}
+	return s.reactN(method, pattern, n, f)
+}
+
+// checkFault checks what FaultNext and its shorthands are given.
+func checkFault(n int, f Fault) error {
+	switch {
+	case n < 0:
+		return fmt.Errorf("n = %d; want 0 or more", n)
+	case f.Status != 0 && (f.Status < 200 || f.Status > 599):
+		return fmt.Errorf("status %d is not from 200 to 599", f.Status)
+	case f.Status == 0 && f.Delay == 0 && !f.Drop && !f.DropAfter:
+		return errors.New("the fault does nothing: give it a Status, a Delay, Drop or DropAfter")
+	case f.Delay < 0:
+		return fmt.Errorf("delay %v is negative", f.Delay)
+	}
+	return nil
+}
+
 // reactN adds a reactor that returns f for the next n matching requests and
-// then removes itself.
-func (s *Server) reactN(method, pattern string, n int, f Fault) {
+// then removes itself; method and pattern have been checked.
+func (s *Server) reactN(method, pattern string, n int, f Fault) (remove func()) {
 	if n <= 0 {
-		return
+		return func() {}
 	}
 	var mu sync.Mutex
 	left := n
-	var remove func()
 	mu.Lock() // until remove is set: a request may reach the reactor first
 	defer mu.Unlock()
-	remove = s.React(method, pattern, func(*http.Request) *Fault {
+	remove = s.addReactor(method, pattern, func(*http.Request) *Fault {
 		mu.Lock()
 		defer mu.Unlock()
 		if left <= 0 {
@@ -122,51 +177,179 @@ func (s *Server) reactN(method, pattern string, n int, f Fault) {
 			remove() // react holds no lock while reactors run
 		}
 		cp := f
+		cp.Header = f.Header.Clone()
 		return &cp
 	})
+	return remove
 }
 
 // FailNext answers the next n requests matching method and pattern (see
-// [Server.React]) with status and the contract's error body.
-func (s *Server) FailNext(method, pattern string, n, status int) {
-	s.reactN(method, pattern, n, Fault{Status: status})
+// [Server.React]) with status and the contract's error body, whose code is
+// the status's usual one (see [Fault.Code]); [Server.FaultNext] sets a code
+// and message of its own. It returns a function that removes the fault
+// before it is used up. It panics as FaultNext does, on a status that is
+// not from 200 to 599 in particular.
+func (s *Server) FailNext(method, pattern string, n, status int) (remove func()) {
+	if status == 0 { // which checkFault would call a fault that does nothing
+		panic("fake: FailNext: status 0 is not from 200 to 599")
+	}
+	return s.faultNext("FailNext", method, pattern, n, Fault{Status: status})
 }
 
 // DropNext closes the connection of the next n matching requests without
-// answering them.
-func (s *Server) DropNext(method, pattern string, n int) {
-	s.reactN(method, pattern, n, Fault{Drop: true})
+// answering them. It returns a function that removes the fault before it
+// is used up, and panics as [Server.FaultNext] does.
+func (s *Server) DropNext(method, pattern string, n int) (remove func()) {
+	return s.faultNext("DropNext", method, pattern, n, Fault{Drop: true})
 }
 
 // DropAfterNext serves the next n matching requests and then closes their
 // connections before answering them (see [Fault.DropAfter]): each request
-// takes effect, but its client sees a transport error.
-func (s *Server) DropAfterNext(method, pattern string, n int) {
-	s.reactN(method, pattern, n, Fault{DropAfter: true})
+// takes effect, but its client sees a transport error. It returns a
+// function that removes the fault before it is used up, and panics as
+// [Server.FaultNext] does.
+func (s *Server) DropAfterNext(method, pattern string, n int) (remove func()) {
+	return s.faultNext("DropAfterNext", method, pattern, n, Fault{DropAfter: true})
 }
 
 // RateLimitNext answers the next n matching requests with 429,
 // ERR_NGROK_226 and a Retry-After header of retryAfter (whole seconds,
-// rounded up, at least 1).
-func (s *Server) RateLimitNext(method, pattern string, n int, retryAfter time.Duration) {
+// rounded up, at least 1). It returns a function that removes the fault
+// before it is used up, and panics as [Server.FaultNext] does.
+func (s *Server) RateLimitNext(method, pattern string, n int, retryAfter time.Duration) (remove func()) {
 	secs := max(1, int((retryAfter+time.Second-1)/time.Second))
-	s.reactN(method, pattern, n, Fault{Status: http.StatusTooManyRequests,
+	return s.faultNext("RateLimitNext", method, pattern, n, Fault{Status: http.StatusTooManyRequests,
 		Header: http.Header{"Retry-After": {strconv.Itoa(secs)}}})
 }
 
 // Latency delays every matching request by d before it is served, in real
 // time (see [Fault.Delay]). It returns a function that removes the delay.
+// It panics as [Server.React] does, and on a negative d.
 func (s *Server) Latency(method, pattern string, d time.Duration) (remove func()) {
-	return s.React(method, pattern, func(*http.Request) *Fault { return &Fault{Delay: d} })
+	s.mustTarget("Latency", method, pattern)
+	if d < 0 {
+		panic(fmt.Sprintf("fake: Latency: delay %v is negative", d))
+	}
+	return s.addReactor(method, pattern, func(*http.Request) *Fault { return &Fault{Delay: d} })
 }
 
-// matchPattern matches a request path against a reactor pattern.
+// MatchPath reports whether the request path p matches pattern: a
+// [path.Match] pattern that starts with "/", where a final "/**" also
+// matches any deeper path ("/service_users/*" matches one service user's
+// path, "/backends/**" everything under /backends, "/**" every path). It
+// returns an error for a malformed pattern, whatever p is. It is how
+// reactors and cmd/acctfake's journal filter match paths.
+func MatchPath(pattern, p string) (bool, error) {
+	if !strings.HasPrefix(pattern, "/") {
+		return false, fmt.Errorf("fake: pattern %q does not start with /", truncate(pattern, 64))
+	}
+	if _, err := path.Match(pattern, "/"); err != nil {
+		return false, fmt.Errorf("fake: pattern %q: %w", truncate(pattern, 64), err)
+	}
+	return matchPattern(pattern, p), nil
+}
+
+// matchPattern matches a request path against a well-formed pattern.
 func matchPattern(pattern, p string) bool {
 	if prefix, ok := strings.CutSuffix(pattern, "/**"); ok {
 		return prefix == "" || p == prefix || strings.HasPrefix(p, prefix+"/")
 	}
 	ok, _ := path.Match(pattern, p)
 	return ok
+}
+
+// CheckTarget reports, as an error saying what is wrong, whether a
+// reactor for method and pattern could never run: method is neither "",
+// "*" nor one the fake serves (in upper case), pattern is malformed (see
+// [MatchPath]), or no path the fake serves with that method matches it.
+// [Server.React] and the helpers panic on what it reports; cmd/acctfake
+// uses it to answer 400.
+func (s *Server) CheckTarget(method, pattern string) error {
+	if method != "" && method != "*" && !s.routes.serves(method) {
+		return fmt.Errorf("fake: method %q is not one the fake serves (%s), or \"\" or \"*\" for any", truncate(method, 16), strings.Join(s.routes.methods(), ", "))
+	}
+	if _, err := MatchPath(pattern, "/"); err != nil {
+		return err
+	}
+	if !s.routes.matchable(method, pattern) {
+		with := ""
+		if method != "" && method != "*" {
+			with = " with " + method
+		}
+		return fmt.Errorf(`fake: pattern %q matches no path the fake serves%s (such as "/service_users", "/service_users/*", "/backends/**", "/**")`, truncate(pattern, 64), with)
+	}
+	return nil
+}
+
+// mustTarget panics with CheckTarget's error, prefixed with the caller.
+func (s *Server) mustTarget(fn, method, pattern string) {
+	if err := s.CheckTarget(method, pattern); err != nil {
+		panic("fake: " + fn + ": " + strings.TrimPrefix(err.Error(), "fake: "))
+	}
+}
+
+// serves reports whether a route serves method.
+func (rt *router) serves(method string) bool {
+	for _, r := range rt.routes {
+		if r.methods[method] != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// methods lists the methods the routes serve, sorted.
+func (rt *router) methods() []string {
+	var ms []string
+	for _, r := range rt.routes {
+		for m := range r.methods {
+			if !slices.Contains(ms, m) {
+				ms = append(ms, m)
+			}
+		}
+	}
+	slices.Sort(ms)
+	return ms
+}
+
+// matchable reports whether a well-formed pattern matches a path of some
+// route that serves method ("" or "*": any). A literal segment of a route
+// must match the pattern's segment; a parameter matches any segment but
+// an empty one.
+func (rt *router) matchable(method, pattern string) bool {
+	prefix, deep := strings.CutSuffix(pattern, "/**")
+	if deep && prefix == "" {
+		return len(rt.routes) > 0
+	}
+	var segs []string
+	if deep {
+		segs = strings.Split(prefix[1:], "/")
+	} else {
+		segs = strings.Split(pattern[1:], "/")
+	}
+	for _, r := range rt.routes {
+		if method != "" && method != "*" && r.methods[method] == nil {
+			continue
+		}
+		if len(r.segs) < len(segs) || (!deep && len(r.segs) != len(segs)) {
+			continue
+		}
+		ok := true
+		for i, seg := range segs {
+			if r.segs[i] == "" {
+				ok = seg != ""
+			} else {
+				ok, _ = path.Match(seg, r.segs[i])
+			}
+			if !ok {
+				break
+			}
+		}
+		if ok {
+			return true
+		}
+	}
+	return false
 }
 
 // reaction is what the reactors decided for a request.
@@ -178,7 +361,8 @@ type reaction struct {
 
 // react runs the reactors, with no lock of the server held. Each sees the
 // request with its body, which the server has already read. A reactor that
-// panics, or returns a Fault whose Status is not from 200 to 599, is
+// panics, or returns a Fault whose Status is not from 200 to 599 (which
+// only a Reactor of React's can: the helpers check theirs when added), is
 // answered with 500 and the reason.
 func (s *Server) react(c *call) reaction {
 	s.faults.mu.Lock()

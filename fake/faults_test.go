@@ -590,3 +590,95 @@ func TestNoRetryAfterDropAfter(t *testing.T) {
 		}
 	})
 }
+
+// TestFaultTargetsChecked: a fault that could never match, or whose
+// answer could not be given, is refused when it is added (a panic naming
+// what is wrong, and CheckTarget's error), not accepted to match nothing
+// or to answer 500 later.
+func TestFaultTargetsChecked(t *testing.T) {
+	t.Parallel()
+	srv, _ := start(t)
+	noop := func(*http.Request) *fake.Fault { return nil }
+	for _, tt := range []struct {
+		name string
+		add  func()
+		want string // in the panic's message; "" for none
+	}{
+		{"lower-case method", func() { srv.FailNext("get", "/service_users/*", 1, 503) }, `FailNext: method "get" is not one the fake serves (DELETE, GET, PATCH, POST)`},
+		{"method the fake never serves", func() { srv.React("PUT", "/service_users", noop) }, `React: method "PUT"`},
+		{"no leading slash", func() { srv.DropNext("GET", "service_users/*", 1) }, `DropNext: pattern "service_users/*" does not start with /`},
+		{"malformed pattern", func() { srv.Latency("", "/service_users/[", time.Second) }, `Latency: pattern "/service_users/[": syntax error in pattern`},
+		{"no such path", func() { srv.DropAfterNext("", "/service_user/*", 1) }, `DropAfterNext: pattern "/service_user/*" matches no path the fake serves`},
+		{"too deep", func() { srv.FailNext("", "/service_users/*/*", 1, 503) }, `pattern "/service_users/*/*" matches no path`},
+		{"trailing slash", func() { srv.FailNext("", "/service_users/", 1, 503) }, `pattern "/service_users/" matches no path`},
+		{"no path with that method", func() { srv.RateLimitNext("PATCH", "/service_users", 1, 0) }, `RateLimitNext: pattern "/service_users" matches no path the fake serves with PATCH`},
+		{"no path under it", func() { srv.React("", "/nothing/**", noop) }, `pattern "/nothing/**" matches no path`},
+		{"status 42", func() { srv.FailNext("GET", "/service_users", 1, 42) }, "FailNext: status 42 is not from 200 to 599"},
+		{"status 0", func() { srv.FailNext("GET", "/service_users", 1, 0) }, "FailNext: status 0 is not from 200 to 599"},
+		{"status 600", func() { srv.FaultNext("GET", "/service_users", 1, fake.Fault{Status: 600}) }, "FaultNext: status 600 is not from 200 to 599"},
+		{"negative n", func() { srv.FailNext("GET", "/service_users", -1, 503) }, "FailNext: n = -1; want 0 or more"},
+		{"a fault that does nothing", func() { srv.FaultNext("GET", "/service_users", 1, fake.Fault{Code: "ERR_X"}) }, "FaultNext: the fault does nothing"},
+		{"nil reactor", func() { srv.React("GET", "/service_users", nil) }, "React: nil reactor"},
+		{"negative latency", func() { srv.Latency("GET", "/service_users", -time.Second) }, "Latency: delay -1s is negative"},
+		// What the fake serves is accepted: "" and "*" for any method, a
+		// literal id where the route has a parameter, "**" below a prefix.
+		{"any method, one item", func() { srv.FailNext("", "/service_users/service_1", 1, 503) }, ""},
+		{"star", func() { srv.FailNext("*", "/backends/*/*", 1, 503) }, ""},
+		{"below a prefix", func() { srv.DropNext("DELETE", "/backends/**", 1) }, ""},
+		{"a sub-resource", func() { srv.FailNext("GET", "/kubernetes_operators/*/bound_endpoints", 1, 503) }, ""},
+		{"every path", func() { srv.React("", "/**", noop) }, ""},
+		{"n = 0", func() { srv.FailNext("GET", "/service_users", 0, 503) }, ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			defer func() {
+				got := recover()
+				msg, _ := got.(string)
+				switch {
+				case tt.want == "" && got != nil:
+					t.Errorf("panic %v, want none", got)
+				case tt.want != "" && !strings.Contains(msg, tt.want):
+					t.Errorf("panic %#v, want a message with %q", got, tt.want)
+				}
+			}()
+			tt.add()
+		})
+	}
+	srv.ClearFaults()
+	if err := srv.CheckTarget("GET", "/service_users*"); err != nil {
+		t.Errorf(`CheckTarget("GET", "/service_users*") = %v; it matches the collection`, err)
+	}
+	if err := srv.CheckTarget("GET", "/api_key/*"); err == nil || !strings.Contains(err.Error(), "matches no path") {
+		t.Errorf(`CheckTarget("GET", "/api_key/*") = %v`, err)
+	}
+	if r := raw(t, srv, "GET", "/service_users", nil, ""); r.status != 200 {
+		t.Errorf("after refused faults: %d %s", r.status, r.body)
+	}
+}
+
+// TestFaultNext: a fault carries its own error code, message and headers;
+// the helpers' remove functions take a fault back before it is used up.
+func TestFaultNext(t *testing.T) {
+	t.Parallel()
+	srv, _ := start(t)
+	srv.FaultNext("POST", "/service_users", 1, fake.Fault{Status: 409, Code: "ERR_NGROK_9999", Msg: "Made up.",
+		Header: http.Header{"X-Fault": {"yes"}}})
+	r := raw(t, srv, "POST", "/service_users", nil, `{"name":"a"}`)
+	if e := r.apiErr(t); r.status != 409 || e.ErrorCode != "ERR_NGROK_9999" || e.Msg != "Made up." || r.header.Get("X-Fault") != "yes" {
+		t.Errorf("got %d %s %q, want 409 ERR_NGROK_9999 \"Made up.\" with X-Fault", r.status, r.body, r.header.Get("X-Fault"))
+	}
+	for _, add := range []func() func(){
+		func() func() { return srv.FailNext("GET", "/service_users", 1, 503) },
+		func() func() { return srv.DropNext("GET", "/service_users", 1) },
+		func() func() { return srv.DropAfterNext("GET", "/service_users", 1) },
+		func() func() { return srv.RateLimitNext("GET", "/service_users", 1, time.Second) },
+		func() func() { return srv.FaultNext("GET", "/service_users", 2, fake.Fault{Status: 500}) },
+		func() func() { return srv.FailNext("GET", "/service_users", 0, 503) }, // a no-op to remove
+	} {
+		remove := add()
+		remove()
+		remove() // twice is harmless
+	}
+	if r := raw(t, srv, "GET", "/service_users", nil, ""); r.status != 200 {
+		t.Errorf("after removing every fault: %d %s", r.status, r.body)
+	}
+}
