@@ -88,6 +88,7 @@ type Limiter struct {
 	shardMask uint64
 	tmin      uint64 // the earliest time since the epoch AllowAt uses
 	t         table
+	shared    *shared // WithStore's store, or nil (see store.go)
 }
 
 // table is the store of buckets behind a Limiter: the in-memory sharded
@@ -115,7 +116,9 @@ func NewLimiter(capacity int64, window time.Duration, opts ...Option) (*Limiter,
 		return nil, fmt.Errorf("ratelimit: window %v is not a whole number of seconds from 1s to %v", window, maxWindow)
 	}
 	o := buildOptions(opts)
-	return newLimiter(capacity, window, o.maxBuckets), nil
+	l := newLimiter(capacity, window, o.maxBuckets)
+	l.shared = o.store
+	return l, nil
 }
 
 // maxWindow bounds windows so that every time computation fits in 32-bit
@@ -217,6 +220,9 @@ func (l *Limiter) Allow(key string) Decision {
 // and counts it if so. A rejected request is not counted; its Decision says
 // how long to wait.
 func (l *Limiter) AllowAt(key string, now time.Time) Decision {
+	if l.shared != nil {
+		return l.allowShared(key, now) // WithStore; see store.go
+	}
 	return l.t.allow(l, l.hash(key), l.since(now))
 }
 

@@ -30,7 +30,7 @@ type LimitOption interface {
 }
 
 // Option configures a [Limiter], and so also a [Limit] or a [Policy]:
-// [WithMaxBuckets] is the only one.
+// [WithMaxBuckets] and [WithStore].
 type Option interface {
 	LimitOption
 	limiterOption()
@@ -51,6 +51,7 @@ func (f limiterOpt) limiterOption()   {}
 
 type options struct {
 	maxBuckets int
+	store      *shared
 	clientIP   func(*http.Request) string
 	now        func() time.Time
 	headers    bool

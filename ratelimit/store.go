@@ -1,0 +1,148 @@
+package ratelimit
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// A Store keeps buckets outside the process, so that limiters in several
+// processes (replicas behind a load balancer) share one limit: capacity
+// then holds for the cluster, not per process. Give one to [NewLimiter],
+// [NewLimit] or [NewPolicy] with [WithStore]; without it buckets live in
+// the process, which is the specification's semantics (capacity per
+// ingress server) and the default.
+//
+// The package ratelimit/redisstore (its own module) is a Store on Redis
+// with the same sliding-window guarantee as the in-process limiter: never
+// more than capacity admissions in any window, a truthful retry-after.
+type Store interface {
+	// Allow decides one request for bucket b, counting it if admitted,
+	// atomically with respect to every other process sharing the store.
+	// now is the caller's time; a store may use a clock of its own
+	// instead (redisstore uses the Redis server's). Decision.RetryAfter
+	// is whole seconds, at least one, when the request is rejected. Allow
+	// must return when ctx is done; on an error the limiter ignores the
+	// Decision and applies its [FailureMode].
+	Allow(ctx context.Context, b Bucket, now time.Time) (Decision, error)
+}
+
+// Bucket names one bucket of a [Store]: the limit it belongs to and the
+// request's key. A store must keep buckets apart that differ in any field.
+type Bucket struct {
+	// Limit names the limit: a rate-limit action's name for a [Limit] or
+	// [Policy], "" for a bare [Limiter].
+	Limit string
+	// Key is the bucket key (a [Result]'s BucketKey). It may hold request
+	// data such as client addresses; a store should not keep it in clear.
+	Key string
+	// Capacity and Window are the limit's: at most Capacity admissions in
+	// any window of length Window.
+	Capacity int64
+	Window   time.Duration
+}
+
+// FailureMode says what a limiter with a [Store] decides when the store
+// fails or does not answer within the timeout.
+type FailureMode uint8
+
+const (
+	// FailOpen admits the request (it is not counted anywhere): an outage
+	// of the store lifts the limit rather than the service.
+	FailOpen FailureMode = iota
+	// FailClosed rejects the request with a retry-after of one second: an
+	// outage of the store stops the traffic the limit guards.
+	FailClosed
+)
+
+// DefaultStoreTimeout is the time a limiter gives its [Store] for one
+// decision unless [WithStore] says otherwise.
+const DefaultStoreTimeout = 100 * time.Millisecond
+
+// CodeStoreFailed is the error code a [Result] carries when the limit's
+// [Store] failed or timed out; the decision then follows the
+// [FailureMode]. (It is this package's code: the real service has no
+// shared store.)
+const CodeStoreFailed = "ERR_RATELIMIT_STORE"
+
+// WithStore makes the limiter (each rate-limit action of a [Limit] or
+// [Policy]) keep its buckets in s, shared with every other limiter using
+// the same store, instead of in the process. Each decision gets at most
+// timeout (at most [DefaultStoreTimeout] when timeout is 0 or less),
+// within the request's context for a Limit or Policy; when s fails or
+// runs out of time, mode decides and the [Result] carries
+// [CodeStoreFailed] and the error (so does the [WithDecisionHook] hook,
+// for metrics). [Limiter.AllowContext] returns the error itself.
+//
+// With a store, [Limiter.Sweep] and [Limiter.Len] see only in-process
+// buckets (none): the store expires its own. A nil s means no store.
+func WithStore(s Store, mode FailureMode, timeout time.Duration) Option {
+	return limiterOpt(func(o *options) {
+		if s == nil {
+			o.store = nil
+			return
+		}
+		if timeout <= 0 {
+			timeout = DefaultStoreTimeout
+		}
+		o.store = &shared{store: s, mode: mode, timeout: timeout}
+	})
+}
+
+// shared is a limiter's store and what to do when it fails.
+type shared struct {
+	store   Store
+	mode    FailureMode
+	timeout time.Duration
+	limit   string // Bucket.Limit
+}
+
+// ErrStoreTimeout is the error, wrapped with the store's own, when a
+// [Store] did not decide within the limiter's timeout.
+var ErrStoreTimeout = errors.New("ratelimit: store did not answer within the timeout")
+
+// AllowContext is [Limiter.AllowAt] under ctx, reporting a [Store]'s
+// error: with a store (see [WithStore]), the decision is the store's, or
+// on an error (returned, wrapped) the [FailureMode]'s. Without one it is
+// AllowAt's, and the error is nil.
+func (l *Limiter) AllowContext(ctx context.Context, key string, now time.Time) (Decision, error) {
+	s := l.shared
+	if s == nil {
+		return l.AllowAt(key, now), nil
+	}
+	return s.allow(ctx, key, l.capacity, l.window, now)
+}
+
+// allowShared is AllowAt with a store: the error is dropped, the failure
+// mode applies.
+func (l *Limiter) allowShared(key string, now time.Time) Decision {
+	d, _ := l.shared.allow(context.Background(), key, l.capacity, l.window, now)
+	return d
+}
+
+func (s *shared) allow(ctx context.Context, key string, capacity int64, window time.Duration, now time.Time) (Decision, error) {
+	ctx, cancel := context.WithTimeout(ctx, s.timeout)
+	d, err := s.store.Allow(ctx, Bucket{Limit: s.limit, Key: key, Capacity: capacity, Window: window}, now)
+	cancel()
+	if err == nil {
+		return d, nil
+	}
+	if errors.Is(err, context.DeadlineExceeded) {
+		err = fmt.Errorf("%w (%v): %w", ErrStoreTimeout, s.timeout, err)
+	} else {
+		err = fmt.Errorf("ratelimit: store: %w", err)
+	}
+	if s.mode == FailClosed {
+		return Decision{RetryAfter: time.Second}, err
+	}
+	return Decision{Allowed: true, Remaining: capacity - 1}, err
+}
+
+// storeError is the Result of a failed store: the failure mode's decision,
+// with the error's code and message.
+func storeError(res Result, err error) Result {
+	res.ErrorCode = CodeStoreFailed
+	res.ErrorMessage = err.Error()
+	return res
+}
