@@ -21,7 +21,7 @@
 // # Options
 //
 // Each option applies where its type says, so a misplaced one does not
-// compile: an [Option] ([WithMaxBuckets]) applies to [NewLimiter],
+// compile: an [Option] ([WithMaxBuckets], [WithStore]) applies to [NewLimiter],
 // [NewLimit] and [NewPolicy]; a [LimitOption] ([WithClock],
 // [WithClientIP], [WithDecisionHook] and the providers below) to NewLimit
 // and NewPolicy; a [PolicyOption] ([WithRateLimitHeaders],
@@ -91,4 +91,13 @@
 // them. Like the real service, which applies capacity per ingress server,
 // each process enforces capacity on its own: N processes behind a load
 // balancer admit up to N times capacity for a bucket.
+//
+// To share a limit across processes instead, give the constructors a
+// [Store] with [WithStore]: the module
+// github.com/acctapi/acctapi/ratelimit/redisstore keeps buckets on Redis,
+// one atomic script per decision, timed by the Redis server's clock, with
+// the same guarantee (never more than capacity in any window, truthful
+// retry-after). Its failures are the caller's choice ([FailOpen],
+// [FailClosed]), bounded by a timeout per decision, and show in the
+// [Result] as [CodeStoreFailed]. This package imports no Redis code.
 package ratelimit

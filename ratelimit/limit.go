@@ -34,8 +34,11 @@ type Result struct {
 	// Remaining is how many more requests the bucket admits now.
 	Remaining int64
 	// ErrorCode and ErrorMessage are actions.ngrok.rate_limit.error.code and
-	// .message: set when a bucket key failed to evaluate, in which case the
-	// request is not limited and not counted.
+	// .message: set when a bucket key failed to evaluate ([CodeEvalFailed]),
+	// in which case the request is not limited and not counted, or when the
+	// limit's [Store] failed or timed out ([CodeStoreFailed]), in which case
+	// the [FailureMode] decided (FailOpen: not limited, not counted;
+	// FailClosed: limited, retry-after one second).
 	ErrorCode, ErrorMessage string
 }
 
@@ -44,7 +47,9 @@ type Result struct {
 //
 // Capacity is per Limit, and so per process: like the real service, which
 // applies capacity per ingress server, several processes each enforce it
-// on their own.
+// on their own. With [WithStore], the buckets are the store's instead,
+// named by the action's name, capacity and window, and capacity holds
+// across every process that shares the store.
 //
 // A Limit is safe for concurrent use. The zero value is not usable; create
 // one with [NewLimit].
@@ -79,10 +84,16 @@ func newLimit(cfg Config, o options) (*Limit, error) {
 		e := *cfg.Enforce
 		cfg.Enforce = &e
 	}
+	lim := newLimiter(cfg.Capacity, window, o.maxBuckets)
+	if o.store != nil {
+		s := *o.store
+		s.limit = cfg.Name
+		lim.shared = &s
+	}
 	l := &Limit{
 		cfg:      cfg,
 		enforce:  cfg.Enforced(),
-		limiter:  newLimiter(cfg.Capacity, window, o.maxBuckets),
+		limiter:  lim,
 		keys:     keys,
 		clientIP: o.clientIP,
 		now:      o.now,
@@ -157,14 +168,26 @@ func (l *Limit) decide(a *activation, now time.Time) Result {
 		}
 		key = string(b)
 	}
-	d := l.limiter.AllowAt(key, now)
-	return Result{
+	var (
+		d   Decision
+		err error
+	)
+	if s := l.limiter.shared; s != nil {
+		d, err = s.allow(a.r.Context(), key, l.cfg.Capacity, l.limiter.window, now)
+	} else {
+		d = l.limiter.AllowAt(key, now)
+	}
+	res := Result{
 		Limited:    !d.Allowed,
 		Reject:     !d.Allowed && l.enforce,
 		BucketKey:  key,
 		RetryAfter: d.RetryAfter,
 		Remaining:  d.Remaining,
 	}
+	if err != nil {
+		return storeError(res, err)
+	}
+	return res
 }
 
 func evalError(i int, err error) Result {

@@ -53,7 +53,8 @@ const ActionTypeCustomResponse = "custom-response"
 //
 // Each rate-limit action has its own buckets, and its capacity is per
 // process: like the real service, which applies capacity per ingress
-// server, several processes each enforce it on their own.
+// server, several processes each enforce it on their own. With
+// [WithStore], buckets live in the shared store instead (see [Limit]).
 //
 // A Policy is safe for concurrent use. The zero value is not usable; create
 // one with [NewPolicy].

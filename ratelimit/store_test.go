@@ -1,0 +1,157 @@
+package ratelimit
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+)
+
+// countingStore is a Store in memory that admits capacity requests per
+// bucket, ever: enough to see that the limiter asks it, and with what.
+type countingStore struct {
+	mu      sync.Mutex
+	n       map[Bucket]int64
+	buckets []Bucket
+	err     error
+	block   bool // wait for ctx to end, then fail with its error
+}
+
+func (s *countingStore) Allow(ctx context.Context, b Bucket, now time.Time) (Decision, error) {
+	if s.block {
+		<-ctx.Done()
+		return Decision{}, ctx.Err()
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.buckets = append(s.buckets, b)
+	if s.err != nil {
+		return Decision{}, s.err
+	}
+	if s.n == nil {
+		s.n = map[Bucket]int64{}
+	}
+	if s.n[b] >= b.Capacity {
+		return Decision{RetryAfter: 7 * time.Second}, nil
+	}
+	s.n[b]++
+	return Decision{Allowed: true, Remaining: b.Capacity - s.n[b]}, nil
+}
+
+func TestStoreDecides(t *testing.T) {
+	s := &countingStore{}
+	l, err := NewLimiter(2, time.Minute, WithStore(s, FailClosed, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []Decision
+	for range 3 {
+		got = append(got, l.AllowAt("k", base))
+	}
+	want := []Decision{{Allowed: true, Remaining: 1}, {Allowed: true}, {RetryAfter: 7 * time.Second}}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("decision %d = %+v, want %+v", i, got[i], want[i])
+		}
+	}
+	if b := s.buckets[0]; b != (Bucket{Key: "k", Capacity: 2, Window: time.Minute}) {
+		t.Errorf("bucket = %+v", b)
+	}
+	if n := l.Len(); n != 0 {
+		t.Errorf("Len = %d in process, want 0 (the store holds the buckets)", n)
+	}
+}
+
+func TestStoreNamesLimit(t *testing.T) {
+	s := &countingStore{}
+	doc := `on_http_request:
+  - actions:
+      - type: rate-limit
+        config: {name: a, algorithm: sliding_window, capacity: 1, rate: 60s, bucket_key: [conn.client_ip]}
+      - type: rate-limit
+        config: {name: b, algorithm: sliding_window, capacity: 1, rate: 60s, bucket_key: [conn.client_ip]}
+`
+	p, err := NewPolicy([]byte(doc), WithStore(s, FailOpen, time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := httptest.NewRecorder()
+	p.Handler(http.NotFoundHandler()).ServeHTTP(w, newRequest("GET", "http://x/"))
+	if len(s.buckets) != 2 || s.buckets[0].Limit != "a" || s.buckets[1].Limit != "b" || s.buckets[0].Key != "203.0.113.7" {
+		t.Fatalf("buckets = %+v, want one per action, named", s.buckets)
+	}
+}
+
+func TestStoreFailureModes(t *testing.T) {
+	cfg := Config{Name: "n", Algorithm: "sliding_window", Capacity: 5, Rate: "60s", BucketKey: []string{"conn.client_ip"}}
+	for _, tc := range []struct {
+		mode FailureMode
+		want Result
+	}{
+		{FailOpen, Result{BucketKey: "203.0.113.7", Remaining: 4, ErrorCode: CodeStoreFailed}},
+		{FailClosed, Result{Limited: true, Reject: true, BucketKey: "203.0.113.7", RetryAfter: time.Second, ErrorCode: CodeStoreFailed}},
+	} {
+		var hooked []Result
+		s := &countingStore{err: errors.New("connection refused")}
+		l, err := NewLimit(cfg, WithStore(s, tc.mode, 0), WithDecisionHook(func(_ *http.Request, _ string, r Result) {
+			hooked = append(hooked, r)
+		}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		res := l.EvaluateAt(newRequest("GET", "http://x/"), base)
+		if !strings.Contains(res.ErrorMessage, "connection refused") {
+			t.Errorf("mode %d: message %q does not carry the store's error", tc.mode, res.ErrorMessage)
+		}
+		res.ErrorMessage = ""
+		if res != tc.want {
+			t.Errorf("mode %d: result %+v, want %+v", tc.mode, res, tc.want)
+		}
+		if len(hooked) != 1 || hooked[0].ErrorCode != CodeStoreFailed {
+			t.Errorf("mode %d: hook saw %+v", tc.mode, hooked)
+		}
+	}
+}
+
+// TestStoreTimeout: a store that never answers costs the timeout, not a
+// hang; the error says so. (synctest: no wall-clock time passes.)
+func TestStoreTimeout(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		l, err := NewLimiter(5, time.Minute, WithStore(&countingStore{block: true}, FailClosed, 250*time.Millisecond))
+		if err != nil {
+			t.Fatal(err)
+		}
+		start := time.Now()
+		d, err := l.AllowContext(context.Background(), "k", base)
+		if !errors.Is(err, ErrStoreTimeout) || !errors.Is(err, context.DeadlineExceeded) {
+			t.Errorf("err = %v, want ErrStoreTimeout wrapping the deadline", err)
+		}
+		if d != (Decision{RetryAfter: time.Second}) {
+			t.Errorf("decision = %+v, want FailClosed's", d)
+		}
+		if waited := time.Since(start); waited != 250*time.Millisecond {
+			t.Errorf("waited %v of the bubble's clock, want the timeout", waited)
+		}
+		if d := l.AllowAt("k", base); d.Allowed {
+			t.Errorf("AllowAt = %+v, want FailClosed's rejection", d)
+		}
+	})
+}
+
+func TestStoreNil(t *testing.T) {
+	l, err := NewLimiter(1, time.Minute, WithStore(nil, FailOpen, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d, err := l.AllowContext(context.Background(), "k", base); !d.Allowed || err != nil {
+		t.Fatalf("in process: %+v, %v", d, err)
+	}
+	if l.Len() != 1 {
+		t.Fatal("WithStore(nil) should keep buckets in the process")
+	}
+}
