@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"net/http/httptest"
 	"sync"
+	"time"
 
 	"github.com/acctapi/acctapi/account"
 	"github.com/acctapi/acctapi/fake/internal/store"
@@ -74,7 +75,10 @@ type Account struct {
 }
 
 // New returns a running Server, listening on a loopback TCP port unless
-// [WithoutListener] is given. Close it when done.
+// [WithoutListener] is given or New runs in a testing/synctest bubble,
+// where a listener would block the bubble: there the server is in memory,
+// as with WithoutListener, and its [Server.Client] and
+// [Server.HTTPClient] reach it. Close it when done.
 func New(opts ...Option) (*Server, error) {
 	cfg := config{clock: realClock{}, ingress: DefaultIngressEndpoint}
 	for _, opt := range opts {
@@ -109,13 +113,31 @@ func New(opts ...Option) (*Server, error) {
 	}
 	s.cfg.accounts = nil
 	s.initial = s.Snapshot()
-	if cfg.inMemory {
+	if cfg.inMemory || inBubble(time.Now()) {
 		s.URL = inMemoryURL
 	} else {
 		s.httpSrv = httptest.NewServer(s)
 		s.URL = s.httpSrv.URL
 	}
 	return s, nil
+}
+
+// processStart is the wall time when the package was initialized, outside
+// any testing/synctest bubble.
+var processStart = time.Now().Round(0)
+
+// bubbleEpoch is where the clock of every testing/synctest bubble starts.
+var bubbleEpoch = time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// inBubble reports whether now, from time.Now, is a testing/synctest
+// bubble's: the package has no way to ask, but a bubble's clock starts at
+// bubbleEpoch, years before this process started, and a real clock does
+// not go back a year while a process runs. (A bubble whose fake clock
+// has run past the process's start would go undetected; its listener
+// would block it.)
+func inBubble(now time.Time) bool {
+	now = now.Round(0) // wall time: a bubble's time has no monotonic reading to compare
+	return !now.Before(bubbleEpoch) && now.Before(processStart.AddDate(-1, 0, 0))
 }
 
 // TB is the part of testing.TB that [Start] needs; *testing.T, *testing.B
@@ -132,7 +154,9 @@ type TB interface {
 }
 
 // Start is [New] for tests: it fails tb if the options are invalid and closes
-// the server when tb ends.
+// the server when tb ends. Inside a testing/synctest bubble it makes an
+// in-memory server (see New), so that fake.Start(t) works there as it
+// does outside; [Server.URL] is then "http://acctfake.invalid".
 func Start(tb TB, opts ...Option) *Server {
 	tb.Helper()
 	s, err := New(opts...)

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"testing/synctest"
+	"time"
 
 	"github.com/acctapi/acctapi"
 	"github.com/acctapi/acctapi/account"
@@ -99,4 +101,34 @@ func TestAccountErrorsNameNoKey(t *testing.T) {
 			t.Errorf("error %v: want an error that does not quote the key", err)
 		}
 	}
+}
+
+// TestStartInBubble: fake.Start(t) inside a testing/synctest bubble makes
+// an in-memory server, which the bubble can wait on (a listener would
+// block it), and requests reach it; outside a bubble Start still listens
+// (TestOverTCP uses it over TCP).
+func TestStartInBubble(t *testing.T) {
+	t.Parallel()
+	if srv := fake.Start(t); !strings.HasPrefix(srv.URL, "http://127.0.0.1:") {
+		t.Errorf("outside a bubble: URL %q, want a loopback address", srv.URL)
+	}
+	synctest.Test(t, func(t *testing.T) {
+		srv := fake.Start(t)
+		if srv.URL != "http://acctfake.invalid" {
+			// A listening server would block the bubble: stop here.
+			t.Fatalf("in a bubble: URL %q, want the in-memory server's", srv.URL)
+		}
+		users := account.NewServiceUsers(srv.Client())
+		u := must(users.Create(t.Context(), &account.ServiceUserCreate{Name: "in-bubble"}))(t)
+		if u.URI != "http://acctfake.invalid/service_users/"+u.ID {
+			t.Errorf("uri %q", u.URI)
+		}
+		// Time passes in the bubble; the server's clock is the bubble's.
+		time.Sleep(time.Hour)
+		v := must(users.Create(t.Context(), &account.ServiceUserCreate{Name: "later"}))(t)
+		if d := v.CreatedAt.Sub(u.CreatedAt); d != time.Hour {
+			t.Errorf("created %v apart, want 1h", d)
+		}
+		synctest.Wait()
+	})
 }

@@ -19,11 +19,16 @@ func (s *Server) HTTPClient() *http.Client {
 	return &http.Client{Transport: transport{s}}
 }
 
-// Client returns an [acctapi.Client] for the server's first account,
-// authenticated with its first key, with retries off so tests see the
-// server's answers as they are. opts are applied after those defaults.
-// It panics on an invalid option, as a test's programming error; use
-// [Server.ClientFor] to have it reported instead.
+// Client returns an [acctapi.Client] with retries off — unlike
+// [acctapi.NewClient], which retries 429s and idempotent 5xx by default —
+// for the server's first account, authenticated with its first key. With
+// retries off a test sees every answer as the server gave it: a fault
+// injected once ([Server.FailNext]) reaches the caller instead of being
+// retried away. To test code as it runs in production, with the default
+// retries, pass acctapi.WithRetry(acctapi.DefaultRetryPolicy()). opts are
+// applied after those defaults. It panics on an invalid option, as a
+// test's programming error; use [Server.ClientFor] to have it reported
+// instead.
 func (s *Server) Client(opts ...acctapi.Option) *acctapi.Client {
 	c, err := s.ClientFor(s.APIKey(), opts...)
 	if err != nil {
@@ -32,9 +37,10 @@ func (s *Server) Client(opts ...acctapi.Option) *acctapi.Client {
 	return c
 }
 
-// ClientFor is [Server.Client] authenticated with apiKey instead: a key of
-// another account ([Server.Accounts], [Server.AddAccount]) or one created
-// through the API, say to act as a service user.
+// ClientFor is [Server.Client] authenticated with apiKey instead, retries
+// off as well: a key of another account ([Server.Accounts],
+// [Server.AddAccount]) or one created through the API, say to act as a
+// service user.
 func (s *Server) ClientFor(apiKey string, opts ...acctapi.Option) (*acctapi.Client, error) {
 	base := []acctapi.Option{acctapi.WithBaseURL(s.URL), acctapi.WithHTTPClient(s.HTTPClient()), acctapi.WithoutRetry()}
 	return acctapi.NewClient(apiKey, append(base, opts...)...)
