@@ -14,28 +14,34 @@ import (
 // when it names the version only under the real service's header name,
 // Ngrok-Version (as the real service's own clients, and an acctapi.Client
 // of acctapi.DialectReal, do), the specification's otherwise (with
-// Service-Version, or with no version header at all).
+// Service-Version, or with no version header at all). h's names are
+// canonical (see canonicalHeader).
 func requestDialect(h http.Header) acctapi.Dialect {
-	if header(h, "Ngrok-Version") != "" && header(h, "Service-Version") == "" {
+	if h.Get("Ngrok-Version") != "" && h.Get("Service-Version") == "" {
 		return acctapi.DialectReal
 	}
 	return acctapi.DialectSpec
 }
 
-// header returns the first value of the header name, matched in any
-// letter case: net/http canonicalizes the names it reads from a
-// connection, but a request handed to the in-memory transport or to
-// Handler keeps the names its maker wrote ("ngrok-version").
-func header(h http.Header, name string) string {
-	if v := h.Get(name); v != "" {
-		return v
-	}
-	for k, vs := range h {
-		if len(vs) > 0 && strings.EqualFold(k, name) && k != textproto.CanonicalMIMEHeaderKey(name) {
-			return vs[0]
+// canonicalHeader returns r, or when some of its header names are not
+// canonical ("ngrok-version"), a shallow copy of r whose header has them
+// canonical, as net/http's server makes the names it reads from a
+// connection: header names match in any letter case, also for a request
+// handed to the in-memory transport or to Handler as its maker wrote it.
+func canonicalHeader(r *http.Request) *http.Request {
+	for k := range r.Header {
+		if k != textproto.CanonicalMIMEHeaderKey(k) {
+			h := make(http.Header, len(r.Header))
+			for k, vs := range r.Header {
+				ck := textproto.CanonicalMIMEHeaderKey(k)
+				h[ck] = append(h[ck], vs...)
+			}
+			r2 := *r
+			r2.Header = h
+			return &r2
 		}
 	}
-	return ""
+	return r
 }
 
 // beforeIDAlias is the real service's TypeScript client's name for

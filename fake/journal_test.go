@@ -1,6 +1,7 @@
 package fake_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -286,4 +287,94 @@ func ExampleServer_JournalBackward() {
 	// Output:
 	// GET /service_users/service_nope 404
 	// GET /service_users 200
+}
+
+// TestJournalRedactionRealDialect checks that the real service's names of
+// secret members (aws_secret_access_key) are redacted too, in what a
+// client of that dialect sent and was answered.
+func TestJournalRedactionRealDialect(t *testing.T) {
+	t.Parallel()
+	srv, _ := start(t)
+	const secret = "AWS-SECRET-REAL-7"
+	body := `{"format":"json","target":{"kinesis":{"auth":{"creds":{"aws_access_key_id":"AKIA","aws_secret_access_key":"` + secret + `"}},"stream_arn":"arn:s"}}}`
+	r := raw(t, srv, "POST", "/event_destinations", map[string]string{"Service-Version": "", "Ngrok-Version": "2"}, body)
+	if r.status != http.StatusCreated || !strings.Contains(string(r.body), `"aws_secret_access_key":"`+secret+`"`) {
+		t.Fatalf("create in the real dialect: %d %s", r.status, r.body)
+	}
+	e := srv.Journal()[0]
+	for _, b := range []string{e.RequestBody, e.ResponseBody} {
+		if strings.Contains(b, secret) || !strings.Contains(b, `"aws_secret_access_key":"REDACTED"`) {
+			t.Errorf("journal body not redacted: %s", b)
+		}
+	}
+}
+
+// TestJournalUnauthenticatedWithoutBody checks that a request that fails
+// authentication is journaled without its body, which the server never
+// reads.
+func TestJournalUnauthenticatedWithoutBody(t *testing.T) {
+	t.Parallel()
+	srv, _ := start(t)
+	body := `{"name":"` + strings.Repeat("x", 60<<10) + `"}`
+	for _, hdr := range []map[string]string{
+		{"Authorization": ""},
+		{"Authorization": "Basic x"},
+		{"Authorization": "Bearer wrong"},
+	} {
+		if r := raw(t, srv, "POST", "/service_users", hdr, body); r.status != http.StatusUnauthorized {
+			t.Fatalf("%v: %d %s", hdr, r.status, r.body)
+		}
+	}
+	raw(t, srv, "POST", "/service_users", nil, `{"name":"ok"}`)
+	j := srv.Journal()
+	for _, e := range j[:3] {
+		if e.Status != http.StatusUnauthorized || e.RequestBody != "" || e.ResponseBody == "" {
+			t.Errorf("unauthenticated entry: status %d, request body %d bytes, response %q", e.Status, len(e.RequestBody), e.ResponseBody)
+		}
+	}
+	if e := j[3]; e.RequestBody != `{"name":"ok"}` {
+		t.Errorf("authenticated entry's body %q", e.RequestBody)
+	}
+}
+
+// TestWithJournalBudget checks that the option sets the journal's budget
+// from the start and that SetJournalBudget still changes it.
+func TestWithJournalBudget(t *testing.T) {
+	t.Parallel()
+	srv, _ := start(t, fake.WithJournalBudget(0))
+	raw(t, srv, "GET", "/api_keys", nil, "")
+	if n := len(srv.Journal()); n != 0 {
+		t.Errorf("WithJournalBudget(0): %d entries kept", n)
+	}
+	srv.SetJournalBudget(1 << 20)
+	raw(t, srv, "GET", "/api_keys", nil, "")
+	if n := len(srv.Journal()); n != 1 {
+		t.Errorf("after SetJournalBudget: %d entries kept, want 1", n)
+	}
+
+	small, _ := start(t, fake.WithJournalBudget(8<<10))
+	big := `{"name":"` + strings.Repeat("n", 3<<10) + `"}`
+	for range 10 {
+		raw(t, small, "POST", "/service_users", nil, big)
+	}
+	if n := len(small.Journal()); n == 0 || n > 2 {
+		t.Errorf("WithJournalBudget(8 KiB) with 3 KiB bodies: %d entries kept", n)
+	}
+	if _, err := fake.New(fake.WithoutListener(), fake.WithJournalBudget(-1)); err == nil {
+		t.Error("WithJournalBudget(-1): no error")
+	}
+}
+
+// A server's journal can be given a byte budget from the start.
+func ExampleWithJournalBudget() {
+	srv, err := fake.New(fake.WithoutListener(), fake.WithJournalBudget(0))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer srv.Close()
+	keys := account.NewAPIKeys(srv.Client())
+	_, err = keys.Get(context.Background(), "ak_missing")
+	fmt.Println(acctapi.HasCode(err, acctapi.CodeNotFound), len(srv.Journal()))
+	// Output: true 0
 }

@@ -96,6 +96,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // authentication they see without its body, and the answer of a fault still
 // wins over that of authentication.
 func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
+	r = canonicalHeader(r)
 	c := &call{s: s, r: r, now: s.now(), base: s.baseURL(r), header: w.Header(), dialect: requestDialect(r.Header)}
 	c.opID = s.ids.next("op", c.now)
 	entry := Entry{Time: c.now, Method: r.Method, Path: r.URL.Path, Query: r.URL.RawQuery, OperationID: c.opID}
@@ -262,9 +263,9 @@ func (s *Server) authenticate(c *call) error {
 // Ngrok-Version, which a request of the real service's dialect sends
 // alone; Service-Version wins when both are sent.
 func checkVersion(h http.Header, d acctapi.Dialect) error {
-	v := header(h, "Service-Version")
+	v := h.Get("Service-Version")
 	if v == "" {
-		v = header(h, "Ngrok-Version")
+		v = h.Get("Ngrok-Version")
 	}
 	switch strings.TrimSpace(v) {
 	case "":

@@ -1,8 +1,14 @@
 package fake_test
 
 import (
+	"bufio"
 	"context"
+	"encoding/json"
+	"io"
+	"net"
 	"net/http"
+	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -11,6 +17,7 @@ import (
 	"github.com/acctapi/acctapi"
 	"github.com/acctapi/acctapi/account"
 	"github.com/acctapi/acctapi/backends"
+	"github.com/acctapi/acctapi/events"
 	"github.com/acctapi/acctapi/fake"
 	"github.com/google/go-cmp/cmp"
 )
@@ -436,4 +443,156 @@ func TestRateLimitResetConcurrent(t *testing.T) {
 		srv.Reset()
 	}
 	wg.Wait()
+}
+
+// TestExpectContinueNeedsAuth checks over TCP that the body is not read
+// before authentication: a request with "Expect: 100-continue" and no
+// valid token is answered 401 without a 100 Continue, one with a valid
+// token gets 100 Continue, then its answer.
+func TestExpectContinueNeedsAuth(t *testing.T) {
+	t.Parallel()
+	srv := fake.Start(t)
+	body := `{"name":"expect"}`
+	for _, tt := range []struct {
+		name, auth string
+		first      int // the first status line the server writes
+	}{
+		{"no token", "", http.StatusUnauthorized},
+		{"wrong token", "Authorization: Bearer wrong\r\n", http.StatusUnauthorized},
+		{"valid token", "Authorization: Bearer " + srv.APIKey() + "\r\n", http.StatusContinue},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			conn, err := net.Dial("tcp", strings.TrimPrefix(srv.URL, "http://"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer conn.Close()
+			head := "POST /service_users HTTP/1.1\r\nHost: x\r\nService-Version: 2\r\nContent-Type: application/json\r\n" +
+				tt.auth + "Expect: 100-continue\r\nContent-Length: " + strconv.Itoa(len(body)) + "\r\n\r\n"
+			if _, err := io.WriteString(conn, head); err != nil {
+				t.Fatal(err)
+			}
+			br := bufio.NewReader(conn)
+			resp, err := http.ReadResponse(br, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if resp.StatusCode != tt.first {
+				t.Fatalf("first answer %d, want %d", resp.StatusCode, tt.first)
+			}
+			if tt.first != http.StatusContinue {
+				return
+			}
+			if _, err := io.WriteString(conn, body); err != nil {
+				t.Fatal(err)
+			}
+			if resp, err = http.ReadResponse(br, nil); err != nil || resp.StatusCode != http.StatusCreated {
+				t.Fatalf("after the body: %v %v", resp, err)
+			}
+		})
+	}
+	for _, e := range srv.Journal() {
+		if e.Status == http.StatusUnauthorized && e.RequestBody != "" {
+			t.Errorf("unauthenticated request journaled with its body %q", e.RequestBody)
+		}
+	}
+}
+
+// countingReader counts the reads of a request body.
+type countingReader struct {
+	r     io.Reader
+	reads int
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	c.reads++
+	return c.r.Read(p)
+}
+
+// TestBodyNotReadBeforeAuth checks that a request that fails
+// authentication has its body never read, in memory, and that faults
+// still answer it (their reactor sees no body).
+func TestBodyNotReadBeforeAuth(t *testing.T) {
+	t.Parallel()
+	srv, _ := start(t)
+	send := func(token string) (int, int) {
+		body := &countingReader{r: strings.NewReader(`{"name":"a"}`)}
+		req, _ := http.NewRequest("POST", srv.URL+"/service_users", body)
+		req.Header = http.Header{"Authorization": {"Bearer " + token}, "Service-Version": {"2"}, "Content-Type": {"application/json"}}
+		resp, err := srv.HTTPClient().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode, body.reads
+	}
+	if status, reads := send("wrong"); status != http.StatusUnauthorized || reads != 0 {
+		t.Errorf("wrong token: %d after %d reads of the body, want 401 after none", status, reads)
+	}
+	if status, reads := send(srv.APIKey()); status != http.StatusCreated || reads == 0 {
+		t.Errorf("valid token: %d after %d reads, want 201", status, reads)
+	}
+	var seen []string
+	srv.React("POST", "/service_users", func(r *http.Request) *fake.Fault {
+		b, _ := io.ReadAll(r.Body)
+		seen = append(seen, string(b))
+		return &fake.Fault{Status: http.StatusServiceUnavailable}
+	})
+	if status, reads := send("wrong"); status != http.StatusServiceUnavailable || reads != 0 {
+		t.Errorf("fault on an unauthenticated request: %d after %d reads, want 503 after none", status, reads)
+	}
+	if diff := cmp.Diff([]string{""}, seen); diff != "" {
+		t.Errorf("the reactor saw (-want +got):\n%s", diff)
+	}
+}
+
+// TestNoQueryParameters checks the message for a query parameter on a
+// path that takes none, such as the (unpaged) list of a subscription's
+// sources.
+func TestNoQueryParameters(t *testing.T) {
+	t.Parallel()
+	srv, _ := start(t)
+	var sub events.Subscription
+	raw(t, srv, "POST", "/event_subscriptions", nil, `{}`).decode(t, &sub)
+	for _, path := range []string{"/event_subscriptions/" + sub.ID + "/sources?limit=5", "/event_subscriptions/" + sub.ID + "?limit=5"} {
+		r := raw(t, srv, "GET", path, nil, "")
+		e := r.apiErr(t)
+		if want := `Unknown query parameter "limit"; this path takes no query parameters.`; r.status != http.StatusBadRequest ||
+			e.ErrorCode != acctapi.CodeUnknownQueryParam || e.Msg != want {
+			t.Errorf("GET %s: %d %s %q, want 400 %s %q", path, r.status, e.ErrorCode, e.Msg, acctapi.CodeUnknownQueryParam, want)
+		}
+	}
+	r := raw(t, srv, "GET", "/bot_users?filter=true", nil, "")
+	if e := r.apiErr(t); e.Msg != `Unknown query parameter "filter"; supported: limit, before_id.` {
+		t.Errorf("bot users' filter: %q", e.Msg)
+	}
+}
+
+// TestBaseURLWithoutHost checks that a request without a Host (HTTP/1.0)
+// that reached Handler, mounted on another server, over a connection is
+// answered with uris on the address the connection reached.
+func TestBaseURLWithoutHost(t *testing.T) {
+	t.Parallel()
+	for _, listen := range []bool{false, true} {
+		var srv *fake.Server
+		if listen {
+			srv = fake.Start(t)
+		} else {
+			srv, _ = start(t)
+		}
+		req := httptest.NewRequest("GET", "/api_keys", nil)
+		req.Host = ""
+		req.Header = http.Header{"Authorization": {"Bearer " + srv.APIKey()}, "Service-Version": {"2"}}
+		addr := &net.TCPAddr{IP: net.IPv4(192, 0, 2, 7), Port: 8080}
+		req = req.WithContext(context.WithValue(req.Context(), http.LocalAddrContextKey, addr))
+		w := httptest.NewRecorder()
+		srv.Handler().ServeHTTP(w, req)
+		var list struct{ URI string }
+		if err := json.Unmarshal(w.Body.Bytes(), &list); err != nil || w.Code != http.StatusOK {
+			t.Fatalf("%d %s", w.Code, w.Body)
+		}
+		if want := "http://192.0.2.7:8080/api_keys"; list.URI != want {
+			t.Errorf("listening %v: uri %q, want %q", listen, list.URI, want)
+		}
+	}
 }
