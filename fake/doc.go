@@ -3,8 +3,9 @@
 //
 // It behaves like the real service, as the project's contract writes it
 // down: authentication (Bearer API keys, compared in constant time, never
-// echoed), the Service-Version header (and Ngrok-Version, the real
-// service's name for it), routing with 404 and 405, strict JSON bodies
+// echoed; a body is not read before it succeeds), the Service-Version
+// header (and Ngrok-Version, the real service's name for it), routing with
+// 404 and 405, strict JSON bodies
 // (1 MiB limit, unknown members rejected), validation by the domain
 // packages' own Validate methods, the contract's status codes and error
 // bodies with operation ids, time-ordered ids, absolute uris, pagination
@@ -34,7 +35,9 @@
 //     path, through the same validation as the API: [Seed], [Server.LoadFixtures].
 //   - Inspect state: [Get], [List] (copies).
 //   - See what was sent: [Server.Journal], with the Authorization header never
-//     recorded and secrets redacted.
+//     recorded, secrets redacted, no body of a request that failed
+//     authentication, and at most a byte budget ([WithJournalBudget],
+//     [Server.SetJournalBudget]).
 //   - Inject faults: [Server.React] and the helpers [Server.FailNext],
 //     [Server.RateLimitNext], [Server.DropNext], [Server.DropAfterNext]
 //     (the request takes effect, its answer is lost), [Server.Latency].
@@ -45,12 +48,31 @@
 // A Server is safe for concurrent use. The package has no package-level
 // mutable state and does not import testing.
 //
+// # Two dialects
+//
+// The fake speaks the specification's dialect and the real service's (see
+// [acctapi.Dialect]), and tells them by the version header: a request that
+// sends Ngrok-Version (in any letter case) and no Service-Version speaks
+// the real service's, as that service's own clients and an
+// [acctapi.Client] built with acctapi.WithDialect(acctapi.DialectReal) do;
+// every other request speaks the specification's. In the real service's
+// dialect a body may name event targets as that service does (datadog,
+// azure_logs_ingestion, aws_access_key_id, …; see events.Translate, which
+// the fake runs before its strict member check; a member given in both
+// spellings is a 400), a list may be paged with beforeId as well as
+// before_id (next_page_uri still uses before_id), and the answer, field
+// paths of errors included, uses the real names. The store holds one
+// model; only the wire differs.
+//
 // # Where the fake differs from the real service
 //
 // The fake follows the project's contract where the real service's
 // behaviour is not documented: its own error codes for not found, 405 and
 // inactive service users; 401 (not 403) for authentication failures;
 // next_page_uri carrying the filter; filters on tunnel group backends.
+// In the real service's dialect, format is answered "JSON" (the real
+// service's sample shows "json") and a target lists the historic s3
+// member beside the real service's five.
 // Secrets (event destination credentials) are returned on reads as stored;
 // the journal redacts them. Events are never delivered. Endpoints and
 // tunnels are seeded, not created by agents. Bodies are stricter than Go's
