@@ -201,27 +201,13 @@ func boundary(capacity int) []float64 {
 	return at
 }
 
-// periodic is a burst of capacity requests at one instant once every
-// period windows (delta 0), or every 1+delta windows with delta drawn
-// afresh from [0, maxDelta) for each burst, over about windows windows.
-// A client sending a batch from a cron job does this; an exact sliding log
-// admits every burst in full whenever the period is at least a window.
-func periodic(windows int, maxDelta float64) pattern {
-	return func(capacity int) []float64 {
-		rng := rand.New(rand.NewPCG(11, 11))
-		var at []float64
-		for t := 0.25; t < float64(windows); t += 1 + maxDelta*rng.Float64() {
-			for range capacity {
-				at = append(at, t)
-			}
-		}
-		return at
-	}
-}
-
-// periodicSpread is periodic with each burst spread evenly over spread
-// windows instead of one instant.
-func periodicSpread(windows int, maxDelta, spread float64) pattern {
+// periodic is a burst of capacity requests once every window (maxDelta
+// 0) or every 1+delta windows with delta drawn afresh from [0, maxDelta)
+// for each burst, over about windows windows; each burst is spread evenly
+// over spread windows (0: at one instant). A client sending a batch from a
+// cron job does this; an exact sliding log admits every burst in full
+// whenever the period is at least a window.
+func periodic(windows int, maxDelta, spread float64) pattern {
 	return func(capacity int) []float64 {
 		rng := rand.New(rand.NewPCG(13, 13))
 		var at []float64
@@ -276,11 +262,11 @@ func BenchmarkAccuracy(b *testing.B) {
 				case "poisson-1.5x":
 					p = poisson(n)
 				case "periodic-burst":
-					p = periodic(n, 0)
+					p = periodic(n, 0, 0)
 				case "periodic-burst+delta":
-					p = periodic(n, 1.0/60)
+					p = periodic(n, 1.0/60, 0)
 				case "periodic-spread+delta":
-					p = periodicSpread(n, 1.0/60, 0.01)
+					p = periodic(n, 1.0/60, 0.01)
 				}
 				if virtual {
 					window = time.Minute
