@@ -72,9 +72,9 @@ func (s *Server) baseURL(r *http.Request) string {
 	return scheme + "://" + host
 }
 
-// ServeHTTP serves one API request: faults first, then authentication,
-// version, routing, body checks, validation and the operation. After Close
-// it answers 503.
+// ServeHTTP serves one API request: authentication (before the body is
+// read), faults, version, routing, body checks, validation and the
+// operation. After Close it answers 503.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !s.enter() {
 		w.Header().Set("Content-Type", "application/json")
@@ -108,6 +108,14 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	body := c.body // as it came, for the journal; checkBody may replace c.body
 
 	re := s.react(c)
+	if authErr == nil && re.answer == nil && !re.drop && s.hasReactors() {
+		// A reactor may have delayed the request: serve it from the state
+		// as it is now, as if it had only now arrived, its key included.
+		c.hasRead = false
+		if authErr = guard(func() error { return s.authenticate(c) }); authErr != nil {
+			body = nil
+		}
+	}
 	var status int
 	var out any
 	var err error
@@ -176,6 +184,13 @@ func encode(c *call, h http.Header, status int, out any, err error) (int, []byte
 // the body the journal keeps holds little unused capacity.
 func readBody(body io.Reader, size int64) ([]byte, error) {
 	return iox.ReadAll(io.LimitReader(body, MaxBodyBytes+1), min(size, MaxBodyBytes))
+}
+
+// hasReactors reports whether any fault reactor is installed.
+func (s *Server) hasReactors() bool {
+	s.faults.mu.Lock()
+	defer s.faults.mu.Unlock()
+	return len(s.faults.reactors) > 0
 }
 
 // guard runs fn, turning a panic into a 500 answer.

@@ -596,3 +596,36 @@ func TestBaseURLWithoutHost(t *testing.T) {
 		}
 	}
 }
+
+// TestReactorSeesStateAfter checks that a request goes on from the state
+// as a reactor (say, a delay) leaves it: what was written meanwhile is
+// seen, and a key deleted meanwhile no longer authenticates.
+func TestReactorSeesStateAfter(t *testing.T) {
+	t.Parallel()
+	srv, _ := start(t)
+	remove := srv.React("GET", "/service_users", func(*http.Request) *fake.Fault {
+		must(fake.Seed[account.ServiceUser](srv, "", &account.ServiceUserCreate{Name: "meanwhile"}))(t)
+		return nil
+	})
+	var list account.ServiceUserList
+	raw(t, srv, "GET", "/service_users", nil, "").decode(t, &list)
+	if len(list.ServiceUsers) != 1 || list.ServiceUsers[0].Name != "meanwhile" {
+		t.Errorf("list after a reactor's write: %+v", list.ServiceUsers)
+	}
+	remove()
+
+	key := must(account.NewAPIKeys(srv.Client()).Create(t.Context(), &account.APIKeyCreate{}))(t)
+	srv.React("POST", "/service_users", func(*http.Request) *fake.Fault {
+		if err := account.NewAPIKeys(srv.Client()).Delete(context.Background(), key.ID); err != nil {
+			t.Error(err)
+		}
+		return nil
+	})
+	r := raw(t, srv, "POST", "/service_users", map[string]string{"Authorization": "Bearer " + *key.Token}, `{"name":"late"}`)
+	if r.status != http.StatusUnauthorized {
+		t.Errorf("key deleted by a reactor: %d %s", r.status, r.body)
+	}
+	if e := srv.Journal(); e[len(e)-1].RequestBody != "" {
+		t.Errorf("refused request journaled with its body %q", e[len(e)-1].RequestBody)
+	}
+}
