@@ -124,11 +124,13 @@ func (l *Limiter) allowShared(key string, now time.Time) Decision {
 func (s *shared) allow(ctx context.Context, key string, capacity int64, window time.Duration, now time.Time) (Decision, error) {
 	ctx, cancel := context.WithTimeout(ctx, s.timeout)
 	d, err := s.store.Allow(ctx, Bucket{Limit: s.limit, Key: key, Capacity: capacity, Window: window}, now)
+	// A client may report its deadline as its own error (an i/o timeout).
+	late := errors.Is(ctx.Err(), context.DeadlineExceeded)
 	cancel()
 	if err == nil {
 		return d, nil
 	}
-	if errors.Is(err, context.DeadlineExceeded) {
+	if late || errors.Is(err, context.DeadlineExceeded) {
 		err = fmt.Errorf("%w (%v): %w", ErrStoreTimeout, s.timeout, err)
 	} else {
 		err = fmt.Errorf("ratelimit: store: %w", err)
