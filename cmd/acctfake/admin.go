@@ -9,7 +9,6 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"path"
 	"slices"
 	"strconv"
 	"strings"
@@ -358,21 +357,17 @@ func (a *admin) journal(r *http.Request, _ string) (int, any, error) {
 	return http.StatusOK, page, nil
 }
 
-// validPattern reports whether p is a path pattern as [fake.Server.React]
-// takes it: a [path.Match] pattern starting with /, where a final "/**"
-// also matches any deeper path.
+// validPattern reports whether p is a path pattern as [fake.MatchPath]
+// takes it.
 func validPattern(p string) bool {
-	_, err := path.Match(p, "/")
-	return err == nil && strings.HasPrefix(p, "/")
+	_, err := fake.MatchPath(p, "/")
+	return err == nil
 }
 
 // matchPattern matches a journaled path against a valid pattern, as
 // [fake.Server.React] does.
 func matchPattern(pattern, p string) bool {
-	if prefix, ok := strings.CutSuffix(pattern, "/**"); ok {
-		return prefix == "" || p == prefix || strings.HasPrefix(p, prefix+"/")
-	}
-	ok, _ := path.Match(pattern, p)
+	ok, _ := fake.MatchPath(pattern, p)
 	return ok
 }
 
@@ -419,9 +414,9 @@ type adminFault struct {
 // fault checks spec and returns the [fake.Fault] it describes.
 func (spec *faultSpec) fault() (*fake.Fault, error) {
 	switch spec.Method {
-	case "", "*", "GET", "POST", "PATCH", "PUT", "DELETE", "HEAD", "OPTIONS":
+	case "", "*", "GET", "POST", "PATCH", "DELETE":
 	default:
-		return nil, invalid("method", "method %q is not an HTTP method in upper case, or * for any.", trunc.String(spec.Method, 16))
+		return nil, invalid("method", "method %q is not one the fake serves (GET, POST, PATCH, DELETE), or * for any.", trunc.String(spec.Method, 16))
 	}
 	if !validPattern(spec.Path) {
 		return nil, invalid("path", `path %q is not a pattern starting with / (such as "/service_users/*" or "/backends/**").`, trunc.String(spec.Path, 64))
@@ -481,13 +476,11 @@ func (a *admin) addFault(r *http.Request, _ string) (status int, out any, err er
 	if err != nil {
 		return 0, nil, err
 	}
+	if err := a.srv.CheckTarget(spec.Method, spec.Path); err != nil { // a pattern no path of the fake matches
+		return 0, nil, invalid("path", "%.200v.", err)
+	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	defer func() {
-		if v := recover(); v != nil { // React refusing the method or pattern
-			status, out, err = 0, nil, invalid("path", "%.200v", v)
-		}
-	}()
 	a.nextID++
 	af := &adminFault{ID: "flt_" + strconv.Itoa(a.nextID), faultSpec: spec}
 	if spec.Times > 0 {
