@@ -85,6 +85,12 @@ type (
 // throughout, and a JSON body.
 func realClientRequest(t *testing.T, srv *fake.Server, method, path, body string) response {
 	t.Helper()
+	return realClientVersion(t, srv, method, path, body, "2")
+}
+
+// realClientVersion is realClientRequest with ngrok-version set to version.
+func realClientVersion(t *testing.T, srv *fake.Server, method, path, body, version string) response {
+	t.Helper()
 	var rd io.Reader
 	if body != "" {
 		rd = strings.NewReader(body)
@@ -94,7 +100,7 @@ func realClientRequest(t *testing.T, srv *fake.Server, method, path, body string
 		t.Fatal(err)
 	}
 	req.Header["authorization"] = []string{"Bearer " + srv.APIKey()}
-	req.Header["ngrok-version"] = []string{"2"}
+	req.Header["ngrok-version"] = []string{version}
 	if body != "" {
 		req.Header["content-type"] = []string{"application/json"}
 	}
@@ -273,18 +279,9 @@ func realClientChecks(t *testing.T, srv *fake.Server) {
 			status        int
 			code          string
 		}{{"2", "2", 200, ""}, {"wrong", "3", 400, acctapi.CodeBadVersion}, {"empty", " ", 400, acctapi.CodeNoVersion}} {
-			req, _ := http.NewRequest("GET", srv.URL+"/api_keys", nil)
-			req.Header["authorization"] = []string{"Bearer " + srv.APIKey()}
-			req.Header["ngrok-version"] = []string{tt.version}
-			resp, err := srv.HTTPClient().Do(req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			b, _ := io.ReadAll(resp.Body)
-			resp.Body.Close()
-			r := response{status: resp.StatusCode, body: b}
+			r := realClientVersion(t, srv, "GET", "/api_keys", "", tt.version)
 			if r.status != tt.status || (tt.code != "" && r.apiErr(t).ErrorCode != tt.code) {
-				t.Errorf("ngrok-version %q: %d %s, want %d %s", tt.version, r.status, b, tt.status, tt.code)
+				t.Errorf("ngrok-version %q: %d %s, want %d %s", tt.version, r.status, r.body, tt.status, tt.code)
 			}
 		}
 	})

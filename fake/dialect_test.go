@@ -1,3 +1,4 @@
+//lint:file-ignore SA1019 the round trip covers the deprecated bot-user alias on purpose.
 package fake_test
 
 import (
