@@ -16,7 +16,7 @@ import (
 var rootAPI = []string{
 	"APIVersion", "Client", "Client.BaseURL", "Client.Dialect", "Client.Do",
 	"CodeBadAuthorization", "CodeBadContentType", "CodeBadFilter", "CodeBadLimit", "CodeBadVersion",
-	"CodeBodyTooLarge", "CodeDescriptionTooLong", "CodeInactivePrincipal", "CodeInternal", "CodeInvalidJSON",
+	"CodeBodyTooLarge", "CodeDescriptionTooLong", "CodeHeadersTooLarge", "CodeInactivePrincipal", "CodeInternal", "CodeInvalidJSON",
 	"CodeInvalidToken", "CodeInvalidValue", "CodeMetadataTooLong", "CodeMethodNotAllowed", "CodeNameTaken",
 	"CodeNoAuthorization", "CodeNoRoute", "CodeNoVersion", "CodeNotFound", "CodeRateLimited",
 	"CodeRepeatedQueryParam", "CodeSourceTypeTaken", "CodeStillReferenced", "CodeUnavailable",
