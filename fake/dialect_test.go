@@ -317,3 +317,23 @@ func checkWireDialect(t *testing.T, srv *fake.Server, d acctapi.Dialect) {
 		}
 	}
 }
+
+// BenchmarkDialectDestination gets an event destination with a client of
+// each dialect: what translating the request and the answer costs the
+// real service's dialect.
+func BenchmarkDialectDestination(b *testing.B) {
+	for _, d := range dialects {
+		b.Run(d.String(), func(b *testing.B) {
+			srv, _ := start(b)
+			dests := events.NewDestinations(srv.Client(acctapi.WithDialect(d)))
+			ctx := context.Background()
+			dest := must(dests.Create(ctx, &events.DestinationCreate{Target: allTargets()["monitoring"]}))(b)
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := dests.Get(ctx, dest.ID); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
