@@ -71,7 +71,7 @@ type Store struct {
 	prefix      string
 	callerClock bool
 	guard       bool                             // the client may ignore ctx's deadline
-	observe     func(allowed bool, at time.Time) // tests: every decision's time
+	observe     func(key string, allowed bool, at time.Time) // tests: every decision's time
 }
 
 // An Option configures a [Store].
@@ -177,7 +177,7 @@ func (s *Store) Allow(ctx context.Context, b ratelimit.Bucket, now time.Time) (r
 		return ratelimit.Decision{}, fmt.Errorf("redisstore: script answered %d values, want 4", len(r))
 	}
 	if s.observe != nil {
-		s.observe(r[0] == 1, time.UnixMicro(r[3]))
+		s.observe(keys[0], r[0] == 1, time.UnixMicro(r[3]))
 	}
 	if r[0] == 1 {
 		return ratelimit.Decision{Allowed: true, Remaining: r[1]}, nil

@@ -70,7 +70,10 @@ func TestRedisProperties(t *testing.T) {
 		now := base
 		steps := rapid.IntRange(1, 300).Draw(t, "steps")
 		for i := range steps {
-			gap := rapid.SampledFrom([]time.Duration{0, time.Millisecond, time.Second, window / 7, window}).Draw(t, "gap")
+			gap := rapid.SampledFrom([]time.Duration{0, time.Microsecond, time.Second, window / 7, window - time.Microsecond, window}).Draw(t, "gap")
+			if rapid.Bool().Draw(t, "random gap") {
+				gap = time.Duration(rapid.Int64Range(0, int64(window)/int64(time.Microsecond)).Draw(t, "µs")) * time.Microsecond
+			}
 			now = now.Add(gap)
 			d, err := st.Allow(ctx, b, now)
 			if err != nil {

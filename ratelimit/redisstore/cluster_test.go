@@ -1,0 +1,179 @@
+package redisstore
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/acctapi/acctapi/ratelimit"
+	"github.com/redis/go-redis/v9"
+	"pgregory.net/rapid"
+)
+
+// TestMain lengthens the property tests when ACCTAPI_LONG is set, and
+// silences go-redis's log of failed dials (the fault tests stop the
+// server on purpose).
+func TestMain(m *testing.M) {
+	flag.Parse()
+	if os.Getenv("ACCTAPI_LONG") != "" {
+		if f := flag.Lookup("rapid.checks"); f != nil && f.Value.String() == "100" {
+			_ = flag.Set("rapid.checks", "5000")
+		}
+	}
+	redis.SetLogger(quiet{})
+	os.Exit(m.Run())
+}
+
+type quiet struct{}
+
+func (quiet) Printf(context.Context, string, ...any) {}
+
+// decision is one request as the server decided it: its bucket's Redis
+// key, whether it was admitted, and the time the script used.
+type decision struct {
+	key     string
+	allowed bool
+	at      time.Time
+}
+
+// TestAcrossProcesses: four limiters, each with its own store and client
+// (four processes), share one Redis and hit the same keys from 16
+// goroutines on random timelines. For every key, the log of admissions on
+// the server's timeline never has more than capacity in a window, and all
+// checks together admit at least 95% of what an exact sliding log admits
+// on the same requests.
+func TestAcrossProcesses(t *testing.T) {
+	srv := startServer(t)
+	var (
+		mu  sync.Mutex
+		log []decision
+	)
+	stores := make([]*Store, 4)
+	for i := range stores {
+		stores[i] = New(srv.client(), WithCallerClock())
+		stores[i].observe = func(key string, allowed bool, at time.Time) {
+			mu.Lock()
+			log = append(log, decision{key, allowed, at})
+			mu.Unlock()
+		}
+	}
+	const window = time.Minute
+	var admitted, exact, requests int
+	n := 0
+	rapid.Check(t, func(t *rapid.T) {
+		n++
+		log = log[:0]
+		capacity := rapid.SampledFrom([]int64{1, 3, 8, 9, 20, 100}).Draw(t, "capacity")
+		keys := rapid.IntRange(1, 3).Draw(t, "keys")
+		limiters := make([]*ratelimit.Limiter, len(stores))
+		for i, st := range stores {
+			// The same limit in every process; a new one per check.
+			l, err := ratelimit.NewLimiter(capacity, window, ratelimit.WithStore(prefixed{st, fmt.Sprint(n)}, ratelimit.FailClosed, 5*time.Second))
+			if err != nil {
+				t.Fatal(err)
+			}
+			limiters[i] = l
+		}
+		type req struct {
+			gap     time.Duration
+			key     string
+			limiter int
+		}
+		// The requests spread over a few windows (a quarter of them in
+		// bursts), so that admissions leave windows and come back.
+		span := time.Duration(rapid.IntRange(2, 6).Draw(t, "windows")) * window
+		counts := make([]int, 16)
+		total := 0
+		for g := range counts {
+			counts[g] = rapid.IntRange(0, 100).Draw(t, "requests")
+			total += counts[g]
+		}
+		maxGap := 8 * int64(span/time.Microsecond) / int64(3*max(total, 1))
+		plans := make([][]req, len(counts))
+		for g := range plans {
+			for range counts[g] {
+				gap := time.Duration(0)
+				if rapid.IntRange(0, 3).Draw(t, "burst") > 0 {
+					gap = time.Duration(rapid.Int64Range(0, maxGap).Draw(t, "gap µs")) * time.Microsecond
+				}
+				plans[g] = append(plans[g], req{gap, fmt.Sprint("k", rapid.IntRange(1, keys).Draw(t, "key")), rapid.IntRange(0, 3).Draw(t, "limiter")})
+			}
+		}
+		var clock atomic.Int64 // µs after base: the processes' shared timeline
+		var wg sync.WaitGroup
+		errs := make(chan error, len(plans))
+		for _, plan := range plans {
+			wg.Go(func() {
+				for _, r := range plan {
+					now := base.Add(time.Duration(clock.Add(int64(r.gap/time.Microsecond))) * time.Microsecond)
+					if _, err := limiters[r.limiter].AllowContext(context.Background(), r.key, now); err != nil {
+						errs <- err
+						return
+					}
+				}
+			})
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			t.Fatal(err)
+		}
+		byKey := map[string][]decision{}
+		for _, d := range log {
+			byKey[d.key] = append(byKey[d.key], d)
+		}
+		for key, ds := range byKey {
+			slices.SortStableFunc(ds, func(a, b decision) int { return a.at.Compare(b.at) })
+			var got []time.Time
+			for _, d := range ds {
+				if d.allowed {
+					got = append(got, d.at)
+				}
+			}
+			if m, at := maxInWindow(got, window); m > int(capacity) {
+				t.Fatalf("key %s: %d admissions in the window ending %v, capacity %d", key, m, at.Sub(base), capacity)
+			}
+			admitted += len(got)
+			requests += len(ds)
+			exact += exactLog(ds, capacity, window)
+		}
+	})
+	t.Logf("%d requests: admitted %d, an exact sliding log %d", requests, admitted, exact)
+	if float64(admitted) < 0.95*float64(exact) {
+		t.Errorf("admitted %d, less than 95%% of an exact sliding log's %d", admitted, exact)
+	}
+}
+
+// exactLog returns how many of ds (sorted by time) an exact sliding log
+// of capacity per window admits.
+func exactLog(ds []decision, capacity int64, window time.Duration) int {
+	var q []time.Time
+	n := 0
+	for _, d := range ds {
+		for len(q) > 0 && !q[0].Add(window).After(d.at) {
+			q = q[1:]
+		}
+		if int64(len(q)) < capacity {
+			q = append(q, d.at)
+			n++
+		}
+	}
+	return n
+}
+
+// prefixed gives every check of a property its own buckets.
+type prefixed struct {
+	s      *Store
+	prefix string
+}
+
+func (p prefixed) Allow(ctx context.Context, b ratelimit.Bucket, now time.Time) (ratelimit.Decision, error) {
+	b.Limit = p.prefix + b.Limit
+	return p.s.Allow(ctx, b, now)
+}
