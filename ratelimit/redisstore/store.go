@@ -70,7 +70,7 @@ type Store struct {
 	c           redis.Scripter
 	prefix      string
 	callerClock bool
-	guard       bool                             // the client may ignore ctx's deadline
+	guard       bool                                         // the client may ignore ctx's deadline
 	observe     func(key string, allowed bool, at time.Time) // tests: every decision's time
 }
 
