@@ -5,7 +5,9 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"os/exec"
 	"slices"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -16,9 +18,11 @@ import (
 	"pgregory.net/rapid"
 )
 
-// TestMain lengthens the property tests when ACCTAPI_LONG is set, and
+// TestMain lengthens the property tests when ACCTAPI_LONG is set,
 // silences go-redis's log of failed dials (the fault tests stop the
-// server on purpose).
+// server on purpose), and starts a redis-server for the examples at
+// REDIS_ADDR. Without redis-server (and ACCTAPI_REQUIRE_REDIS unset) it
+// skips the package, as each test would skip.
 func TestMain(m *testing.M) {
 	flag.Parse()
 	if os.Getenv("ACCTAPI_LONG") != "" {
@@ -27,7 +31,41 @@ func TestMain(m *testing.M) {
 		}
 	}
 	redis.SetLogger(quiet{})
-	os.Exit(m.Run())
+	os.Exit(run(m))
+}
+
+func run(m *testing.M) int {
+	bin, err := exec.LookPath("redis-server")
+	if err != nil {
+		if os.Getenv("ACCTAPI_REQUIRE_REDIS") != "" {
+			fmt.Fprintln(os.Stderr, "redis-server not found and ACCTAPI_REQUIRE_REDIS is set:", err)
+			return 1
+		}
+		fmt.Println("skipping: redis-server not found (apt-get install redis-server); set ACCTAPI_REQUIRE_REDIS=1 to make this a failure")
+		return 0
+	}
+	dir, err := os.MkdirTemp("", "redisstore")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	port, err := freePort()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	cmd, err := launch(bin, dir, port)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	}()
+	os.Setenv("REDIS_ADDR", "127.0.0.1:"+strconv.Itoa(port))
+	return m.Run()
 }
 
 type quiet struct{}

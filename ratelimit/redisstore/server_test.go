@@ -3,6 +3,7 @@ package redisstore
 import (
 	"bufio"
 	"context"
+	"fmt"
 	"net"
 	"os"
 	"os/exec"
@@ -35,31 +36,38 @@ func startServer(t testing.TB) *server {
 		}
 		t.Skip("redis-server not found (apt-get install redis-server); set ACCTAPI_REQUIRE_REDIS=1 to make this a failure")
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	port, err := freePort()
 	if err != nil {
 		t.Fatal(err)
 	}
-	port := ln.Addr().(*net.TCPAddr).Port
-	ln.Close()
 	s := &server{t: t, bin: bin, dir: t.TempDir(), port: port}
 	s.start()
 	t.Cleanup(s.stop)
 	return s
 }
 
-// start runs the server and returns once it accepts connections (it says
-// so on its standard output).
+// start runs the server and returns once it accepts connections.
 func (s *server) start() {
 	s.t.Helper()
-	cmd := exec.Command(s.bin, "--port", strconv.Itoa(s.port), "--bind", "127.0.0.1", "--dir", s.dir,
-		"--save", "", "--appendonly", "no", "--daemonize", "no", "--loglevel", "notice")
-	out, err := cmd.StdoutPipe()
+	cmd, err := launch(s.bin, s.dir, s.port)
 	if err != nil {
 		s.t.Fatal(err)
 	}
+	s.cmd = cmd
+}
+
+// launch starts redis-server on port with dir as its directory, without
+// persistence, and returns once it says it accepts connections.
+func launch(bin, dir string, port int) (*exec.Cmd, error) {
+	cmd := exec.Command(bin, "--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--dir", dir,
+		"--save", "", "--appendonly", "no", "--daemonize", "no", "--loglevel", "notice")
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
 	cmd.Stderr = cmd.Stdout
 	if err := cmd.Start(); err != nil {
-		s.t.Fatal(err)
+		return nil, err
 	}
 	sc := bufio.NewScanner(out)
 	var log []string
@@ -70,12 +78,21 @@ func (s *server) start() {
 				for sc.Scan() {
 				}
 			}()
-			s.cmd = cmd
-			return
+			return cmd, nil
 		}
 	}
 	_ = cmd.Wait()
-	s.t.Fatalf("redis-server did not start:\n%s", strings.Join(log, "\n"))
+	return nil, fmt.Errorf("redis-server did not start:\n%s", strings.Join(log, "\n"))
+}
+
+// freePort returns a loopback TCP port that was free a moment ago.
+func freePort() (int, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port, nil
 }
 
 // stop kills the server and waits for it; a stopped server stays stopped.
