@@ -14,10 +14,6 @@ import (
 	"github.com/acctapi/acctapi"
 )
 
-// codeHeadersTooLarge is the error_code of a 431: the contract's catalogue
-// has none, so this is the project's own.
-const codeHeadersTooLarge = "ERR_ACCTAPI_HEADERS_TOO_LARGE"
-
 // adminPrefix is the admin API's path prefix, which no path of the account
 // API uses.
 const adminPrefix = "/_acctfake/"
@@ -41,7 +37,7 @@ var errTimeout = errors.New("request timeout")
 
 func (f *frontend) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if n := headerBytes(r); n > f.maxHeaderBytes {
-		writeError(w, http.StatusRequestHeaderFieldsTooLarge, codeHeadersTooLarge, "",
+		writeError(w, http.StatusRequestHeaderFieldsTooLarge, acctapi.CodeHeadersTooLarge, "",
 			fmt.Sprintf("The request line and headers are %d bytes; this server reads at most %d.", n, f.maxHeaderBytes))
 		return
 	}

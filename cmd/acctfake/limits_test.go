@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/acctapi/acctapi"
 )
 
 // send makes one request to the program and returns its answer, with
@@ -47,8 +49,8 @@ func TestHeaderTooLarge(t *testing.T) {
 	big := http.Header{"X-Big": {strings.Repeat("h", 2*maxHeaderBytes)}}
 	if got := send(t, "GET", p.base+"/api_keys", p.key, big, nil); got.status != http.StatusRequestHeaderFieldsTooLarge {
 		t.Errorf("a %d-byte header: status %d, want 431", 2*maxHeaderBytes, got.status)
-	} else if code, _ := got.errorBody(t); code != codeHeadersTooLarge {
-		t.Errorf("431's error_code %q, want %q", code, codeHeadersTooLarge)
+	} else if code, _ := got.errorBody(t); code != acctapi.CodeHeadersTooLarge {
+		t.Errorf("431's error_code %q, want %q", code, acctapi.CodeHeadersTooLarge)
 	}
 	// Headers under the limit are served.
 	ok := http.Header{"X-Fine": {strings.Repeat("h", maxHeaderBytes/2)}}
