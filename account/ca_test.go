@@ -9,7 +9,9 @@ import (
 	"encoding/asn1"
 	"encoding/pem"
 	"errors"
+	"fmt"
 	"math/big"
+	"os"
 	"testing"
 	"time"
 
@@ -110,4 +112,58 @@ func TestParseCARejects(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestValidateParsed: ValidateParsed answers as Validate does, and returns
+// ParseCA's result for a valid request (nil with the error otherwise).
+func TestValidateParsed(t *testing.T) {
+	t.Parallel()
+	ca := selfSigned(x509.Certificate{IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign})
+	want, err := account.ParseCA(ca)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		name string
+		in   account.CertificateAuthorityCreate
+		ok   bool
+	}{
+		{"valid", account.CertificateAuthorityCreate{CAPEM: ca, Description: "d"}, true},
+		{"not a CA", account.CertificateAuthorityCreate{CAPEM: leafPEM}, false},
+		{"CA, but the description is too long", account.CertificateAuthorityCreate{CAPEM: ca, Description: string(make([]byte, acctapi.MaxDescriptionBytes+1))}, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			info, err := tt.in.ValidateParsed()
+			if verr := tt.in.Validate(); fmt.Sprint(verr) != fmt.Sprint(err) {
+				t.Errorf("ValidateParsed's error %v, Validate's %v", err, verr)
+			}
+			switch {
+			case tt.ok && err != nil:
+				t.Fatalf("ValidateParsed: %v", err)
+			case tt.ok:
+				if diff := cmp.Diff(want, info); diff != "" {
+					t.Errorf("ValidateParsed's info (-ParseCA +got):\n%s", diff)
+				}
+			case err == nil || info != nil:
+				t.Errorf("ValidateParsed = %+v, %v; want nil and an error", info, err)
+			}
+		})
+	}
+}
+
+// A server validates a certificate authority once and keeps what
+// validation read of the certificate (the fake does so).
+func ExampleCertificateAuthorityCreate_ValidateParsed() {
+	pemText, err := os.ReadFile("testdata/ca.pem")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	info, err := (&account.CertificateAuthorityCreate{CAPEM: string(pemText)}).ValidateParsed()
+	fmt.Println(info.SubjectCommonName, info.NotAfter.Year(), err)
+	_, err = (&account.CertificateAuthorityCreate{}).ValidateParsed()
+	fmt.Println(err)
+	// Output:
+	// Example Root CA 2034 <nil>
+	// acctapi: ca_pem: is required
 }

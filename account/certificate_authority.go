@@ -168,22 +168,36 @@ type CertificateAuthorityCreate struct {
 
 // Validate checks the request against the API's rules.
 func (r *CertificateAuthorityCreate) Validate() error {
-	return errors.Join(
-		field.CheckDescription("description", r.Description),
-		field.CheckMetadata("metadata", r.Metadata),
-		checkCAPEM(r.CAPEM),
-	)
+	_, err := r.ValidateParsed()
+	return err
 }
 
-func checkCAPEM(s string) error {
-	if s == "" {
-		return field.Invalid("ca_pem", "is required")
+// ValidateParsed is [CertificateAuthorityCreate.Validate] that also returns
+// what it read from CAPEM ([ParseCA]'s result), or nil with the error when
+// the request is not valid. A server (the fake) calls it instead of
+// Validate, so that it reads the certificate once.
+func (r *CertificateAuthorityCreate) ValidateParsed() (*CAInfo, error) {
+	info, caErr := checkCAPEM(r.CAPEM)
+	if err := errors.Join(
+		field.CheckDescription("description", r.Description),
+		field.CheckMetadata("metadata", r.Metadata),
+		caErr,
+	); err != nil {
+		return nil, err
 	}
-	if _, err := ParseCA(s); err != nil {
-		return &acctapi.FieldError{Field: "ca_pem", Code: acctapi.CodeInvalidValue,
+	return info, nil
+}
+
+func checkCAPEM(s string) (*CAInfo, error) {
+	if s == "" {
+		return nil, field.Invalid("ca_pem", "is required")
+	}
+	info, err := ParseCA(s)
+	if err != nil {
+		return nil, &acctapi.FieldError{Field: "ca_pem", Code: acctapi.CodeInvalidValue,
 			Reason: "must be exactly one PEM-encoded CA certificate", Err: err}
 	}
-	return nil
+	return info, nil
 }
 
 // CertificateAuthorityUpdate is the body of an update request. Nil members

@@ -384,3 +384,34 @@ func TestBoundEndpointsBudget(t *testing.T) {
 		t.Fatalf("over budget: %v, want 400 %s", err, acctapi.CodeBadFilter)
 	}
 }
+
+// TestOperatorRequestsThroughValidation: an operator's requests reach the
+// store with what validation parsed (the fake decodes them into its own
+// types, which keep it): a body id that differs from the path is refused,
+// a CSR is signed and selectors bind, through the API and through Seed.
+func TestOperatorRequestsThroughValidation(t *testing.T) {
+	t.Parallel()
+	srv, _ := start(t)
+	ops := k8sop.NewOperators(srv.Client())
+	op := must(fake.Seed[*k8sop.Operator](srv, "", &k8sop.OperatorCreate{EnabledFeatures: []string{"bindings"},
+		Binding: &k8sop.BindingCreate{CSR: newCSR(t, "seeded"), EndpointSelectors: []string{`"kubernetes" in endpoint.bindings`}}}))(t)
+	if op.Binding.Cert.Cert == "" {
+		t.Errorf("seeded operator's CSR was not signed: %+v", op.Binding)
+	}
+	ep := must(fake.Seed[k8sop.Endpoint](srv, "", &k8sop.Endpoint{Bindings: []string{"kubernetes"}}))(t)
+	if got := collect(t, ops.BoundEndpoints(t.Context(), op.ID, nil)); len(got) != 1 || got[0].ID != ep.ID {
+		t.Errorf("bound endpoints of the seeded operator: %+v, want %s", got, ep.ID)
+	}
+	path := "/kubernetes_operators/" + op.ID
+	r := raw(t, srv, "PATCH", path, nil, `{"id":"k8sop_other","description":"x"}`)
+	if e := r.apiErr(t); r.status != http.StatusBadRequest || e.ErrorCode != acctapi.CodeInvalidValue || e.Details["field"] != "id" {
+		t.Errorf("PATCH with another id: %d %s, want 400 on id", r.status, r.body)
+	}
+	up := must(ops.Update(t.Context(), &k8sop.OperatorUpdate{ID: op.ID, Binding: &k8sop.BindingUpdate{CSR: ptr(newCSR(t, "renewed")), EndpointSelectors: &[]string{}}}))(t)
+	if up.Binding.Cert.Cert == "" || up.Binding.Cert.Cert == op.Binding.Cert.Cert {
+		t.Errorf("updated CSR not signed anew: %+v", up.Binding.Cert)
+	}
+	if got := collect(t, ops.BoundEndpoints(t.Context(), op.ID, nil)); len(got) != 0 {
+		t.Errorf("bound endpoints after the selectors were emptied: %+v", got)
+	}
+}

@@ -98,6 +98,51 @@ func ExampleServer_FailNext() {
 	// ci <nil>
 }
 
+// FaultNext injects a fault with its own error code and message; like
+// every fault helper it returns a function that removes the fault, and it
+// refuses, when added, a method or path pattern that the fake never
+// serves (CheckTarget says why, the helpers panic).
+func ExampleServer_FaultNext() {
+	srv, err := fake.New(fake.WithoutListener(), fake.WithIDSeed(1))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer srv.Close()
+	srv.FaultNext(http.MethodDelete, "/api_keys/*", 1, fake.Fault{Status: http.StatusConflict, Code: "ERR_NGROK_999", Msg: "Key in use."})
+	err = account.NewAPIKeys(srv.Client()).Delete(context.Background(), "ak_1")
+	var apiErr *acctapi.Error
+	if errors.As(err, &apiErr) {
+		fmt.Println(apiErr.StatusCode, apiErr.ErrorCode, apiErr.Msg)
+	}
+
+	remove := srv.FailNext(http.MethodGet, "/service_users/*", 1, http.StatusServiceUnavailable)
+	remove() // not used after all
+
+	fmt.Println(srv.CheckTarget("get", "/service_users/*"))
+	fmt.Println(srv.CheckTarget(http.MethodGet, "/service_user/*"))
+	// Output:
+	// 409 ERR_NGROK_999 Key in use.
+	// fake: method "get" is not one the fake serves (DELETE, GET, PATCH, POST), or "" or "*" for any
+	// fake: pattern "/service_user/*" matches no path the fake serves with GET (such as "/service_users", "/service_users/*", "/backends/**", "/**")
+}
+
+// MatchPath is how fault patterns match request paths.
+func ExampleMatchPath() {
+	for _, p := range []string{"/service_users/service_1", "/service_users", "/backends/failover/bkdfo_1"} {
+		one, _ := fake.MatchPath("/service_users/*", p)
+		deep, _ := fake.MatchPath("/backends/**", p)
+		fmt.Println(p, one, deep)
+	}
+	_, err := fake.MatchPath("service_users/*", "/service_users/x")
+	fmt.Println(err)
+	// Output:
+	// /service_users/service_1 true false
+	// /service_users false false
+	// /backends/failover/bkdfo_1 false true
+	// fake: pattern "service_users/*" does not start with /
+}
+
 // DropAfterNext loses the answer to a request that took effect: the case
 // in which a client that retried a POST would create twice. The journal
 // marks the dropped answer.

@@ -2,6 +2,7 @@ package fake
 
 import (
 	"net/http"
+	"reflect"
 	"time"
 
 	"github.com/google/cel-go/common/types"
@@ -97,7 +98,7 @@ func (s *Server) registerAccount() {
 	register(s, keys)
 	s.keys = keys.table
 
-	cas := &resource[account.CertificateAuthority, *account.CAInfo, account.CertificateAuthorityCreate, account.CertificateAuthorityUpdate]{
+	cas := &resource[account.CertificateAuthority, none, caCreate, account.CertificateAuthorityUpdate]{
 		Desc: resources.CertificateAuthorities,
 		field: func(v account.CertificateAuthority, name string) ref.Val {
 			switch name {
@@ -110,30 +111,44 @@ func (s *Server) registerAccount() {
 			}
 			return annotated(name, v.ID, v.Description, v.Metadata, v.CreatedAt)
 		},
-		// The certificate is parsed before the write transaction, and what
-		// it holds goes to build.
-		prepare: func(o *op, in *account.CertificateAuthorityCreate, _ *account.CertificateAuthorityUpdate) (*account.CAInfo, error) {
-			if in == nil {
-				return nil, nil
-			}
-			info, err := account.ParseCA(in.CAPEM)
-			if err != nil {
-				return nil, &apiError{status: http.StatusBadRequest, code: acctapi.CodeInvalidValue, field: "ca_pem", msg: err.Error()}
-			}
-			return info, nil
+		// What validation read from the certificate (caCreate) is what
+		// the authority shows.
+		build: func(o *op, id string, in *caCreate, _ none) (account.CertificateAuthority, none, error) {
+			return account.CertificateAuthority{ID: id, CreatedAt: o.now, Description: in.Description, Metadata: in.Metadata, CAPEM: in.CAPEM, CAInfo: *in.info}, none{}, nil
 		},
-		build: func(o *op, id string, in *account.CertificateAuthorityCreate, info *account.CAInfo) (account.CertificateAuthority, *account.CAInfo, error) {
-			return account.CertificateAuthority{ID: id, CreatedAt: o.now, Description: in.Description, Metadata: in.Metadata, CAPEM: in.CAPEM, CAInfo: *info}, nil, nil
-		},
-		apply: func(o *op, cur store.Row[account.CertificateAuthority, *account.CAInfo], in *account.CertificateAuthorityUpdate, _ *account.CAInfo) (account.CertificateAuthority, *account.CAInfo, error) {
+		apply: func(o *op, cur store.Row[account.CertificateAuthority, none], in *account.CertificateAuthorityUpdate, _ none) (account.CertificateAuthority, none, error) {
 			v := cur.Value
 			patch(&v.Description, in.Description)
 			patch(&v.Metadata, in.Metadata)
-			return v, nil, nil
+			return v, none{}, nil
 		},
 	}
 	cas.render = renderAt(cas.Name, func(v *account.CertificateAuthority) (*string, string) { return &v.URI, v.ID })
 	register(s, cas)
+	seedAs[account.CertificateAuthorityCreate, caCreate](s)
+}
+
+// caCreate is a certificate authority's create request as the fake decodes
+// it: its Validate is the domain package's ValidateParsed, and keeps what
+// that read of the certificate for build, so the certificate is parsed
+// once.
+type caCreate struct {
+	account.CertificateAuthorityCreate
+	info *account.CAInfo // set by a successful Validate
+}
+
+// Validate validates the request and keeps what it read of the
+// certificate.
+func (r *caCreate) Validate() (err error) {
+	r.info, err = r.CertificateAuthorityCreate.ValidateParsed()
+	return err
+}
+
+// seedAs makes Seed and fixtures take the domain package's create request
+// D for a resource the fake registered with its own request type C, which
+// embeds D (and so decodes the same JSON).
+func seedAs[D, C any](s *Server) {
+	s.resByIn[reflect.TypeFor[D]()] = s.resByIn[reflect.TypeFor[C]()]
 }
 
 // apiKeys describes API keys but for build, which needs the server's

@@ -1,6 +1,7 @@
 package fake
 
 import (
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"net/http"
@@ -14,11 +15,6 @@ import (
 	"github.com/acctapi/acctapi/k8sop"
 )
 
-// badRequest is a 400 on one field with the generic invalid-value code.
-func badRequest(field, msg string) *apiError {
-	return &apiError{status: http.StatusBadRequest, code: acctapi.CodeInvalidValue, field: field, msg: msg}
-}
-
 // operatorExtra is what prepare makes of an operator request before the
 // write transaction: the certificate signed for its CSR and its compiled
 // endpoint selectors. The store keeps the selectors beside the operator,
@@ -28,14 +24,11 @@ type operatorExtra struct {
 	cert *k8sop.Cert      // nil: no CSR
 }
 
-// signCSR signs a binding's CSR with the fake's CA; "" signs nothing (nil).
-func signCSR(o *op, csr string) (*k8sop.Cert, error) {
-	if csr == "" {
+// signCSR signs a binding's parsed CSR with the fake's CA; nil signs
+// nothing (nil).
+func signCSR(o *op, req *x509.CertificateRequest) (*k8sop.Cert, error) {
+	if req == nil {
 		return nil, nil
-	}
-	req, err := k8sop.ParseCSR(csr)
-	if err != nil {
-		return nil, badRequest("binding.csr", err.Error())
 	}
 	pemText, nb, na, err := o.env.signer.sign(req, o.now)
 	if err != nil {
@@ -44,41 +37,46 @@ func signCSR(o *op, csr string) (*k8sop.Cert, error) {
 	return &k8sop.Cert{Cert: pemText, NotBefore: nb, NotAfter: na}, nil
 }
 
-// compileSelectors compiles endpoint selectors; none compile to nil.
-func compileSelectors(exprs []string) (*k8sop.Selectors, error) {
-	if len(exprs) == 0 {
-		return nil, nil
+// opCreate and opUpdate are an operator's requests as the fake decodes
+// them: their Validate is the domain package's ValidateParsed, and keeps
+// the selectors it compiled and the CSR it parsed for prepareOperator, so
+// each is read once.
+type (
+	opCreate struct {
+		k8sop.OperatorCreate
+		parsed k8sop.ParsedBinding // set by a successful Validate
 	}
-	sel, err := k8sop.CompileSelectors(exprs)
-	if err != nil {
-		return nil, fromValidation(field.Prefix("binding", err))
+	opUpdate struct {
+		k8sop.OperatorUpdate
+		parsed k8sop.ParsedBinding // set by a successful Validate
 	}
-	return sel, nil
+)
+
+// Validate validates the request and keeps what it parsed of the binding.
+func (r *opCreate) Validate() (err error) {
+	r.parsed, err = r.OperatorCreate.ValidateParsed()
+	return err
 }
 
-// prepareOperator signs a create's or an update's CSR and compiles its
-// selectors before the write transaction, so that neither holds up other
-// writes; build and apply take both from what it returns.
-func prepareOperator(o *op, in *k8sop.OperatorCreate, up *k8sop.OperatorUpdate) (*operatorExtra, error) {
-	var csr string
-	var exprs []string
-	switch {
-	case in != nil && in.Binding != nil:
-		csr, exprs = in.Binding.CSR, in.Binding.EndpointSelectors
-	case up != nil && up.Binding != nil:
-		if up.Binding.CSR != nil {
-			csr = *up.Binding.CSR
-		}
-		if up.Binding.EndpointSelectors != nil {
-			exprs = *up.Binding.EndpointSelectors
-		}
+// Validate validates the request and keeps what it parsed of the binding.
+func (r *opUpdate) Validate() (err error) {
+	r.parsed, err = r.OperatorUpdate.ValidateParsed()
+	return err
+}
+
+// prepareOperator signs a create's or an update's CSR before the write
+// transaction, so that signing does not hold up other writes; build and
+// apply take the certificate and the selectors validation compiled from
+// what it returns.
+func prepareOperator(o *op, in *opCreate, up *opUpdate) (*operatorExtra, error) {
+	var p k8sop.ParsedBinding
+	if in != nil {
+		p = in.parsed
+	} else {
+		p = up.parsed
 	}
-	sel, err := compileSelectors(exprs)
-	if err != nil {
-		return nil, err
-	}
-	cert, err := signCSR(o, csr)
-	return &operatorExtra{sel: sel, cert: cert}, err
+	cert, err := signCSR(o, p.CSR)
+	return &operatorExtra{sel: p.Selectors, cert: cert}, err
 }
 
 // defaultIngress gives an operator with bindings the configured ingress
@@ -100,10 +98,10 @@ func principalURI(base, id string) string {
 }
 
 func (s *Server) registerOperators() {
-	operators := &resource[k8sop.Operator, *operatorExtra, k8sop.OperatorCreate, k8sop.OperatorUpdate]{
+	operators := &resource[k8sop.Operator, *operatorExtra, opCreate, opUpdate]{
 		Desc:    resources.Operators,
 		prepare: prepareOperator,
-		build: func(o *op, id string, in *k8sop.OperatorCreate, x *operatorExtra) (k8sop.Operator, *operatorExtra, error) {
+		build: func(o *op, id string, in *opCreate, x *operatorExtra) (k8sop.Operator, *operatorExtra, error) {
 			v := k8sop.Operator{ID: id, CreatedAt: o.now, UpdatedAt: o.now, Description: in.Description, Metadata: in.Metadata,
 				Principal: acctapi.Ref{ID: o.owner}, EnabledFeatures: in.EnabledFeatures, Region: in.Region, Deployment: in.Deployment,
 				Binding: &k8sop.Binding{}}
@@ -117,7 +115,7 @@ func (s *Server) registerOperators() {
 			defaultIngress(o, &v)
 			return v, &operatorExtra{sel: x.sel}, nil
 		},
-		apply: func(o *op, cur store.Row[k8sop.Operator, *operatorExtra], in *k8sop.OperatorUpdate, x *operatorExtra) (k8sop.Operator, *operatorExtra, error) {
+		apply: func(o *op, cur store.Row[k8sop.Operator, *operatorExtra], in *opUpdate, x *operatorExtra) (k8sop.Operator, *operatorExtra, error) {
 			v := cur.Value
 			if err := in.CheckBinding(v.EnabledFeatures); err != nil {
 				return v, nil, fromValidation(err)
@@ -153,6 +151,7 @@ func (s *Server) registerOperators() {
 		},
 	}
 	register(s, operators)
+	seedAs[k8sop.OperatorCreate, opCreate](s)
 	// Endpoints: seeded only; bound endpoints lists them.
 	endpoints := &resource[k8sop.Endpoint, none, k8sop.Endpoint, k8sop.Endpoint]{
 		Desc: resources.Endpoints,

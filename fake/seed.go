@@ -33,8 +33,9 @@ func Seed[T any, C any](s *Server, accountID string, in *C) (T, error) {
 		return zero, err
 	}
 	// A deep copy, so that neither Normalize nor the store shares anything
-	// with the caller's value.
-	cp := new(C)
+	// with the caller's value, into the request type the resource was
+	// registered with (which may embed C; see seedAs).
+	cp := info.newIn()
 	if raw, err := json.Marshal(in); err != nil {
 		return zero, fmt.Errorf("fake: Seed: %w", err)
 	} else if err := json.Unmarshal(raw, cp); err != nil {

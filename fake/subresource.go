@@ -209,11 +209,18 @@ func setPathIDs(in any, ids []bodyID) error {
 }
 
 // memberField returns the field of struct v that encodes as the JSON
-// member name, or the zero Value.
+// member name, looking into embedded structs (the fake's request types
+// that embed a domain package's), or the zero Value.
 func memberField(v reflect.Value, name string) reflect.Value {
 	t := v.Type()
 	for i := range t.NumField() {
 		tag, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
+		if f := t.Field(i); f.Anonymous && tag == "" && f.Type.Kind() == reflect.Struct {
+			if m := memberField(v.Field(i), name); m.IsValid() {
+				return m
+			}
+			continue
+		}
 		if tag == name || tag == "" && t.Field(i).Name == name {
 			return v.Field(i)
 		}

@@ -2,6 +2,7 @@ package k8sop
 
 import (
 	"context"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"iter"
@@ -140,16 +141,43 @@ type BindingCreate struct {
 
 // Validate checks the request against the API's rules.
 func (r *OperatorCreate) Validate() error {
+	_, err := r.ValidateParsed()
+	return err
+}
+
+// ParsedBinding is what validating an operator request reads from its
+// binding: the endpoint selectors, compiled (nil when there are none), and
+// the CSR, parsed (nil when there is none). Its zero value is a request
+// without a binding.
+type ParsedBinding struct {
+	// Selectors are the binding's endpoint selectors, compiled; nil when
+	// the request has none (or, in an update, does not change them).
+	Selectors *Selectors
+	// CSR is the binding's certificate request, parsed and its signature
+	// checked ([ParseCSR]); nil when the request has none.
+	CSR *x509.CertificateRequest
+}
+
+// ValidateParsed is [OperatorCreate.Validate] that also returns what it
+// parsed of the binding, or the zero ParsedBinding with the error when the
+// request is not valid. A server (the fake) calls it instead of Validate,
+// so that it compiles the selectors and parses the CSR once.
+func (r *OperatorCreate) ValidateParsed() (ParsedBinding, error) {
 	errs := []error{
 		field.CheckDescription("description", r.Description),
 		field.CheckMetadata("metadata", r.Metadata),
 		checkFeatures(r.EnabledFeatures),
 	}
+	var p ParsedBinding
 	if r.Binding != nil {
-		errs = append(errs, checkBindingAllowed(r.EnabledFeatures),
-			field.Prefix("binding", checkBinding(r.Binding.EndpointSelectors, r.Binding.CSR)))
+		var err error
+		p, err = checkBinding(r.Binding.EndpointSelectors, r.Binding.CSR)
+		errs = append(errs, checkBindingAllowed(r.EnabledFeatures), field.Prefix("binding", err))
 	}
-	return errors.Join(errs...)
+	if err := errors.Join(errs...); err != nil {
+		return ParsedBinding{}, err
+	}
+	return p, nil
 }
 
 // Normalize turns a valid request into its stored form: EnabledFeatures
@@ -211,6 +239,13 @@ type DeploymentUpdate struct {
 // otherwise it depends on the operator's stored features, which the server
 // checks with [OperatorUpdate.CheckBinding].
 func (r *OperatorUpdate) Validate() error {
+	_, err := r.ValidateParsed()
+	return err
+}
+
+// ValidateParsed is [OperatorUpdate.Validate] that also returns what it
+// parsed of the binding (see [OperatorCreate.ValidateParsed]).
+func (r *OperatorUpdate) ValidateParsed() (ParsedBinding, error) {
 	errs := []error{
 		field.CheckDescriptionPtr("description", r.Description),
 		field.CheckMetadataPtr("metadata", r.Metadata),
@@ -218,14 +253,20 @@ func (r *OperatorUpdate) Validate() error {
 	if r.EnabledFeatures != nil {
 		errs = append(errs, checkFeatures(*r.EnabledFeatures), r.CheckBinding(nil))
 	}
+	var p ParsedBinding
 	if b := r.Binding; b != nil {
 		var selectors []string
 		if b.EndpointSelectors != nil {
 			selectors = *b.EndpointSelectors
 		}
-		errs = append(errs, field.Prefix("binding", checkBinding(selectors, rest.Str(b.CSR))))
+		var err error
+		p, err = checkBinding(selectors, rest.Str(b.CSR))
+		errs = append(errs, field.Prefix("binding", err))
 	}
-	return errors.Join(errs...)
+	if err := errors.Join(errs...); err != nil {
+		return ParsedBinding{}, err
+	}
+	return p, nil
 }
 
 // CheckBinding reports a Binding sent while bindings is not enabled: the
@@ -284,16 +325,26 @@ func checkBindingAllowed(features []string) error {
 	return nil
 }
 
-// checkBinding checks a binding's selectors and, when not empty, its CSR.
-func checkBinding(selectors []string, csr string) error {
-	_, err := CompileSelectors(selectors)
+// checkBinding checks a binding's selectors and, when not empty, its CSR,
+// and returns what it compiled and parsed of them (nil for none).
+func checkBinding(selectors []string, csr string) (ParsedBinding, error) {
+	var p ParsedBinding
+	sel, err := CompileSelectors(selectors)
+	if len(selectors) > 0 {
+		p.Selectors = sel
+	}
 	if csr != "" {
-		if _, cerr := ParseCSR(csr); cerr != nil {
+		req, cerr := ParseCSR(csr)
+		if cerr != nil {
 			err = errors.Join(err, &acctapi.FieldError{Field: "csr", Code: acctapi.CodeInvalidValue,
 				Reason: "is not a valid PEM certificate request", Err: cerr})
 		}
+		p.CSR = req
 	}
-	return err
+	if err != nil {
+		return ParsedBinding{}, err
+	}
+	return p, nil
 }
 
 // Operators is the client for /kubernetes_operators. It is safe for
