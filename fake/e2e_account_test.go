@@ -193,7 +193,8 @@ func TestServiceUsersEndToEnd(t *testing.T) {
 }
 
 // TestBotUserAlias checks that /bot_users serves the service users' records
-// with the deprecation headers, the list member bot_users and no filter.
+// with the deprecation headers, the list member bot_users, no filter, and
+// uris under /bot_users (under /service_users on the service-user paths).
 func TestBotUserAlias(t *testing.T) {
 	t.Parallel()
 	srv, _ := start(t)
@@ -206,12 +207,32 @@ func TestBotUserAlias(t *testing.T) {
 		t.Errorf("bot user id %q, want prefix service_", bot.ID)
 	}
 	su := must(users.Get(ctx, bot.ID))(t)
-	if diff := cmp.Diff(*bot, *su); diff != "" {
-		t.Errorf("bot user vs service user (-bot +service):\n%s", diff)
+	botURI, userURI := srv.URL+"/bot_users/"+bot.ID, srv.URL+"/service_users/"+bot.ID
+	if bot.URI != botURI || su.URI != userURI {
+		t.Errorf("uris: created on /bot_users %q, want %q; read on /service_users %q, want %q", bot.URI, botURI, su.URI, userURI)
+	}
+	asUser := *bot
+	asUser.URI = su.URI
+	if diff := cmp.Diff(asUser, *su); diff != "" {
+		t.Errorf("bot user vs service user but the uri (-bot +service):\n%s", diff)
+	}
+	if got := must(bots.Get(ctx, bot.ID))(t).URI; got != botURI {
+		t.Errorf("GET /bot_users/{id} uri %q, want %q", got, botURI)
 	}
 	other := must(users.Create(ctx, &account.ServiceUserCreate{Name: "modern"}))(t)
-	if diff := cmp.Diff([]string{other.ID, bot.ID}, idsOf(collect(t, bots.List(ctx, nil)), func(u account.BotUser) string { return u.ID })); diff != "" {
-		t.Errorf("bot list ids (-want +got):\n%s", diff)
+	if other.URI != srv.URL+"/service_users/"+other.ID {
+		t.Errorf("created on /service_users: uri %q", other.URI)
+	}
+	botList := collect(t, bots.List(ctx, nil))
+	if diff := cmp.Diff([]string{srv.URL + "/bot_users/" + other.ID, botURI}, idsOf(botList, func(u account.BotUser) string { return u.URI })); diff != "" {
+		t.Errorf("bot list uris (-want +got):\n%s", diff)
+	}
+	userList := collect(t, users.List(ctx, nil))
+	if diff := cmp.Diff([]string{other.URI, userURI}, idsOf(userList, func(u account.ServiceUser) string { return u.URI })); diff != "" {
+		t.Errorf("service user list uris (-want +got):\n%s", diff)
+	}
+	if got := must(bots.Update(ctx, &account.BotUserUpdate{ID: bot.ID, Name: ptr("legacy")}))(t).URI; got != botURI {
+		t.Errorf("PATCH /bot_users/{id} uri %q, want %q", got, botURI)
 	}
 	// Same rules: names are unique across both paths.
 	_, err := bots.Create(ctx, &account.BotUserCreate{Name: "modern"})

@@ -76,6 +76,9 @@ type resource[T, X, C, U any] struct {
 	deleted func(o *op, cur T) error
 	// render fills the uris of a value for the base URL.
 	render func(base string, v T) T
+	// aliasRender, when set, is render on the Alias paths (a bot user's
+	// uri is under /bot_users there).
+	aliasRender func(base string, v T) T
 	// redact, when set, removes what must not be stored or shown again
 	// (an API key's token) from a created value; the create response
 	// still shows it.
@@ -104,6 +107,12 @@ func register[T, X, C, U any](s *Server, res *resource[T, X, C, U]) {
 			paths = append(paths, struct{ path, member, successor string }{res.Alias, res.AliasMember, "/" + res.Name})
 		}
 		for _, p := range paths {
+			res := res
+			if p.successor != "" && res.aliasRender != nil {
+				alias := *res
+				alias.render = res.aliasRender
+				res = &alias
+			}
 			listQuery := []string{"limit", "before_id"}
 			filter := res.Filter
 			if p.successor != "" {

@@ -660,6 +660,13 @@ func (mc *machine) updateUser(rt *rapid.T)    { mc.updateUserAt(rt, "service_use
 func (mc *machine) createBotUser(rt *rapid.T) { mc.createUserAt(rt, "bot_user", botUsersOf) }
 func (mc *machine) updateBotUser(rt *rapid.T) { mc.updateUserAt(rt, "bot_user", botUsersOf) }
 
+// asBotUser is a service user as the bot-user paths show it: its uri under
+// /bot_users.
+func (m *refModel) asBotUser(u account.ServiceUser) account.ServiceUser {
+	u.URI = m.uri(resources.ServiceUsers.Alias, u.ID)
+	return u
+}
+
 // createUserAt creates a service user through the path of kind
 // ("service_user", or the alias "bot_user").
 func (mc *machine) createUserAt(rt *rapid.T, kind string, users func(*acctapi.Client) userClient) {
@@ -668,7 +675,11 @@ func (mc *machine) createUserAt(rt *rapid.T, kind string, users func(*acctapi.Cl
 	want, f := mc.m.createUser(a.ref, in, mc.now())
 	c, v := mc.client(rt, a)
 	if got, ok := expectOK(rt, "create "+kind, f, v, want)(users(c).Create(mc.ctx, &in)); ok {
-		same(rt, "created "+strings.ReplaceAll(kind, "_", " "), mc.m.insertUser(a.ref, want, mc.noteID(rt, "service", got.ID)), *got)
+		want = mc.m.insertUser(a.ref, want, mc.noteID(rt, "service", got.ID))
+		if kind == "bot_user" {
+			want = mc.m.asBotUser(want)
+		}
+		same(rt, "created "+strings.ReplaceAll(kind, "_", " "), want, *got)
 	}
 }
 
@@ -682,6 +693,9 @@ func (mc *machine) updateUserAt(rt *rapid.T, kind string, users func(*acctapi.Cl
 		in.Name = &name
 	}
 	want, f := mc.m.updateUser(a.ref, in)
+	if kind == "bot_user" {
+		want = mc.m.asBotUser(want)
+	}
 	c, v := mc.client(rt, a)
 	expectSame(rt, "update "+kind+" "+in.ID, "updated "+strings.ReplaceAll(kind, "_", " "), want, f, v)(users(c).Update(mc.ctx, &in))
 }
@@ -920,9 +934,12 @@ type resKind[T any, L any, PL interface {
 	*L
 	pageOf[T]
 }] struct {
-	name    string         // in messages and outcomes
-	d       resources.Desc // the resource's description: prefix, path, filterable fields
-	alias   bool           // the records of d under its alias path
+	name  string         // in messages and outcomes
+	d     resources.Desc // the resource's description: prefix, path, filterable fields
+	alias bool           // the records of d under its alias path
+	// shown is what the kind's path shows of a stored value (an alias's
+	// uri is under the alias path); nil: the value as stored.
+	shown   func(m *refModel, v T) T
 	table   func(a *refAccount) *refTable[T]
 	fields  func(v T) map[string]string
 	created func(v T) time.Time
@@ -1119,7 +1136,7 @@ func allKinds() []kindRunner {
 		// The deprecated alias: the service users' records under
 		// /bot_users, whose list takes no filter.
 		clientKind(&resKind[account.BotUser, account.BotUserList, *account.BotUserList]{
-			name: "bot_users", d: resources.ServiceUsers, alias: true,
+			name: "bot_users", d: resources.ServiceUsers, alias: true, shown: (*refModel).asBotUser,
 			table:    func(a *refAccount) *refTable[account.ServiceUser] { return &a.users },
 			created:  func(v account.ServiceUser) time.Time { return v.CreatedAt },
 			modelDel: (*refModel).deleteUser,
@@ -1145,7 +1162,7 @@ func (k *resKind[T, L, PL]) get(mc *machine, rt *rapid.T) {
 	}
 	got, err := k.get_(mc.ctx, a.checked, id)
 	if expect(rt, "get "+k.name+" "+id, err, f, true) {
-		same(rt, "got "+k.name, want, *got)
+		same(rt, "got "+k.name, k.show(mc.m, want), *got)
 	}
 }
 
@@ -1241,7 +1258,11 @@ func (k *resKind[T, L, PL]) list(mc *machine, rt *rapid.T) {
 			rt.Fatalf("%s: page %d: %v", what, i, err)
 		}
 		p := PL(pageL)
-		same(rt, fmt.Sprintf("%s: page %d", what, i), want.items, orEmptySlice(p.PageItems()))
+		shown := make([]T, len(want.items))
+		for j, v := range want.items {
+			shown[j] = k.show(mc.m, v)
+		}
+		same(rt, fmt.Sprintf("%s: page %d", what, i), shown, orEmptySlice(p.PageItems()))
 		last := ""
 		if want.more {
 			last = k.table(a.ref).id(want.items[len(want.items)-1])
@@ -1337,7 +1358,15 @@ func (k *resKind[T, L, PL]) filters() []string {
 	return k.d.Filter
 }
 func (k *resKind[T, L, PL]) idPrefix() string { return k.d.Prefix }
-func (k *resKind[T, L, PL]) isAlias() bool    { return k.alias }
+
+// show is what the kind's path shows of a stored value v.
+func (k *resKind[T, L, PL]) show(m *refModel, v T) T {
+	if k.shown == nil {
+		return v
+	}
+	return k.shown(m, v)
+}
+func (k *resKind[T, L, PL]) isAlias() bool { return k.alias }
 
 func (k *resKind[T, L, PL]) check(mc *machine, rt *rapid.T, a *mAcct) {
 	if k.alias {

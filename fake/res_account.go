@@ -77,7 +77,9 @@ func (s *Server) registerAccount() {
 			return nil
 		},
 	}
-	users.render = renderAt(users.Name, func(v *account.ServiceUser) (*string, string) { return &v.URI, v.ID })
+	userURI := func(v *account.ServiceUser) (*string, string) { return &v.URI, v.ID }
+	users.render = renderAt(users.Name, userURI)
+	users.aliasRender = renderAt(users.Alias, userURI) // bot users' uris on the bot-user paths, as the real service's samples show
 	register(s, users)
 	s.users = users.table
 
