@@ -2,6 +2,7 @@ package fake_test
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -131,4 +132,42 @@ func TestStartInBubble(t *testing.T) {
 		}
 		synctest.Wait()
 	})
+}
+
+// TestManualClockRange checks that a manual clock refuses, loudly and
+// without moving, a time the API's RFC 3339 timestamps cannot hold: before,
+// Set(year 10000) was taken and every later answer carrying a time failed
+// with a 500.
+func TestManualClockRange(t *testing.T) {
+	last := time.Date(9999, 12, 31, 23, 59, 59, 0, time.UTC)
+	tests := []struct {
+		name string
+		move func(c *fake.ManualClock)
+	}{
+		{name: "set past 9999", move: func(c *fake.ManualClock) { c.Set(last.Add(time.Second)) }},
+		{name: "set before year 1", move: func(c *fake.ManualClock) { c.Set(time.Date(0, 12, 31, 0, 0, 0, 0, time.UTC)) }},
+		{name: "advance past 9999", move: func(c *fake.ManualClock) { c.Advance(48 * time.Hour) }},
+		{name: "new past 9999", move: func(*fake.ManualClock) { fake.NewManualClock(last.Add(time.Second)) }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := fake.NewManualClock(last)
+			func() {
+				defer func() {
+					if r := recover(); r == nil || !strings.Contains(fmt.Sprint(r), "years 1 to 9999") {
+						t.Errorf("recovered %v, want a panic naming the years 1 to 9999", r)
+					}
+				}()
+				tt.move(c)
+			}()
+			if got := c.Now(); !got.Equal(last) {
+				t.Errorf("clock moved to %v, want it left at %v", got, last)
+			}
+		})
+	}
+	// The last representable second itself is fine.
+	srv := fake.Start(t, fake.WithoutListener(), fake.WithClock(fake.NewManualClock(last)))
+	if _, err := fake.Seed[account.ServiceUser](srv, "", &account.ServiceUserCreate{Name: "late"}); err != nil {
+		t.Fatalf("seeding at the last second of 9999: %v", err)
+	}
 }

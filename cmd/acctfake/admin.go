@@ -232,7 +232,7 @@ func decodeBody(r *http.Request, v any) error {
 		}
 		return &adminError{status: http.StatusBadRequest, code: acctapi.CodeInvalidJSON, msg: "The request body is not valid JSON: " + trunc.String(err.Error(), 128)}
 	}
-	if dec.More() {
+	if _, err := dec.Token(); err != io.EOF { // anything after the value, a stray ] or } included
 		return &adminError{status: http.StatusBadRequest, code: acctapi.CodeInvalidJSON, msg: "The request body holds more than one JSON value."}
 	}
 	return nil
@@ -598,6 +598,9 @@ func (a *admin) setClock(r *http.Request, _ string) (int, any, error) {
 	if err != nil {
 		return 0, nil, invalid("now", `now %q is not an RFC 3339 time such as "2030-01-02T15:04:05Z".`, trunc.String(in.Now, 40))
 	}
+	if !representable(now) {
+		return 0, nil, invalid("now", "now %s is outside the years 1 to 9999 that the API's timestamps can hold.", in.Now)
+	}
 	clock.Set(now)
 	return http.StatusOK, a.clockState(), nil
 }
@@ -614,8 +617,19 @@ func (a *admin) advanceClock(r *http.Request, _ string) (int, any, error) {
 	if err != nil {
 		return 0, nil, invalid("by", `by %q is not a duration such as "90s" or "-2h".`, trunc.String(in.By, 32))
 	}
+	if !representable(clock.Now().Add(d)) {
+		return 0, nil, invalid("by", "by %s would move the clock outside the years 1 to 9999 that the API's timestamps can hold.", in.By)
+	}
 	clock.Advance(d)
 	return http.StatusOK, a.clockState(), nil
+}
+
+// representable reports whether t can be written as an RFC 3339 timestamp,
+// as every time the API answers with must be; fake.ManualClock panics on
+// any other.
+func representable(t time.Time) bool {
+	y := t.UTC().Year()
+	return y >= 1 && y <= 9999
 }
 
 // adminSnapshot is a snapshot the admin API took.

@@ -341,6 +341,15 @@ func TestAdminClock(t *testing.T) {
 	p.adm(t, "POST", "clock/advance", `{"by":"tomorrow"}`).want(t, 400, "ERR_NGROK_215")
 	p.adm(t, "PUT", "clock", `{"now":"yesterday"}`).want(t, 400, "ERR_NGROK_215")
 	p.adm(t, "PUT", "clock", `{}`).want(t, 400, "ERR_NGROK_215")
+	// Times RFC 3339 cannot hold are refused, and the clock stays where it was.
+	p.adm(t, "PUT", "clock", `{"now":"9999-12-31T23:59:59Z"}`).want(t, 200, "")
+	p.adm(t, "POST", "clock/advance", `{"by":"48h"}`).want(t, 400, "ERR_NGROK_215")
+	p.adm(t, "PUT", "clock", `{"now":"0000-12-31T00:00:00Z"}`).want(t, 400, "ERR_NGROK_215")
+	if c := decode[clockResp](t, p.adm(t, "GET", "clock", "").want(t, 200, "")); c.Now != "9999-12-31T23:59:59Z" {
+		t.Errorf("after refused moves: %+v", c)
+	}
+	p.api(t, "GET", "/service_users", "").want(t, 200, "")
+	p.adm(t, "PUT", "clock", `{"now":"2031-06-01T10:00:00Z"}`+"]").want(t, 400, "ERR_NGROK_213")
 
 	real := startProgram(t)
 	if c := decode[clockResp](t, real.adm(t, "GET", "clock", "").want(t, 200, "")); c.Manual || c.Now == "" {

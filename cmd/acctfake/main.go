@@ -190,6 +190,9 @@ func parseFlags(args []string, stderr io.Writer) (config, int) {
 			if err != nil {
 				return bad("-clock-start: %v", err)
 			}
+			if !representable(t) {
+				return bad("-clock-start %s: outside the years 1 to 9999", *start)
+			}
 			cfg.clockStart = t
 		}
 	default:

@@ -206,6 +206,7 @@ func TestBadArguments(t *testing.T) {
 		{"admin token with a space", []string{"-admin-token", "a b"}, 2},
 		{"negative journal budget", []string{"-journal-budget", "-1"}, 2},
 		{"zero grace", []string{"-grace", "0s"}, 2},
+		{"clock start in year 0", []string{"-clock", "manual", "-clock-start", "0000-06-01T00:00:00Z"}, 2},
 		{"request timeout over write timeout", []string{"-request-timeout", "1m", "-write-timeout", "30s"}, 2},
 		{"tiny header limit", []string{"-max-header-bytes", "10"}, 2},
 		{"missing fixtures file", []string{"-addr", "127.0.0.1:0", "-fixtures", "/no/such/file"}, 1},

@@ -48,9 +48,10 @@ admin_token="${ADMIN_TOKEN:-example-admin}"
 	-clock manual -clock-start 2030-01-01T00:00:00Z -fixtures "$here/fixtures.json" >"$tmp/out" 2>&1 &
 pid=$!
 
-# Wait for "listening on http://HOST:PORT" (at most 10 s).
+# Wait for "listening on http://HOST:PORT", or for acctfake to exit: no
+# count of tries, so a slow machine only waits longer.
 base=""
-for _ in $(seq 100); do
+while true; do
 	base="$(sed -n 's/^listening on \(http:\/\/.*\)$/\1/p' "$tmp/out")"
 	[[ -n "$base" ]] && break
 	if ! kill -0 "$pid" 2>/dev/null; then
