@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 )
 
 // TestMain runs the program itself when a test starts this test binary
@@ -233,7 +232,3 @@ func writeFile(t *testing.T, content string) string {
 	}
 	return p
 }
-
-// hangGuard is how long a test waits for the program before it gives up;
-// it bounds a hang, and is no assertion about speed.
-const hangGuard = 2 * time.Minute
