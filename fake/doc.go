@@ -23,8 +23,14 @@
 // [New] does the same without a testing.TB. A server listens on a loopback
 // port ([Server.URL]) unless [WithoutListener] is given; then requests reach
 // it in memory through [Server.HTTPClient] and [Server.Client], which is
-// faster. cmd/acctfake serves the same fake on a TCP address for other
-// languages.
+// faster. Inside a testing/synctest bubble, [Start] and [New] make the
+// in-memory server by themselves (a listener would block the bubble).
+// cmd/acctfake serves the same fake on a TCP address for other languages.
+//
+// [Server.Client] has retries off, unlike a client of acctapi.NewClient,
+// so a fault injected once reaches the code under test; pass
+// acctapi.WithRetry(acctapi.DefaultRetryPolicy()) to test with the retries
+// the code has in production.
 //
 // # What tests can do
 //
@@ -39,8 +45,14 @@
 //     authentication, and at most a byte budget ([WithJournalBudget],
 //     [Server.SetJournalBudget]).
 //   - Inject faults: [Server.React] and the helpers [Server.FailNext],
-//     [Server.RateLimitNext], [Server.DropNext], [Server.DropAfterNext]
-//     (the request takes effect, its answer is lost), [Server.Latency].
+//     [Server.FaultNext], [Server.RateLimitNext], [Server.DropNext],
+//     [Server.DropAfterNext] (the request takes effect, its answer is lost),
+//     [Server.Latency]. A method or path pattern that matches nothing the
+//     fake serves panics when the fault is added ([Server.CheckTarget] says
+//     so as an error), so a mistyped fault cannot silently never fire.
+//   - Read state with the type a client returns or its pointer:
+//     [Get] and [List] take account.ServiceUser or *account.ServiceUser,
+//     and panic on a type that is no resource of the fake.
 //   - Save and restore state: [Server.Snapshot], [Server.Restore],
 //     [Server.Reset].
 //   - Rate-limit the management API itself: [WithRateLimit].

@@ -360,7 +360,9 @@ type reaction struct {
 }
 
 // react runs the reactors, with no lock of the server held. Each sees the
-// request with its body, which the server has already read. A reactor that
+// request with its body, which the server has already read — or, for a
+// request that failed authentication, whose body is never read, with an
+// empty body. A reactor that
 // panics, or returns a Fault whose Status is not from 200 to 599 (which
 // only a Reactor of React's can: the helpers check theirs when added), is
 // answered with 500 and the reason.

@@ -103,7 +103,8 @@ func WithIngressEndpoint(hostport string) Option {
 
 // WithoutListener makes the server listen nowhere: requests reach it only
 // through [Server.HTTPClient] and [Server.Client], in memory, which is
-// faster. [Server.URL] is then "http://acctfake.invalid".
+// faster. [Server.URL] is then "http://acctfake.invalid". [Start] and [New]
+// choose it by themselves inside a testing/synctest bubble.
 func WithoutListener() Option {
 	return func(cfg *config) error {
 		cfg.inMemory = true

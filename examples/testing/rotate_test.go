@@ -21,8 +21,8 @@ import (
 // t0 is the fake clock's start: any fixed time does.
 var t0 = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 
-// setup starts a fake without a listener (in memory: fast, and usable in a
-// synctest bubble) with a manual clock and repeatable ids, and seeds a
+// setup starts a fake without a listener (in memory: fast; inside a
+// synctest bubble fake.Start would choose it anyway) with a manual clock and repeatable ids, and seeds a
 // service user with two keys a year old, one key a day old, and one key of
 // another owner. The server is closed when the test ends.
 func setup(t *testing.T) (srv *fake.Server, clock *fake.ManualClock, bot account.ServiceUser, old []account.APIKey) {
