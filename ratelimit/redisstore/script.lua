@@ -15,14 +15,17 @@ else
   now = tonumber(ARGV[5])
 end
 
-local last = 0
-local gt, gc, rs, rn = {}, {}, {}, {}
+-- The record: latest time, number of groups, ring total, the groups
+-- (time, count), then the ring's slots (number, count), oldest first. The
+-- ring is left packed: a decision reads only the slots it drops.
+local last, total, ring = 0, 0, ''
+local gt, gc = {}, {}
 local raw = redis.call('GET', key)
 if raw then
-  local ng, nr, pos
-  last, ng, nr, pos = struct.unpack('<dBB', raw)
+  local ng, pos
+  last, ng, total, pos = struct.unpack('<dBd', raw)
   for i = 1, ng do gt[i], gc[i], pos = struct.unpack('<dI4', raw, pos) end
-  for i = 1, nr do rs[i], rn[i], pos = struct.unpack('<I4I4', raw, pos) end
+  ring = string.sub(raw, pos)
 end
 local t = math.max(now, last)
 
@@ -37,19 +40,20 @@ end
 gt, gc = kt, kc
 local counted = grouped
 
--- Ring: keep slots that may hold an admission inside the window.
-local cur, rc = 0, 0
+-- Ring: drop the slots that can no longer hold an admission inside the
+-- window; the total is then the ring's count.
+local cur = 0
 if S > 0 then
   cur = math.floor(t / S)
-  local ks, kn = {}, {}
-  for i = 1, #rs do
-    if (rs[i] + 1) * S + W > t then
-      ks[#ks + 1], kn[#kn + 1] = rs[i], rn[i]
-      rc = rc + rn[i]
-    end
+  local off = 1
+  while off < #ring do
+    local s, c = struct.unpack('<I4I4', ring, off)
+    if (s + 1) * S + W > t then break end
+    total = total - c
+    off = off + 8
   end
-  rs, rn = ks, kn
-  if rc < counted then counted = rc end
+  if off > 1 then ring = string.sub(ring, off) end
+  if total < counted then counted = total end
 end
 
 if counted < cap then
@@ -62,16 +66,18 @@ if counted < cap then
     gt[n + 1], gc[n + 1] = t, 1
   end
   if S > 0 then
-    local m = #rs
-    if m > 0 and rs[m] == cur then
-      rn[m] = rn[m] + 1
+    total = total + 1
+    local m = #ring - 7
+    if m >= 1 and struct.unpack('<I4', ring, m) == cur then
+      local _, c = struct.unpack('<I4I4', ring, m)
+      ring = string.sub(ring, 1, m - 1) .. struct.pack('<I4I4', cur, c + 1)
     else
-      rs[m + 1], rn[m + 1] = cur, 1
+      ring = ring .. struct.pack('<I4I4', cur, 1)
     end
   end
-  local out = {struct.pack('<dBB', t, #gt, #rs)}
+  local out = {struct.pack('<dBd', t, #gt, total)}
   for i = 1, #gt do out[#out + 1] = struct.pack('<dI4', gt[i], gc[i]) end
-  for i = 1, #rs do out[#out + 1] = struct.pack('<I4I4', rs[i], rn[i]) end
+  out[#out + 1] = ring
   redis.call('SET', key, table.concat(out), 'PX', math.floor((W + S) / 1000) + 1)
   return {1, cap - counted - 1, 0, t}
 end
@@ -88,11 +94,12 @@ for i = 1, #gt do
   end
 end
 if S > 0 then
-  need = rc - cap + 1
-  for i = 1, #rs do
-    need = need - rn[i]
+  need = total - cap + 1
+  for off = 1, #ring - 7, 8 do
+    local s, c = struct.unpack('<I4I4', ring, off)
+    need = need - c
     if need <= 0 then
-      free = math.min(free, (rs[i] + 1) * S + W)
+      free = math.min(free, (s + 1) * S + W)
       break
     end
   end

@@ -28,23 +28,28 @@
 //
 // A request is admitted while the smaller count is below capacity. The
 // record is little-endian: the latest time (float64 µs), the number of
-// groups and of slots (a byte each), then per group its time (float64 µs)
-// and count (uint32), per slot its number and count (uint32 each): from 22
-// bytes for a bucket with one admission to under 600 bytes. It expires
-// window + slot after its latest admission, when it no longer counts
-// anything; a rejected request writes nothing.
+// groups (a byte), the ring's total (float64), then per group its time
+// (float64 µs) and count (uint32), then per live slot its number and count
+// (uint32 each), oldest first: 29 bytes for a bucket with one admission
+// (37 with a ring), at most 17 + 8×12 + 8 × (slots in a window + 1)
+// bytes. A decision reads the ring's slots only to drop those that left
+// the window (and, on a rejection, to compute retry-after), so its cost
+// does not grow with the ring. The record expires window + slot after its
+// latest admission, when it no longer counts anything; a rejected request
+// writes nothing.
 //
-// Keys are the prefix and a SHA-256 of the bucket's limit name, capacity,
-// window and key (128 bits, hex): no request data is stored in clear, and
-// limits that differ in any of those never share a bucket.
+// Keys are the prefix and 128 bits of a SHA-256 of the bucket's limit
+// name, capacity, window and key (22 characters, unpadded base64url): no
+// request data is stored in clear, and limits that differ in any of those
+// never share a bucket.
 package redisstore
 
 import (
 	"context"
 	"crypto/sha256"
 	_ "embed"
+	"encoding/base64"
 	"encoding/binary"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"strconv"
@@ -136,7 +141,7 @@ func (s *Store) Key(b ratelimit.Bucket) string {
 	binary.LittleEndian.PutUint64(n[:], uint64(b.Window))
 	h.Write(n[:])
 	var sum [sha256.Size]byte
-	return s.prefix + hex.EncodeToString(h.Sum(sum[:0])[:16])
+	return s.prefix + base64.RawURLEncoding.EncodeToString(h.Sum(sum[:0])[:16])
 }
 
 // ErrBucket is the error, wrapped, for a bucket the store cannot hold: a

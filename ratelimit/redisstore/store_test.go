@@ -154,8 +154,8 @@ func TestKeys(t *testing.T) {
 		t.Fatalf("keys %q, want 4", keys)
 	}
 	for _, k := range keys {
-		if !strings.HasPrefix(k, "rl:") || len(k) != len("rl:")+32 || strings.Contains(k, "203.0.113") || strings.Contains(k, "per-ip") {
-			t.Errorf("key %q is not prefix + 32 hex digits", k)
+		if !strings.HasPrefix(k, "rl:") || len(k) != len("rl:")+22 || strings.Contains(k, "203.0.113") || strings.Contains(k, "per-ip") {
+			t.Errorf("key %q is not prefix + 22 base64 digits", k)
 		}
 	}
 	k := st.Key(b)
@@ -167,8 +167,8 @@ func TestKeys(t *testing.T) {
 	if ttl <= 0 || ttl > 61001*time.Millisecond {
 		t.Errorf("ttl %v, want at most 61.001s", ttl)
 	}
-	if n, err := c.StrLen(ctx, k).Result(); err != nil || n != 30 {
-		t.Errorf("record %d bytes (%v), want 30: header 10, a group 12, a slot 8", n, err)
+	if n, err := c.StrLen(ctx, k).Result(); err != nil || n != 37 {
+		t.Errorf("record %d bytes (%v), want 37: header 17, a group 12, a slot 8", n, err)
 	}
 }
 
