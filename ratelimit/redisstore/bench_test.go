@@ -21,11 +21,13 @@ import (
 // (sliding window, never over capacity), go-redis/redis_rate (GCRA) and
 // ulule/limiter's Redis store (fixed window). Run with
 //
-//	go test -run '^$' -bench . -benchtime 2s
+//	go test -run '^$' -bench Decisions -benchtime 1s -count 4
+//	go test -run '^$' -bench Keys -benchtime 20000x -count 2
 //
 // Each row reports decisions/s, round trips per decision (commands or
 // pipelines sent, counted by a go-redis hook) and, for BenchmarkKeys,
-// the server's used_memory per key.
+// the server's used_memory per key (give it a fixed count: with a count
+// that varies, the growth of Redis's tables skews the figure).
 
 // decider is one shared limiter: a decision for key.
 type decider func(ctx context.Context, key string) error
