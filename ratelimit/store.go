@@ -37,10 +37,12 @@ type Bucket struct {
 	// Key is the bucket key (a [Result]'s BucketKey). It may hold request
 	// data such as client addresses; a store should not keep it in clear.
 	Key string
-	// Capacity and Window are the limit's: at most Capacity admissions in
-	// any window of length Window.
+	// Capacity is the limit's capacity: at most Capacity admissions in any
+	// window of length Window.
 	Capacity int64
-	Window   time.Duration
+	// Window is the length of the limit's sliding window, a whole number
+	// of seconds.
+	Window time.Duration
 }
 
 // FailureMode says what a limiter with a [Store] decides when the store
