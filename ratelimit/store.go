@@ -126,8 +126,10 @@ func (l *Limiter) allowShared(key string, now time.Time) Decision {
 func (s *shared) allow(ctx context.Context, key string, capacity int64, window time.Duration, now time.Time) (Decision, error) {
 	ctx, cancel := context.WithTimeout(ctx, s.timeout)
 	d, err := s.store.Allow(ctx, Bucket{Limit: s.limit, Key: key, Capacity: capacity, Window: window}, now)
-	// A client may report its deadline as its own error (an i/o timeout).
-	late := errors.Is(ctx.Err(), context.DeadlineExceeded)
+	// A client may report its deadline as its own error (an i/o timeout),
+	// possibly before ctx's timer has fired.
+	dl, _ := ctx.Deadline()
+	late := err != nil && (errors.Is(ctx.Err(), context.DeadlineExceeded) || !time.Now().Before(dl))
 	cancel()
 	if err == nil {
 		return d, nil
