@@ -77,6 +77,12 @@ const CodeStoreFailed = "ERR_RATELIMIT_STORE"
 // [CodeStoreFailed] and the error (so does the [WithDecisionHook] hook,
 // for metrics). [Limiter.AllowContext] returns the error itself.
 //
+// Buckets are named by [Bucket]: a Limit's are its action's name with its
+// capacity and window, so every process running the same policy shares
+// them. Limiters from NewLimiter have no name: two of the same capacity
+// and window on one store share buckets unless the store keeps them apart
+// (redisstore.WithPrefix).
+//
 // With a store, [Limiter.Sweep] and [Limiter.Len] see only in-process
 // buckets (none): the store expires its own. A nil s means no store.
 func WithStore(s Store, mode FailureMode, timeout time.Duration) Option {
