@@ -1,6 +1,7 @@
 package redisstore_test
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -18,6 +19,7 @@ func Example() {
 	// The client the program already has (here, the tests' redis-server).
 	client := redis.NewClient(&redis.Options{Addr: os.Getenv("REDIS_ADDR"), ContextTimeoutEnabled: true})
 	defer client.Close()
+	client.FlushDB(context.Background()) // (so that the example starts from empty buckets every run)
 
 	doc := []byte(`
 on_http_request:
