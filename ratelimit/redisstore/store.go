@@ -92,8 +92,9 @@ func WithPrefix(prefix string) Option {
 // It exists for tests, which need windows on a clock they control; keys
 // still expire on the server's clock (window + slot after their latest
 // admission), so a test's times must not run ahead of it by more than
-// that. In production, processes with skewed clocks could together admit
-// more than capacity under this option; leave it out.
+// that, and must lie between 1970 and 2106 (the record's slot numbers
+// are 32-bit). In production, processes with skewed clocks could together
+// admit more than capacity under this option; leave it out.
 func WithCallerClock() Option {
 	return func(s *Store) { s.callerClock = true }
 }
