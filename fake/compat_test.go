@@ -311,3 +311,51 @@ func checkRealTargetMembers(t *testing.T, body []byte, kind string) {
 		t.Errorf("target has %d members, want 6: %s", len(d.Target), body)
 	}
 }
+
+// TestBothSpellings: an event-target member given in both spellings. In
+// the real service's dialect it is a 400 ERR_NGROK_215 on the member whose
+// message quotes both names as the client sent them (the renaming of the
+// specification's names in messages leaves quoted names alone: it made
+// them `as "datadog" and as "datadog"`). In the specification's dialect a
+// real name is an unknown member, 400 ERR_NGROK_214 naming it, as it is
+// alone (it was a 215 without a field, "The request body has an invalid
+// value: acctapi: ...", from the event target's decoder).
+func TestBothSpellings(t *testing.T) {
+	t.Parallel()
+	srv, _ := start(t)
+	kinesis := func(creds string) string {
+		return `{"format":"JSON","target":{"kinesis":{"stream_arn":"s","auth":{"creds":{` + creds + `}}}}}`
+	}
+	for _, tt := range []struct {
+		name, body string
+		real       []string // the real dialect: field, then what the message quotes
+		spec       string   // the specification's dialect: the unknown member
+	}{
+		{"target kinds", `{"format":"JSON","target":{"datadog":{"api_key":"k"},"monitoring":{"api_key":"k"}}}`,
+			[]string{"target.datadog", `"datadog"`, `"monitoring"`}, "target.datadog"},
+		{"target kinds, the other order", `{"format":"JSON","target":{"cloud_logs_ingestion":{},"azure_logs_ingestion":{}}}`,
+			[]string{"target.azure_logs_ingestion", `"cloud_logs_ingestion"`, `"azure_logs_ingestion"`}, "target.azure_logs_ingestion"},
+		{"credentials", kinesis(`"aws_access_key_id":"a","cloud_access_key_id":"b","cloud_secret_access_key":"s"`),
+			[]string{"target.kinesis.auth.creds.aws_access_key_id", `"aws_access_key_id"`, `"cloud_access_key_id"`}, "target.kinesis.auth.creds.aws_access_key_id"},
+		{"datadog members", `{"format":"JSON","target":{"monitoring":{"tags":"a","ddtags":"b"}}}`,
+			[]string{"target.datadog.ddtags", `"tags"`, `"ddtags"`}, "target.monitoring.ddtags"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			r := realClientRequest(t, srv, "POST", "/event_destinations", tt.body)
+			e := r.apiErr(t)
+			if r.status != 400 || e.ErrorCode != acctapi.CodeInvalidValue || e.Details["field"] != tt.real[0] {
+				t.Errorf("real dialect: %d %s field %q, want 400 %s field %q", r.status, e.ErrorCode, e.Details["field"], acctapi.CodeInvalidValue, tt.real[0])
+			}
+			for _, q := range tt.real[1:] {
+				if !strings.Contains(e.Msg, q) {
+					t.Errorf("real dialect: message %q does not quote %s", e.Msg, q)
+				}
+			}
+			r = raw(t, srv, "POST", "/event_destinations", nil, tt.body)
+			e = r.apiErr(t)
+			if r.status != 400 || e.ErrorCode != acctapi.CodeUnknownField || e.Details["field"] != tt.spec {
+				t.Errorf("specification's dialect: %d %s field %q %q, want 400 %s field %q", r.status, e.ErrorCode, e.Details["field"], e.Msg, acctapi.CodeUnknownField, tt.spec)
+			}
+		})
+	}
+}

@@ -29,7 +29,17 @@ func decode(body []byte, v any, ms *members) error {
 	}
 	var syn *json.SyntaxError
 	var typ *json.UnmarshalTypeError
+	var fe *acctapi.FieldError
 	switch {
+	case errors.As(err, &fe):
+		// A type's own UnmarshalJSON refused a member (an event target
+		// naming one in both dialects, which only a body of the
+		// specification's dialect reaches undecoded): there, a real name is
+		// an unknown member, which the strict walk names.
+		if merr := checkMembers(body, reflect.TypeOf(v), ms); merr != nil {
+			return merr
+		}
+		return fromValidation(err)
 	case errors.As(err, &syn), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
 		return errorf(http.StatusBadRequest, acctapi.CodeInvalidJSON, "The request body is not valid JSON.")
 	case errors.As(err, &typ):

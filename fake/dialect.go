@@ -76,9 +76,42 @@ func (e *apiError) in(d acctapi.Dialect) *apiError {
 		}
 	}
 	if strings.HasPrefix(e.field, "target") {
-		out.msg = realTargetNames.Replace(out.msg)
+		out.msg = renameUnquoted(out.msg)
 	}
 	return &out
+}
+
+// renameUnquoted applies realTargetNames to msg outside its double-quoted
+// strings: those quote names as the client sent them (`is given in both
+// dialects, as "monitoring" and as "datadog"`), which stay as they are.
+func renameUnquoted(msg string) string {
+	var b strings.Builder
+	for {
+		i := strings.IndexByte(msg, '"')
+		if i < 0 {
+			b.WriteString(realTargetNames.Replace(msg))
+			return b.String()
+		}
+		end := closingQuote(msg, i+1)
+		b.WriteString(realTargetNames.Replace(msg[:i]))
+		b.WriteString(msg[i:end])
+		msg = msg[end:]
+	}
+}
+
+// closingQuote returns the index just past the '"' that closes the quoted
+// string starting at from (after a backslash, a byte is skipped, as %q
+// escapes), or len(s) when it is not closed.
+func closingQuote(s string, from int) int {
+	for j := from; j < len(s); j++ {
+		switch s[j] {
+		case '\\':
+			j++
+		case '"':
+			return j + 1
+		}
+	}
+	return len(s)
 }
 
 // realTargetNames renames, in a message about an event target, the names
