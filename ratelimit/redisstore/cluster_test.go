@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"slices"
@@ -214,4 +215,128 @@ type prefixed struct {
 func (p prefixed) Allow(ctx context.Context, b ratelimit.Bucket, now time.Time) (ratelimit.Decision, error) {
 	b.Limit = p.prefix + b.Limit
 	return p.s.Allow(ctx, b, now)
+}
+
+// TestServerClockAcrossProcesses is TestAcrossProcesses on the default
+// path, where the Redis server's TIME decides: four limiter processes
+// (each its own store and client) whose clocks are skewed by minutes share
+// one Redis, and 16 goroutines decide on the same keys in real time until
+// the server's timeline spans four windows of a second. Every decision's
+// time lies on the server's clock (between a TIME read before the run and
+// one after it, whatever the callers passed), no window of the server's
+// timeline holds more than capacity admissions for a bucket, and the
+// admissions are at least 95% of an exact sliding log's on the same
+// timeline. Decisions have an hour each: the test counts outcomes only.
+func TestServerClockAcrossProcesses(t *testing.T) {
+	srv := startServer(t)
+	ctx := context.Background()
+	const (
+		window = time.Second
+		span   = 4 * window
+		keys   = 2
+	)
+	capacities := []int64{1, 3, 8, 9, 20}
+	// The callers' clocks: one right, the others minutes off either way.
+	skews := []time.Duration{0, -7 * time.Minute, 3 * time.Minute, 11 * time.Minute}
+	var (
+		mu    sync.Mutex
+		log   []decision
+		first time.Time
+		done  atomic.Bool
+	)
+	observe := func(key string, allowed bool, at time.Time) {
+		mu.Lock()
+		defer mu.Unlock()
+		log = append(log, decision{key, allowed, at})
+		if first.IsZero() || at.Before(first) {
+			first = at
+		}
+		if at.Sub(first) >= span {
+			done.Store(true)
+		}
+	}
+	limiters := make([][]*ratelimit.Limiter, len(skews)) // per process, per capacity
+	capacityOf := map[string]int64{}                     // Redis key → capacity
+	for p := range limiters {
+		st := New(srv.client())
+		st.observe = observe
+		for _, c := range capacities {
+			l, err := ratelimit.NewLimiter(c, window, ratelimit.WithStore(st, ratelimit.FailClosed, time.Hour))
+			if err != nil {
+				t.Fatal(err)
+			}
+			limiters[p] = append(limiters[p], l)
+			for k := range keys {
+				capacityOf[st.Key(ratelimit.Bucket{Key: fmt.Sprint("k", k), Capacity: c, Window: window})] = c
+			}
+		}
+	}
+	admin := srv.client()
+	before, err := admin.Time(ctx).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	const maxPerGoroutine = 200_000 // a bound that ends the run should the server's clock stand still
+	var wg sync.WaitGroup
+	errs := make(chan error, 16)
+	for g := range 16 {
+		wg.Go(func() {
+			rng := rand.New(rand.NewPCG(uint64(g), 16))
+			for n := 0; !done.Load() && n < maxPerGoroutine; n++ {
+				p := rng.IntN(len(limiters))
+				l := limiters[p][rng.IntN(len(capacities))]
+				if _, err := l.AllowContext(ctx, fmt.Sprint("k", rng.IntN(keys)), time.Now().Add(skews[p])); err != nil {
+					errs <- err
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	after, err := admin.Time(ctx).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !done.Load() {
+		t.Fatalf("the server's timeline spans less than %v after %d decisions per goroutine", span, maxPerGoroutine)
+	}
+	byKey := map[string][]decision{}
+	for _, d := range log {
+		if d.at.Before(before) || d.at.After(after) {
+			t.Fatalf("a decision at %v, outside the server's TIME %v to %v: not the server's clock", d.at, before, after)
+		}
+		byKey[d.key] = append(byKey[d.key], d)
+	}
+	if len(byKey) != len(capacityOf) {
+		t.Fatalf("%d buckets decided, want %d", len(byKey), len(capacityOf))
+	}
+	var admitted, exact int
+	for key, ds := range byKey {
+		capacity, ok := capacityOf[key]
+		if !ok {
+			t.Fatalf("a decision on an unknown key %s", key)
+		}
+		slices.SortStableFunc(ds, func(a, b decision) int { return a.at.Compare(b.at) })
+		var got []time.Time
+		for _, d := range ds {
+			if d.allowed {
+				got = append(got, d.at)
+			}
+		}
+		if m, at := maxInWindow(got, window); m > int(capacity) {
+			t.Fatalf("capacity %d: %d admissions in the window ending %v", capacity, m, at)
+		}
+		e := exactLog(ds, capacity, window)
+		t.Logf("capacity %d: %d requests, admitted %d, an exact sliding log %d", capacity, len(ds), len(got), e)
+		admitted += len(got)
+		exact += e
+	}
+	t.Logf("%d requests: admitted %d, an exact sliding log %d", len(log), admitted, exact)
+	if float64(admitted) < 0.95*float64(exact) {
+		t.Errorf("admitted %d, less than 95%% of an exact sliding log's %d", admitted, exact)
+	}
 }
