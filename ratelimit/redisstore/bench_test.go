@@ -3,9 +3,11 @@ package redisstore
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -162,4 +164,180 @@ func usedMemory(b *testing.B, c *redis.Client) int64 {
 	}
 	b.Fatal("no used_memory in INFO memory")
 	return 0
+}
+
+// The accuracy workloads of ratelimit/bench's BenchmarkAccuracy (see its
+// README), on the shared limiters. acctapi's script takes the time under
+// WithCallerClock, so "acctapi" runs 100 per minute in virtual time over
+// 200 windows, as the in-process table does (the script is the same on
+// either clock); "acctapi-server-clock" (the default path), redis_rate and
+// ulule read Redis's TIME and run 100 per second in real time over 6
+// windows, about 6 seconds per pattern. Run with
+//
+//	go test -run '^$' -bench Accuracy -benchtime 1x
+//
+// The exact log and the most admitted in any window use the caller's
+// arrival times; for the real-time limiters Redis's clock is this
+// machine's, read a round trip later.
+
+// accuracyPatterns returns the workloads for capacity per window over n
+// windows, as arrival offsets in windows.
+func accuracyPatterns(capacity, n int) [][]float64 {
+	c := float64(capacity)
+	poisson := func() []float64 {
+		rng := rand.New(rand.NewPCG(7, 7))
+		var at []float64
+		for t := 0.0; t < float64(n); t += rng.ExpFloat64() / (1.5 * c) {
+			at = append(at, t)
+		}
+		return at
+	}
+	// One request at 0 (anchoring fixed windows), the rest of the
+	// capacity just before the first window ends, then a flood at ten
+	// times the limit for two windows.
+	boundary := func() []float64 {
+		at := []float64{0}
+		for i := range capacity - 1 {
+			at = append(at, 0.95+0.04*float64(i)/c)
+		}
+		for t := 1.0; t < 3; t += 0.1 / c {
+			at = append(at, t)
+		}
+		return at
+	}
+	// capacity requests spread over spread windows, every 1 + [0, delta)
+	// windows.
+	periodic := func(delta, spread float64) []float64 {
+		rng := rand.New(rand.NewPCG(13, 13))
+		var at []float64
+		for t := 0.25; t < float64(n); t += 1 + delta*rng.Float64() {
+			for i := range capacity {
+				at = append(at, t+spread*float64(i)/c)
+			}
+		}
+		return at
+	}
+	return [][]float64{poisson(), boundary(), periodic(0, 0), periodic(1.0/60, 0), periodic(1.0/60, 0.01)}
+}
+
+var accuracyNames = []string{"poisson-1.5x", "boundary-burst", "periodic-burst", "periodic-burst+delta", "periodic-spread+delta"}
+
+// admitter is a shared limiter deciding for key at now (which the
+// real-time ones ignore).
+type admitter func(key string, now time.Time) bool
+
+func accuracyImpls(b *testing.B, c *redis.Client) map[string]admitter {
+	ctx := context.Background()
+	ours := func(window time.Duration, opts ...Option) admitter {
+		l, err := ratelimit.NewLimiter(100, window, ratelimit.WithStore(New(c, opts...), ratelimit.FailClosed, time.Hour))
+		if err != nil {
+			b.Fatal(err)
+		}
+		return func(key string, now time.Time) bool {
+			d, err := l.AllowContext(ctx, key, now)
+			if err != nil {
+				b.Fatal(err)
+			}
+			return d.Allowed
+		}
+	}
+	rr := redis_rate.NewLimiter(c)
+	st, err := ulredis.NewStore(c)
+	if err != nil {
+		b.Fatal(err)
+	}
+	ul := ulule.New(st, ulule.Rate{Period: time.Second, Limit: 100})
+	return map[string]admitter{
+		"acctapi":              ours(time.Minute, WithCallerClock()),
+		"acctapi-server-clock": ours(time.Second),
+		"redis_rate": func(key string, _ time.Time) bool {
+			r, err := rr.Allow(ctx, key, redis_rate.PerSecond(100))
+			if err != nil {
+				b.Fatal(err)
+			}
+			return r.Allowed > 0
+		},
+		"ulule": func(key string, _ time.Time) bool {
+			r, err := ul.Get(ctx, key)
+			if err != nil {
+				b.Fatal(err)
+			}
+			return !r.Reached
+		},
+	}
+}
+
+var (
+	redisAccOnce sync.Once
+	redisAccRes  map[string][2]float64 // admitted/exact, max-window/capacity
+)
+
+// BenchmarkAccuracy reports, per workload and limiter, admissions
+// relative to an exact sliding log fed the same arrival times and the
+// most admissions in any window relative to capacity. The runs happen
+// once; b.N is ignored.
+func BenchmarkAccuracy(b *testing.B) {
+	names := []string{"acctapi", "acctapi-server-clock", "redis_rate", "ulule"}
+	redisAccOnce.Do(func() {
+		_, c, _ := benchServer(b)
+		im := accuracyImpls(b, c)
+		redisAccRes = map[string][2]float64{}
+		for _, name := range names {
+			virtual := name == "acctapi"
+			window, n := time.Second, 6
+			if virtual {
+				window, n = time.Minute, 200
+			}
+			for i, offsets := range accuracyPatterns(100, n) {
+				admitted, exact, most := replay(im[name], fmt.Sprint(name, i), 100, window, offsets, !virtual)
+				redisAccRes[accuracyNames[i]+"/"+name] = [2]float64{float64(admitted) / float64(exact), float64(most) / 100}
+			}
+		}
+	})
+	for _, pattern := range accuracyNames {
+		for _, name := range names {
+			b.Run(pattern+"/"+name, func(b *testing.B) {
+				for b.Loop() {
+				}
+				r := redisAccRes[pattern+"/"+name]
+				b.ReportMetric(r[0], "admitted/exact")
+				b.ReportMetric(r[1], "max-window/capacity")
+			})
+		}
+	}
+}
+
+// replay sends requests for key at offsets (in windows) and returns how
+// many allow admitted, how many an exact sliding log of capacity admits
+// on the same arrival times, and the most allow admitted in any window.
+// In real time it waits for each arrival by spinning on the clock
+// (sleeping is too coarse).
+func replay(allow admitter, key string, capacity int, window time.Duration, offsets []float64, realTime bool) (admitted, exact, most int) {
+	var ours, log []time.Time
+	start := time.Now()
+	for _, off := range offsets {
+		now := start.Add(time.Duration(off * float64(window)))
+		if realTime {
+			next := now
+			for now = time.Now(); now.Before(next); now = time.Now() {
+			}
+		}
+		if allow(key, now) {
+			ours = append(ours, now)
+		}
+		in := 0
+		for i := len(log) - 1; i >= 0 && now.Sub(log[i]) < window; i-- {
+			in++
+		}
+		if in < capacity {
+			log = append(log, now)
+		}
+	}
+	for i, j := 0, 0; j < len(ours); j++ {
+		for ours[j].Sub(ours[i]) >= window {
+			i++
+		}
+		most = max(most, j-i+1)
+	}
+	return len(ours), len(log), most
 }
