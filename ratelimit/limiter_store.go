@@ -110,30 +110,37 @@ func (s *shards[T]) sweep(l *Limiter, t uint64) int {
 func (s *shards[T]) allow(l *Limiter, h uint64, t uint64) Decision {
 	sh := &(*s)[h&l.shardMask]
 	sh.mu.Lock()
-	id, ok := sh.lookup(h)
+	_, b, ok := sh.find(h)
 	if !ok {
-		id = sh.insert(l, h, t)
+		b = sh.at(sh.insert(l, h, t))
 	}
-	d := sh.at(id).update(l, t)
+	d := b.update(l, t)
 	sh.mu.Unlock()
 	return d
 }
 
 // lookup returns the bucket id of hash h.
 func (sh *shard[T]) lookup(h uint64) (int32, bool) {
+	id, _, ok := sh.find(h)
+	return id, ok
+}
+
+// find returns the bucket id of hash h and its record.
+func (sh *shard[T]) find(h uint64) (int32, bucket[T], bool) {
 	x := &sh.ids
 	if x.n == 0 {
-		return 0, false
+		return 0, bucket[T]{}, false
 	}
 	tag := uint32(h >> tagShift)
 	for i := x.home(h); ; i = (i + 1) & x.mask {
 		e := x.e[i]
 		if e == 0 {
-			return 0, false
+			return 0, bucket[T]{}, false
 		}
 		if e>>idBits == tag {
-			if id := int32(e&idMask) - 1; *sh.at(id).hash() == h {
-				return id, true
+			id := int32(e&idMask) - 1
+			if b := sh.at(id); *b.hash() == h {
+				return id, b, true
 			}
 		}
 	}

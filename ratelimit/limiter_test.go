@@ -931,7 +931,7 @@ func TestMemoryPerBucket(t *testing.T) {
 			if got := l.Len(); got != n {
 				t.Fatalf("Len = %d, want %d", got, n)
 			}
-			// The key: a four-byte entry in an index at most 3/4 full.
+			// The key: a four-byte entry in an index at most 7/8 full.
 			var indexBytes, shardCount float64
 			switch tb := l.t.(type) {
 			case *shards[uint8]:
