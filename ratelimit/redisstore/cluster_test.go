@@ -145,22 +145,16 @@ func TestAcrossProcesses(t *testing.T) {
 			}
 		}
 		var clock atomic.Int64 // µs after base: the processes' shared timeline
-		var wg sync.WaitGroup
-		errs := make(chan error, len(plans))
-		for _, plan := range plans {
-			wg.Go(func() {
-				for _, r := range plan {
-					now := base.Add(time.Duration(clock.Add(int64(r.gap/time.Microsecond))) * time.Microsecond)
-					if _, err := limiters[r.limiter].AllowContext(context.Background(), r.key, now); err != nil {
-						errs <- err
-						return
-					}
+		err := concurrently(len(plans), func(g int) error {
+			for _, r := range plans[g] {
+				now := base.Add(time.Duration(clock.Add(int64(r.gap/time.Microsecond))) * time.Microsecond)
+				if _, err := limiters[r.limiter].AllowContext(context.Background(), r.key, now); err != nil {
+					return err
 				}
-			})
-		}
-		wg.Wait()
-		close(errs)
-		for err := range errs {
+			}
+			return nil
+		})
+		if err != nil {
 			t.Fatal(err)
 		}
 		byKey := map[string][]decision{}
@@ -168,25 +162,54 @@ func TestAcrossProcesses(t *testing.T) {
 			byKey[d.key] = append(byKey[d.key], d)
 		}
 		for key, ds := range byKey {
-			slices.SortStableFunc(ds, func(a, b decision) int { return a.at.Compare(b.at) })
-			var got []time.Time
-			for _, d := range ds {
-				if d.allowed {
-					got = append(got, d.at)
-				}
-			}
-			if m, at := maxInWindow(got, window); m > int(capacity) {
-				t.Fatalf("key %s: %d admissions in the window ending %v, capacity %d", key, m, at.Sub(base), capacity)
-			}
-			admitted += len(got)
+			a, e := checkBucket(t, key, ds, capacity, window)
+			admitted += a
 			requests += len(ds)
-			exact += exactLog(ds, capacity, window)
+			exact += e
 		}
 	})
 	t.Logf("%d requests: admitted %d, an exact sliding log %d", requests, admitted, exact)
 	if float64(admitted) < 0.95*float64(exact) {
 		t.Errorf("admitted %d, less than 95%% of an exact sliding log's %d", admitted, exact)
 	}
+}
+
+// concurrently runs f(0) to f(n-1) on n goroutines and returns the first
+// error one of them returned, or nil.
+func concurrently(n int, f func(g int) error) error {
+	errs := make(chan error, n)
+	var wg sync.WaitGroup
+	for g := range n {
+		wg.Go(func() {
+			if err := f(g); err != nil {
+				errs <- err
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	return <-errs
+}
+
+// checkBucket sorts ds, one bucket's decisions, by time, fails t if the
+// admissions among them exceed capacity in a window, and returns how many
+// were admitted and how many an exact sliding log admits.
+func checkBucket(t interface {
+	Helper()
+	Fatalf(string, ...any)
+}, key string, ds []decision, capacity int64, window time.Duration) (admitted, exact int) {
+	t.Helper()
+	slices.SortStableFunc(ds, func(a, b decision) int { return a.at.Compare(b.at) })
+	var got []time.Time
+	for _, d := range ds {
+		if d.allowed {
+			got = append(got, d.at)
+		}
+	}
+	if m, at := maxInWindow(got, window); m > int(capacity) {
+		t.Fatalf("key %s: %d admissions in the window ending %v, capacity %d", key, m, at, capacity)
+	}
+	return len(got), exactLog(ds, capacity, window)
 }
 
 // exactLog returns how many of ds (sorted by time) an exact sliding log
@@ -277,24 +300,18 @@ func TestServerClockAcrossProcesses(t *testing.T) {
 		t.Fatal(err)
 	}
 	const maxPerGoroutine = 200_000 // a bound that ends the run should the server's clock stand still
-	var wg sync.WaitGroup
-	errs := make(chan error, 16)
-	for g := range 16 {
-		wg.Go(func() {
-			rng := rand.New(rand.NewPCG(uint64(g), 16))
-			for n := 0; !done.Load() && n < maxPerGoroutine; n++ {
-				p := rng.IntN(len(limiters))
-				l := limiters[p][rng.IntN(len(capacities))]
-				if _, err := l.AllowContext(ctx, fmt.Sprint("k", rng.IntN(keys)), time.Now().Add(skews[p])); err != nil {
-					errs <- err
-					return
-				}
+	err = concurrently(16, func(g int) error {
+		rng := rand.New(rand.NewPCG(uint64(g), 16))
+		for n := 0; !done.Load() && n < maxPerGoroutine; n++ {
+			p := rng.IntN(len(limiters))
+			l := limiters[p][rng.IntN(len(capacities))]
+			if _, err := l.AllowContext(ctx, fmt.Sprint("k", rng.IntN(keys)), time.Now().Add(skews[p])); err != nil {
+				return err
 			}
-		})
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
+		}
+		return nil
+	})
+	if err != nil {
 		t.Fatal(err)
 	}
 	after, err := admin.Time(ctx).Result()
@@ -320,19 +337,9 @@ func TestServerClockAcrossProcesses(t *testing.T) {
 		if !ok {
 			t.Fatalf("a decision on an unknown key %s", key)
 		}
-		slices.SortStableFunc(ds, func(a, b decision) int { return a.at.Compare(b.at) })
-		var got []time.Time
-		for _, d := range ds {
-			if d.allowed {
-				got = append(got, d.at)
-			}
-		}
-		if m, at := maxInWindow(got, window); m > int(capacity) {
-			t.Fatalf("capacity %d: %d admissions in the window ending %v", capacity, m, at)
-		}
-		e := exactLog(ds, capacity, window)
-		t.Logf("capacity %d: %d requests, admitted %d, an exact sliding log %d", capacity, len(ds), len(got), e)
-		admitted += len(got)
+		a, e := checkBucket(t, key, ds, capacity, window)
+		t.Logf("capacity %d: %d requests, admitted %d, an exact sliding log %d", capacity, len(ds), a, e)
+		admitted += a
 		exact += e
 	}
 	t.Logf("%d requests: admitted %d, an exact sliding log %d", len(log), admitted, exact)
