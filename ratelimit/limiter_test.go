@@ -759,6 +759,47 @@ func TestLongKeysHashed(t *testing.T) {
 	}
 }
 
+// TestShortKeysHashed checks the inline hash of keys of up to 16 bytes
+// (and one past it, through maphash): every byte of every length counts,
+// keys that differ only in length differ, and two limiters hash apart.
+func TestShortKeysHashed(t *testing.T) {
+	t.Parallel()
+	l, m := mustLimiter(t, 1, time.Minute), mustLimiter(t, 1, time.Minute)
+	seen := map[uint64]string{}
+	add := func(k string) {
+		h := l.hash(k)
+		if prev, ok := seen[h]; ok && prev != k {
+			t.Fatalf("hash(%q) = hash(%q)", k, prev)
+		}
+		seen[h] = k
+		if h == m.hash(k) {
+			t.Errorf("two limiters hash %q alike", k)
+		}
+	}
+	add("")
+	for n := 1; n <= 17; n++ {
+		k := []byte(strings.Repeat("a", n))
+		add(string(k))
+		for i := range n {
+			for _, c := range []byte{'b', 0, 0xff} {
+				k[i] = c
+				add(string(k))
+				k[i] = 'a'
+			}
+		}
+	}
+	// A short key and a bucket of its own, apart from its neighbours.
+	if d := l.AllowAt("10.0.0.1", at(0)); !d.Allowed {
+		t.Fatal("first request rejected")
+	}
+	if d := l.AllowAt("10.0.0.2", at(0)); !d.Allowed {
+		t.Fatal("a different short key shares the bucket")
+	}
+	if d := l.AllowAt("10.0.0.1", at(0)); d.Allowed {
+		t.Fatal("short key not limited")
+	}
+}
+
 // TestMaxBuckets checks the documented behaviour at the cap: keys without a
 // bucket share one overflow bucket, existing buckets are untouched, and
 // reclaimed room is reused.
