@@ -42,6 +42,21 @@
 // name, capacity, window and key (22 characters, unpadded base64url): no
 // request data is stored in clear, and limits that differ in any of those
 // never share a bucket.
+//
+// # Faults
+//
+// A decision that ran out of the limiter's time may still reach Redis
+// later, held up by the network, and be counted there although the
+// limiter has applied its failure mode (under FailOpen the request was
+// admitted uncounted, and is then counted as well). Such a late admission
+// only makes the limit stricter for a window; it never lets more than
+// capacity through.
+//
+// A Redis that restarts without its data (no persistence, or a failover
+// to a replica that had not yet received the latest writes) starts with
+// empty buckets: in a window spanning the restart, the server before it
+// and the one after it may each admit up to capacity. Each server alone
+// never admits more.
 package redisstore
 
 import (
