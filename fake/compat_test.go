@@ -359,3 +359,40 @@ func TestBothSpellings(t *testing.T) {
 		})
 	}
 }
+
+// TestRealDialectMessages checks that an error answered in the real
+// service's dialect names what that dialect names, in the message as in
+// field: a reason about the target among several broken rules used the
+// specification's kind names, and renaming after the path was rewritten
+// turned part of a member the client sent ("monitoring_x") into another.
+func TestRealDialectMessages(t *testing.T) {
+	t.Parallel()
+	srv, _ := start(t)
+	for _, tt := range []struct {
+		name, body, field string
+		has, hasNot       []string
+	}{
+		{"target reason beside another rule", `{"description":"` + strings.Repeat("x", 300) + `","target":{}}`, "description",
+			[]string{"datadog", "azure_logs_ingestion"}, []string{"monitoring", "cloud_logs_ingestion"}},
+		{"unknown member whose name holds a kind's", `{"format":"JSON","target":{"datadog":{"monitoring_x":"a"}}}`, "target.datadog.monitoring_x",
+			[]string{"target.datadog.monitoring_x"}, []string{"datadog_x"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			r := realClientRequest(t, srv, "POST", "/event_destinations", tt.body)
+			e := r.apiErr(t)
+			if r.status != 400 || e.Details["field"] != tt.field {
+				t.Errorf("%d field %q, want 400 field %q (%s)", r.status, e.Details["field"], tt.field, e.Msg)
+			}
+			for _, s := range tt.has {
+				if !strings.Contains(e.Msg, s) {
+					t.Errorf("message %q does not name %s", e.Msg, s)
+				}
+			}
+			for _, s := range tt.hasNot {
+				if strings.Contains(e.Msg, s) {
+					t.Errorf("message %q names %s", e.Msg, s)
+				}
+			}
+		})
+	}
+}

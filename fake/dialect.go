@@ -66,17 +66,18 @@ func (e *apiError) in(d acctapi.Dialect) *apiError {
 		return e
 	}
 	out := *e
-	if len(e.fields) > 0 {
-		out.msg = validationMessage(e.fields, d)
-	}
 	if e.field != "" {
 		out.field = events.TranslateField(e.field, d)
-		if len(e.fields) == 0 && out.field != e.field {
-			out.msg = strings.ReplaceAll(e.msg, e.field, out.field)
-		}
 	}
-	if strings.HasPrefix(e.field, "target") {
-		out.msg = renameUnquoted(out.msg)
+	switch {
+	case len(e.fields) > 0:
+		out.msg = validationMessage(e.fields, d) // each reason about a target renamed there
+	case out.field != e.field:
+		// The message names the path, now the real one; renaming more
+		// would rewrite parts of member names the client sent.
+		out.msg = strings.ReplaceAll(e.msg, e.field, out.field)
+	case strings.HasPrefix(e.field, "target"):
+		out.msg = renameUnquoted(e.msg)
 	}
 	return &out
 }

@@ -53,9 +53,11 @@ type Fault struct {
 }
 
 // Reactor decides whether to take over a request: it returns the [Fault]
-// to answer with, or nil to let the request go on. It runs before
-// authentication, never while the store is locked, and may be called from
-// several goroutines at once.
+// to answer with, or nil to let the request go on. It runs after the
+// request's authentication has been checked (a Fault's answer still wins
+// over an authentication error; the request of one that failed it has no
+// body), never while the store is locked, and may be called from several
+// goroutines at once.
 type Reactor func(r *http.Request) *Fault
 
 type reactorEntry struct {
@@ -249,10 +251,31 @@ func MatchPath(pattern, p string) (bool, error) {
 	return matchPattern(pattern, p), nil
 }
 
-// matchPattern matches a request path against a well-formed pattern.
+// matchPattern matches a request path against a well-formed pattern. A
+// pattern ending in "/**" matches what its prefix, itself a pattern,
+// matches and everything below it.
 func matchPattern(pattern, p string) bool {
 	if prefix, ok := strings.CutSuffix(pattern, "/**"); ok {
-		return prefix == "" || p == prefix || strings.HasPrefix(p, prefix+"/")
+		if prefix == "" {
+			return true
+		}
+		// The prefix has as many segments as the part of p it matches.
+		n := strings.Count(prefix, "/")
+		head := p
+		for i, c := range p {
+			if c == '/' {
+				if n == 0 {
+					head = p[:i]
+					break
+				}
+				n--
+			}
+		}
+		if n > 0 {
+			return false // p has fewer segments than the prefix
+		}
+		ok, _ := path.Match(prefix, head)
+		return ok
 	}
 	ok, _ := path.Match(pattern, p)
 	return ok

@@ -682,3 +682,48 @@ func TestFaultNext(t *testing.T) {
 		t.Errorf("after removing every fault: %d %s", r.status, r.body)
 	}
 }
+
+// TestMatchPath pins the pattern language, above all what "**" does after
+// a prefix with wildcards: before, the prefix was compared literally, so a
+// pattern CheckTarget accepted ("/event_subscriptions/*/**") never matched.
+func TestMatchPath(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		pattern, path string
+		want          bool
+	}{
+		{"/service_users/*", "/service_users/service_1", true},
+		{"/service_users/*", "/service_users", false},
+		{"/service_users/**", "/service_users", true},
+		{"/service_users/**", "/service_users/service_1", true},
+		{"/service_users/**", "/service_usersx/service_1", false},
+		{"/event_subscriptions/*/**", "/event_subscriptions/esb_1/sources", true},
+		{"/event_subscriptions/*/**", "/event_subscriptions/esb_1/sources/api_key_created.v0", true},
+		{"/event_subscriptions/*/**", "/event_subscriptions", false},
+		{"/*/**", "/service_users/service_1", true},
+		{"/service_user?/**", "/service_users/service_1", true},
+		{"/service_user?/**", "/service_user/service_1", false},
+		{"/backends/*/**", "/backends/failover/bkdfo_1", true},
+		{"/backends/*/**", "/api_keys/ak_1", false},
+		{"/**", "/anything/at/all", true},
+	}
+	for _, tt := range tests {
+		got, err := fake.MatchPath(tt.pattern, tt.path)
+		if err != nil || got != tt.want {
+			t.Errorf("MatchPath(%q, %q) = %v, %v; want %v", tt.pattern, tt.path, got, err, tt.want)
+		}
+	}
+	// What CheckTarget accepts, a fault with that pattern answers.
+	srv, _ := start(t)
+	for _, pattern := range []string{"/event_subscriptions/*/**", "/*/**", "/service_user?/**"} {
+		if err := srv.CheckTarget("GET", pattern); err != nil {
+			t.Errorf("CheckTarget(GET, %q) = %v", pattern, err)
+			continue
+		}
+		remove := srv.FailNext("GET", pattern, 1, 503)
+		if r := raw(t, srv, "GET", "/service_users/service_nope", nil, ""); (r.status == 503) != (pattern != "/event_subscriptions/*/**") {
+			t.Errorf("FailNext(GET, %q): GET /service_users/service_nope answered %d", pattern, r.status)
+		}
+		remove()
+	}
+}

@@ -77,6 +77,17 @@ func (s *Server) mustResource(fn string, t reflect.Type) (*resourceInfo, bool) {
 	return info, ptr
 }
 
+// mustAccount returns the account accountID names ("" for the first), and
+// panics for an account the server does not have: Get and List answering
+// "nothing there" would let a test with a mistyped account id pass.
+func (s *Server) mustAccount(fn, accountID string) string {
+	acct, err := s.accountOf(accountID)
+	if err != nil {
+		panic(fmt.Sprintf("fake: %s: %v", fn, err))
+	}
+	return acct
+}
+
 // knownTypes lists the resource types, for a message.
 func (s *Server) knownTypes() string {
 	names := make([]string, 0, len(s.resByOut))
@@ -111,13 +122,11 @@ func (s *Server) seedBase() string {
 // T is the resource's type or a pointer to it (account.ServiceUser or
 // *account.ServiceUser). Get panics, naming the types it knows, when T is
 // neither: that is a mistake in the test, which an answer of "not found"
-// would hide. An unknown account has nothing: ok is false.
+// would hide. Get panics too when accountID names no account of the
+// server, for the same reason ([Seed] and [Delete] return that error).
 func Get[T any](s *Server, accountID, id string) (v T, ok bool) {
 	info, ptr := s.mustResource("Get", reflect.TypeFor[T]())
-	acct, err := s.accountOf(accountID)
-	if err != nil {
-		return v, false
-	}
+	acct := s.mustAccount("Get", accountID)
 	tx := s.db.Read()
 	got, ok := info.get(&tx, s.seedBase(), acct, id)
 	if !ok {
@@ -153,13 +162,10 @@ func Delete[T any](s *Server, accountID, id string) error {
 // List returns copies of every resource of type T in an account ("" for
 // the first), newest first, as the API lists them. T is the resource's
 // type or a pointer to it, as for [Get], and List panics as Get does when
-// T is neither. An unknown account has nothing: List returns nil.
+// T is neither, or when accountID names no account of the server.
 func List[T any](s *Server, accountID string) []T {
 	info, ptr := s.mustResource("List", reflect.TypeFor[T]())
-	acct, err := s.accountOf(accountID)
-	if err != nil {
-		return nil
-	}
+	acct := s.mustAccount("List", accountID)
 	tx := s.db.Read()
 	vs := info.list(&tx, s.seedBase(), acct)
 	out := make([]T, len(vs))

@@ -122,22 +122,14 @@ func New(opts ...Option) (*Server, error) {
 	return s, nil
 }
 
-// processStart is the wall time when the package was initialized, outside
-// any testing/synctest bubble.
-var processStart = time.Now().Round(0)
-
-// bubbleEpoch is where the clock of every testing/synctest bubble starts.
-var bubbleEpoch = time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
-
 // inBubble reports whether now, from time.Now, is a testing/synctest
-// bubble's: the package has no way to ask, but a bubble's clock starts at
-// bubbleEpoch, years before this process started, and a real clock does
-// not go back a year while a process runs. (A bubble whose fake clock
-// has run past the process's start would go undetected; its listener
-// would block it.)
+// bubble's. The package has no way to ask, but the runtime gives a
+// bubble's time.Now no monotonic clock reading, which it gives every
+// reading outside a bubble (TestStartInBubble pins that, on each Go
+// release CI runs). Unlike a guess from the wall time, this does not
+// misfire when the system clock is stepped or starts in 1970.
 func inBubble(now time.Time) bool {
-	now = now.Round(0) // wall time: a bubble's time has no monotonic reading to compare
-	return !now.Before(bubbleEpoch) && now.Before(processStart.AddDate(-1, 0, 0))
+	return now == now.Round(0)
 }
 
 // TB is the part of testing.TB that [Start] needs; *testing.T, *testing.B

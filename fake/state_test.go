@@ -406,9 +406,9 @@ func jsonCopy[T any](t *testing.T, v T) T {
 	return out
 }
 
-// TestGetAndListTypes checks Get and List with ids of another kind and
-// unknown accounts, and that both take the resource's type and a pointer
-// to it, as every typed client returns it.
+// TestGetAndListTypes checks Get and List with ids of another kind, and
+// that both take the resource's type and a pointer to it, as every typed
+// client returns it.
 func TestGetAndListTypes(t *testing.T) {
 	t.Parallel()
 	srv, _ := start(t)
@@ -416,12 +416,7 @@ func TestGetAndListTypes(t *testing.T) {
 	if _, ok := fake.Get[account.APIKey](srv, "", u.ID); ok {
 		t.Error("Get[APIKey] found a service user")
 	}
-	if _, ok := fake.Get[account.ServiceUser](srv, "ac_nope", u.ID); ok {
-		t.Error("Get in an unknown account found something")
-	}
-	if got := fake.List[account.ServiceUser](srv, "ac_nope"); got != nil {
-		t.Errorf("List in an unknown account = %v", got)
-	}
+	// An unknown account panics: TestUnknownResourceType.
 	if got, ok := fake.Get[account.ServiceUser](srv, srv.Accounts()[0].ID, u.ID); !ok || got.Name != "a" {
 		t.Errorf("Get by the account's id: %+v %v", got, ok)
 	}
@@ -477,6 +472,20 @@ func TestUnknownResourceType(t *testing.T) {
 	if err := fake.Delete[int](srv, "", u.ID); err == nil || !strings.Contains(err.Error(), "int is not a resource type") {
 		t.Errorf("Delete[int]: %v", err)
 	}
+	// A mistyped account is as much a mistake as a wrong type: an answer of
+	// "nothing there" would let "the key is gone" pass whatever happened.
+	wantAccountPanic := func(name string, f func()) {
+		t.Helper()
+		defer func() {
+			t.Helper()
+			if msg := fmt.Sprint(recover()); !strings.Contains(msg, `no account "acct_typo"`) {
+				t.Errorf("%s: panic %q, want one naming the unknown account", name, msg)
+			}
+		}()
+		f()
+	}
+	wantAccountPanic("Get", func() { fake.Get[account.ServiceUser](srv, "acct_typo", u.ID) })
+	wantAccountPanic("List", func() { fake.List[*account.ServiceUser](srv, "acct_typo") })
 }
 
 // TestLoadFixtures checks fixtures: strict decoding, the API's validation,
