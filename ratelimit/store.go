@@ -50,8 +50,10 @@ type Bucket struct {
 type FailureMode uint8
 
 const (
-	// FailOpen admits the request (it is not counted anywhere): an outage
-	// of the store lifts the limit rather than the service.
+	// FailOpen admits the request: an outage of the store lifts the limit
+	// rather than the service. The request is not counted, unless a store
+	// that timed out still receives the decision later (which can only make
+	// the limit stricter).
 	FailOpen FailureMode = iota
 	// FailClosed rejects the request with a retry-after of one second: an
 	// outage of the store stops the traffic the limit guards.

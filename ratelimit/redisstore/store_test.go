@@ -83,6 +83,16 @@ func TestRedisProperties(t *testing.T) {
 				admitted = append(admitted, now)
 				continue
 			}
+			// Not too long either: at most a slot (max(1 s, window/60))
+			// past what an exact sliding log of the admissions would
+			// answer, rounded up to whole seconds.
+			exact := time.Duration(0)
+			if k := len(admitted) - int(capacity); k >= 0 {
+				exact = max(0, admitted[k].Add(window).Sub(now))
+			}
+			if most := (exact + max(time.Second, window/60) + time.Second - 1).Truncate(time.Second); d.RetryAfter > most {
+				t.Fatalf("rejected at %v with retry-after %v; an exact log says %v, so at most %v", now.Sub(base), d.RetryAfter, exact, most)
+			}
 			if i == steps-1 || rapid.Bool().Draw(t, "check retry") {
 				later := now.Add(d.RetryAfter)
 				if d, err := st.Allow(ctx, b, later); err != nil || !d.Allowed {
