@@ -56,8 +56,8 @@ type Decision struct {
 // at that time, and keys it sees afterwards start no earlier than it.
 //
 // Memory: a key costs a fixed number of bytes, whatever its length, that
-// depends on the capacity and the window: about 125 bytes at 100 per
-// minute, 70 at a capacity of 8 or less, more for capacities above 127
+// depends on the capacity and the window: about 120 bytes at 100 per
+// minute, 64 at a capacity of 8 or less, more for capacities above 127
 // (wider counters).
 // Keys are stored as a 64-bit seeded hash; two keys share a bucket only if
 // their hashes collide, which could only make limiting stricter. A key
