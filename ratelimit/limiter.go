@@ -261,8 +261,8 @@ func (l *Limiter) since(now time.Time) uint64 {
 // Keys of 16 bytes or less (an IPv4 address, a short API key) are hashed
 // inline: the key read as two overlapping little-endian words, each mixed
 // with a random key, folded twice through a 64x64->128-bit multiplication
-// (a "mum" step) with the length. maphash.String costs about 65
-// instructions a call through its wrappers; this about 20 (callgrind on
+// (a "mum" step) with the length. Replacing maphash.String with it took
+// AllowAt from 593 to 558 instructions a call (callgrind on
 // ratelimit/bench's SingleKey). Longer keys use maphash.
 func (l *Limiter) hash(key string) uint64 {
 	n := len(key)
