@@ -28,10 +28,11 @@ func (x *index) home(h uint64) uint64 { return (h >> 6) & x.mask }
 
 // put adds h, which must not be present, with bucket id.
 func (x *index) put(h uint64, id int32, hashOf func(int32) uint64) {
-	// At most 7/8 full: a hit probes 4.5 entries on average, within one
-	// or two cache lines of four-byte entries; 3/4 cost 5 bytes a key more
-	// on ratelimit/bench's BytesPerKey (100,000 keys: 1,563 a shard, just
-	// past 3/4 of 2,048 entries).
+	// At most 7/8 full: linear probing's expected cost of a hit at that
+	// load is 4.5 entries, within one or two cache lines of four-byte
+	// entries; 3/4 cost 4 bytes a key more on ratelimit/bench's
+	// BytesPerKey (100,000 keys: about 1,563 a shard, just past 3/4 of
+	// 2,048 entries).
 	if 8*(x.n+1) > 7*len(x.e) {
 		x.grow(hashOf)
 	}
