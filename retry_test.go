@@ -140,7 +140,7 @@ func TestRetryAfterHonoured(t *testing.T) {
 				if got := f.at[1].Sub(f.at[0]); got < tt.wantMin || got > tt.wantMax {
 					t.Errorf("waited %v between attempts, want within [%v, %v]", got, tt.wantMin, tt.wantMax)
 				}
-				if got := time.Since(start); got != f.at[1].Sub(f.at[0]) {
+				if got := virtualSince(t, start); got != f.at[1].Sub(f.at[0]) {
 					t.Errorf("Do took %v, want only the wait %v", got, f.at[1].Sub(f.at[0]))
 				}
 			})
@@ -164,7 +164,7 @@ func TestRetry429EveryMethod(t *testing.T) {
 				if err := c.Do(t.Context(), method, "/things", nil, in, nil); err != nil {
 					t.Fatalf("Do: %v", err)
 				}
-				if got := time.Since(start); got != 2*time.Second {
+				if got := virtualSince(t, start); got != 2*time.Second {
 					t.Errorf("Do took %v, want 2s", got)
 				}
 				if diff := cmp.Diff([]string{method, method}, f.methods); diff != "" {
@@ -227,7 +227,7 @@ func TestRetryBounds(t *testing.T) {
 				c := newFakeClient(t, f, WithRetry(tt.policy))
 				start := time.Now()
 				err := c.Do(t.Context(), http.MethodGet, "/things", nil, nil, nil)
-				if got := time.Since(start); got != tt.wantElapsed {
+				if got := virtualSince(t, start); got != tt.wantElapsed {
 					t.Errorf("Do took %v, want %v", got, tt.wantElapsed)
 				}
 				if n := f.count(); n != tt.wantRequests {
@@ -277,7 +277,7 @@ func TestRetryServerErrorsAndConnectionErrors(t *testing.T) {
 				}
 				start := time.Now()
 				err := c.Do(t.Context(), tt.method, "/things", nil, in, nil)
-				elapsed := time.Since(start)
+				elapsed := virtualSince(t, start)
 
 				if n := f.count(); n != tt.wantRequests {
 					t.Errorf("requests = %d, want %d", n, tt.wantRequests)
@@ -348,7 +348,7 @@ func TestWithoutRetry(t *testing.T) {
 				if n := f.count(); n != 1 {
 					t.Errorf("requests = %d, want 1", n)
 				}
-				if got := time.Since(start); got != 0 {
+				if got := virtualSince(t, start); got != 0 {
 					t.Errorf("Do took %v, want 0", got)
 				}
 			})
@@ -372,7 +372,7 @@ func TestRetryCancelledMidWait(t *testing.T) {
 		}
 		cancel()
 		err := <-done
-		if got := time.Since(start); got != 0 {
+		if got := virtualSince(t, start); got != 0 {
 			t.Errorf("Do returned after %v, want at once on cancel", got)
 		}
 		if !errors.Is(err, context.Canceled) {
@@ -393,7 +393,7 @@ func TestRetryDeadlineMidWait(t *testing.T) {
 		t.Cleanup(cancel)
 		start := time.Now()
 		err := c.Do(ctx, http.MethodGet, "/things", nil, nil, nil)
-		if got := time.Since(start); got != 10*time.Second {
+		if got := virtualSince(t, start); got != 10*time.Second {
 			t.Errorf("Do returned after %v, want at the 10s deadline", got)
 		}
 		if !errors.Is(err, context.DeadlineExceeded) {
@@ -478,4 +478,16 @@ func TestParseRetryAfter(t *testing.T) {
 			}
 		})
 	}
+}
+
+// virtualSince is time.Since(start) inside a testing/synctest bubble, where
+// it reads the bubble's fake clock exactly and takes no real time. It fails
+// t outside a bubble (where time.Now carries a monotonic reading), so an
+// elapsed-time assertion here can never become a bound on wall-clock time.
+func virtualSince(t *testing.T, start time.Time) time.Duration {
+	t.Helper()
+	if now := time.Now(); now != now.Round(0) {
+		t.Fatal("virtualSince outside a testing/synctest bubble: it would measure the wall clock")
+	}
+	return time.Since(start)
 }
