@@ -2,8 +2,6 @@ package fake_test
 
 import (
 	"encoding/json"
-	"io"
-	"net/http"
 	"net/url"
 	"strings"
 	"testing"
@@ -91,26 +89,13 @@ func realClientRequest(t *testing.T, srv *fake.Server, method, path, body string
 // realClientVersion is realClientRequest with ngrok-version set to version.
 func realClientVersion(t *testing.T, srv *fake.Server, method, path, body, version string) response {
 	t.Helper()
-	var rd io.Reader
-	if body != "" {
-		rd = strings.NewReader(body)
-	}
-	req, err := http.NewRequest(method, srv.URL+path, rd)
-	if err != nil {
-		t.Fatal(err)
-	}
+	req := newRequest(t, srv, method, path, body)
 	req.Header["authorization"] = []string{"Bearer " + srv.APIKey()}
 	req.Header["ngrok-version"] = []string{version}
 	if body != "" {
 		req.Header["content-type"] = []string{"application/json"}
 	}
-	resp, err := srv.HTTPClient().Do(req)
-	if err != nil {
-		t.Fatalf("%s %s: %v", method, path, err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return response{status: resp.StatusCode, header: resp.Header, body: b}
+	return roundTrip(t, srv, req)
 }
 
 // TestRealClientCompatibility drives the fake with requests shaped exactly

@@ -64,14 +64,7 @@ func (r response) decode(t testing.TB, v any) {
 // "" is removed.
 func raw(t testing.TB, srv *fake.Server, method, path string, hdr map[string]string, body string) response {
 	t.Helper()
-	var rd io.Reader
-	if body != "" {
-		rd = strings.NewReader(body)
-	}
-	req, err := http.NewRequest(method, srv.URL+path, rd)
-	if err != nil {
-		t.Fatal(err)
-	}
+	req := newRequest(t, srv, method, path, body)
 	req.Header.Set("Authorization", "Bearer "+srv.APIKey())
 	req.Header.Set("Service-Version", "2")
 	if body != "" {
@@ -84,9 +77,29 @@ func raw(t testing.TB, srv *fake.Server, method, path string, hdr map[string]str
 			req.Header.Set(k, v)
 		}
 	}
+	return roundTrip(t, srv, req)
+}
+
+// newRequest is a request to srv with body ("" for none) and no header.
+func newRequest(t testing.TB, srv *fake.Server, method, path, body string) *http.Request {
+	t.Helper()
+	var rd io.Reader
+	if body != "" {
+		rd = strings.NewReader(body)
+	}
+	req, err := http.NewRequest(method, srv.URL+path, rd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return req
+}
+
+// roundTrip sends req through srv's client and reads the whole answer.
+func roundTrip(t testing.TB, srv *fake.Server, req *http.Request) response {
+	t.Helper()
 	resp, err := srv.HTTPClient().Do(req)
 	if err != nil {
-		t.Fatalf("%s %s: %v", method, path, err)
+		t.Fatalf("%s %s: %v", req.Method, req.URL.Path, err)
 	}
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
