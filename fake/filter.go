@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/google/cel-go/cel"
-	"github.com/google/cel-go/checker"
 	celast "github.com/google/cel-go/common/ast"
 	"github.com/google/cel-go/common/types"
 	"github.com/google/cel-go/common/types/ref"
@@ -192,7 +191,7 @@ func constTime(e celast.Expr) (t time.Time, ok bool, err error) {
 //
 // CEL's runtime cost tracking takes about a third of an evaluation's time
 // and most of its allocations, so a filter whose cost CEL can bound before
-// running it (see fieldSizes) has a second program, fast, that does not
+// running it (see filterCosts) has a second program, fast, that does not
 // track: while the sum of the bounds of a request's untracked evaluations
 // stays within maxFilterRequestCost they cannot break either limit, and
 // the request goes on with the tracking program after that. A request
@@ -252,12 +251,12 @@ func compileFilter(expr string, fields []string) (*filter, error) {
 	if !ast.OutputType().IsExactType(cel.BoolType) {
 		return nil, badFilter("the expression must be boolean, not %s", ast.OutputType())
 	}
-	prg, err := env.Program(ast, cel.CostLimit(maxFilterCost), cel.CostTracking(fieldSizes{}))
+	prg, err := env.Program(ast, cel.CostLimit(maxFilterCost), cel.CostTracking(filterCosts))
 	if err != nil {
 		return nil, badFilter("%v", err)
 	}
 	f := &filter{prg: prg, base: celguard.EvalCost + celguard.Nodes(ast.NativeRep().Expr())/4}
-	if est, err := env.EstimateCost(ast, fieldSizes{}); err == nil && est.Max <= maxFilterCost {
+	if est, err := env.EstimateCost(ast, filterCosts); err == nil && est.Max <= maxFilterCost {
 		if f.fast, err = env.Program(ast); err != nil {
 			return nil, badFilter("%v", err)
 		}
@@ -300,18 +299,13 @@ func checkFilterLiteral(fn, s string) error {
 	return err
 }
 
-// fieldSizes is the filter cost model (celguard.Costs) with what the fake
-// knows of the fields' sizes: the byte limits that validation enforces,
-// the length of the ids it makes, and that a time has no length. For
-// other fields (owner_id and subject_common_name, whose values come from
-// outside) the size is unknown, so an expression whose cost grows with
-// them has no static bound and is always tracked.
-type fieldSizes struct{}
-
-var (
-	_ checker.CostEstimator           = fieldSizes{}
-	_ interpreter.ActualCostEstimator = fieldSizes{}
-)
+// filterCosts is the filter cost model (celguard.Costs) with what the fake
+// knows of the fields' sizes (fieldSize): the byte limits that validation
+// enforces, the length of the ids it makes, and that a time has no length.
+// For other fields (owner_id and subject_common_name, whose values come
+// from outside) the size is unknown, so an expression whose cost grows
+// with them has no static bound and is always tracked.
+var filterCosts = celguard.Costs{Size: fieldSize}
 
 // fieldSize is the most bytes the field at path (["obj", "metadata"])
 // holds, when known.
@@ -330,23 +324,6 @@ func fieldSize(path []string) (uint64, bool) {
 		return 1, true
 	}
 	return 0, false
-}
-
-var filterCosts = celguard.Costs{Size: fieldSize}
-
-// EstimateSize implements checker.CostEstimator.
-func (fieldSizes) EstimateSize(n checker.AstNode) *checker.SizeEstimate {
-	return filterCosts.EstimateSize(n)
-}
-
-// EstimateCallCost implements checker.CostEstimator.
-func (fieldSizes) EstimateCallCost(function, overloadID string, target *checker.AstNode, args []checker.AstNode) *checker.CallEstimate {
-	return filterCosts.EstimateCallCost(function, overloadID, target, args)
-}
-
-// CallCost implements interpreter.ActualCostEstimator.
-func (fieldSizes) CallCost(function, overloadID string, args []ref.Val, result ref.Val) *uint64 {
-	return filterCosts.CallCost(function, overloadID, args, result)
 }
 
 // filterCache holds a server's compiled filters, so that a list request
@@ -410,11 +387,11 @@ func (a *activation) Parent() interpreter.Activation { return nil }
 // objVal is obj, one item as CEL sees it: a map from the list's filterable
 // field names to the item's values. A field's value is made only when the
 // filter reads it, so an item costs nothing for the fields a filter does
-// not name; a list request reuses one objVal for every item, setting value.
+// not name; a list request reuses one objVal for every item, its field
+// function reading the item the request is at.
 type objVal struct {
-	names []string                         // the filterable fields
-	field func(v any, name string) ref.Val // a field of value, or nil
-	value any                              // the stored item
+	names []string                  // the filterable fields
+	field func(name string) ref.Val // a field of the current item, or nil
 }
 
 var (
@@ -428,7 +405,7 @@ func (o *objVal) find(key ref.Val) (ref.Val, bool) {
 	if !ok || !slices.Contains(o.names, string(name)) {
 		return nil, false
 	}
-	v := o.field(o.value, string(name))
+	v := o.field(string(name))
 	return v, v != nil
 }
 
@@ -461,7 +438,7 @@ func (o *objVal) Iterator() traits.Iterator {
 func (o *objVal) native() map[string]any {
 	m := make(map[string]any, len(o.names))
 	for _, n := range o.names {
-		if v := o.field(o.value, n); v != nil {
+		if v := o.field(n); v != nil {
 			m[n] = v.Value()
 		}
 	}

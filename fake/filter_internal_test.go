@@ -21,6 +21,11 @@ import (
 
 // keyField is obj's fields of an API key, as the fake's API key list
 // gives them to filters.
+// keyObj is obj for the API key v.
+func keyObj(v account.APIKey) *objVal {
+	return &objVal{names: keyFields, field: func(name string) ref.Val { return keyField(v, name) }}
+}
+
 func keyField(v any, name string) ref.Val {
 	k := v.(account.APIKey)
 	switch name {
@@ -69,7 +74,7 @@ func checkCostBound(t *testing.T, expr string) (bounded, compiled bool) {
 		return false, true
 	}
 	for i, item := range costItems(now) {
-		act := &activation{obj: &objVal{names: keyFields, field: keyField, value: item}, now: types.Timestamp{Time: now}}
+		act := &activation{obj: keyObj(item), now: types.Timestamp{Time: now}}
 		want, cost, terr := f.eval(act)
 		if terr == nil && cost+f.base > f.maxCost {
 			t.Errorf("%s, item %d: cost %d, over the bound %d", expr, i, cost+f.base, f.maxCost)
@@ -205,7 +210,7 @@ func TestFilterGrammar(t *testing.T) {
 func TestFilterTimeRange(t *testing.T) {
 	t.Parallel()
 	now := time.Date(2026, 11, 22, 0, 0, 0, 0, time.UTC)
-	obj := &objVal{names: keyFields, field: keyField, value: account.APIKey{CreatedAt: now}}
+	obj := keyObj(account.APIKey{CreatedAt: now})
 	tests := []struct {
 		expr    string
 		want    bool
@@ -319,7 +324,7 @@ func TestFilterRequestCost(t *testing.T) {
 		t.Fatalf("%s: no cost bound", expr)
 	}
 	now := time.Date(2026, 11, 22, 0, 0, 0, 0, time.UTC)
-	obj := &objVal{names: keyFields, field: keyField, value: maxSizeKeys(1, now)[0]}
+	obj := keyObj(maxSizeKeys(1, now)[0])
 	_, each, err := f.eval(&activation{obj: obj, now: types.Timestamp{Time: now}})
 	if err != nil {
 		t.Fatal(err)
@@ -369,7 +374,7 @@ func TestFilterRequestTotal(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			obj := &objVal{names: keyFields, field: keyField, value: item}
+			obj := keyObj(item)
 			_, each, err := f.eval(&activation{obj: obj, now: types.Timestamp{Time: now}})
 			if err != nil {
 				t.Fatal(err)

@@ -192,7 +192,7 @@ func TestResourcesRegistered(t *testing.T) {
 		if info.prefix != d.Prefix {
 			t.Errorf("%s: prefix %q, described %q", d.Name, info.prefix, d.Prefix)
 		}
-		// Filter cost bounds rely on maxIDLen (see fieldSizes).
+		// Filter cost bounds rely on maxIDLen (see fieldSize).
 		if n := len(d.Prefix) + 1 + 27; n > maxIDLen {
 			t.Errorf("%s: ids of %d characters, more than maxIDLen", d.Name, n)
 		}

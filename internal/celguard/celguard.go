@@ -16,6 +16,8 @@ import (
 	"github.com/google/cel-go/common/types"
 	"github.com/google/cel-go/common/types/ref"
 	"github.com/google/cel-go/common/types/traits"
+
+	"github.com/acctapi/acctapi/internal/trunc"
 )
 
 // Grammar is the set of constructs an expression may use: `!`, `&&`,
@@ -58,7 +60,7 @@ func (g *Grammar) Check(e celast.Expr) error {
 		if e.AsIdent() == g.Root {
 			return fmt.Errorf("%s may be used only as %s.<field>", g.Root, g.Root)
 		}
-		return fmt.Errorf("unknown name %s", clip(e.AsIdent()))
+		return fmt.Errorf("unknown name %s", trunc.String(e.AsIdent(), 64))
 	case celast.SelectKind:
 		return g.selection(e)
 	case celast.CallKind:
@@ -172,7 +174,7 @@ func (g *Grammar) call(e celast.Expr) error {
 	case "int", "uint", "double", "string", "bytes", "bool", "duration", "dyn", "type":
 		return fmt.Errorf("the conversion %s() is not supported", fn)
 	}
-	return fmt.Errorf("the function %s is not supported", clip(fn))
+	return fmt.Errorf("the function %s is not supported", trunc.String(fn, 64))
 }
 
 const overloadsSize = "size"
@@ -234,13 +236,6 @@ func (g *Grammar) mentions(e celast.Expr) []string {
 		}
 	}))
 	return found
-}
-
-func clip(s string) string {
-	if len(s) > 64 {
-		return s[:64] + "…"
-	}
-	return s
 }
 
 // The cost model. CEL's own charges a string's size in characters, which
@@ -371,8 +366,21 @@ func (Costs) CallCost(fn, _ string, args []ref.Val, _ ref.Val) *uint64 {
 	default:
 		cost = 1
 	}
-	return &cost
+	if cost < uint64(len(smallCosts)) {
+		return &smallCosts[cost] // most calls: no allocation per call
+	}
+	big := cost // declared here, so that only this path allocates
+	return &big
 }
+
+// smallCosts holds the costs 0 to 63, so that CallCost can return a
+// pointer to one without allocating; CEL only reads through it.
+var smallCosts = func() (c [64]uint64) {
+	for i := range c {
+		c[i] = uint64(i)
+	}
+	return c
+}()
 
 // compareCost is the cost of comparing values of sizes a and b (for
 // startsWith and endsWith, b is the prefix or suffix).
