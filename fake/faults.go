@@ -100,7 +100,7 @@ func (s *Server) addReactor(method, pattern string, fn Reactor) (remove func()) 
 	s.faults.next++
 	id := s.faults.next
 	// A new slice each time: react reads the old one without the lock.
-	s.faults.reactors = append(s.faults.reactors[:len(s.faults.reactors):len(s.faults.reactors)], reactorEntry{id: id, method: method, pattern: pattern, fn: fn})
+	s.faults.reactors = append(s.faults.reactors[:len(s.faults.reactors):len(s.faults.reactors)], reactorEntry{id: id, method: anyMethod(method), pattern: pattern, fn: fn})
 	return func() {
 		s.faults.mu.Lock()
 		defer s.faults.mu.Unlock()
@@ -111,6 +111,15 @@ func (s *Server) addReactor(method, pattern string, fn Reactor) (remove func()) 
 			}
 		}
 	}
+}
+
+// anyMethod returns method with "*", which callers may write for any
+// method, as "", which the fake stores and compares.
+func anyMethod(method string) string {
+	if method == "*" {
+		return ""
+	}
+	return method
 }
 
 // ClearFaults removes every reactor.
@@ -288,7 +297,8 @@ func matchPattern(pattern, p string) bool {
 // [Server.React] and the helpers panic on what it reports; cmd/acctfake
 // uses it to answer 400.
 func (s *Server) CheckTarget(method, pattern string) error {
-	if method != "" && method != "*" && !s.routes.serves(method) {
+	method = anyMethod(method)
+	if method != "" && !s.routes.serves(method) {
 		return fmt.Errorf("fake: method %q is not one the fake serves (%s), or \"\" or \"*\" for any", truncate(method, 16), strings.Join(s.routes.methods(), ", "))
 	}
 	if _, err := MatchPath(pattern, "/"); err != nil {
@@ -296,7 +306,7 @@ func (s *Server) CheckTarget(method, pattern string) error {
 	}
 	if !s.routes.matchable(method, pattern) {
 		with := ""
-		if method != "" && method != "*" {
+		if method != "" {
 			with = " with " + method
 		}
 		return fmt.Errorf(`fake: pattern %q matches no path the fake serves%s (such as "/service_users", "/service_users/*", "/backends/**", "/**")`, truncate(pattern, 64), with)
@@ -336,7 +346,7 @@ func (rt *router) methods() []string {
 }
 
 // matchable reports whether a well-formed pattern matches a path of some
-// route that serves method ("" or "*": any). A literal segment of a route
+// route that serves method ("": any). A literal segment of a route
 // must match the pattern's segment; a parameter matches any segment but
 // an empty one.
 func (rt *router) matchable(method, pattern string) bool {
@@ -351,7 +361,7 @@ func (rt *router) matchable(method, pattern string) bool {
 		segs = strings.Split(pattern[1:], "/")
 	}
 	for _, r := range rt.routes {
-		if method != "" && method != "*" && r.methods[method] == nil {
+		if method != "" && r.methods[method] == nil {
 			continue
 		}
 		if len(r.segs) < len(segs) || (!deep && len(r.segs) != len(segs)) {
@@ -395,7 +405,7 @@ func (s *Server) react(c *call) reaction {
 	s.faults.mu.Unlock()
 	var re reaction
 	for _, r := range rs {
-		if r.method != "" && r.method != "*" && r.method != c.r.Method {
+		if r.method != "" && r.method != c.r.Method {
 			continue
 		}
 		if !matchPattern(r.pattern, c.r.URL.Path) {

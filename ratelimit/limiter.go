@@ -95,10 +95,10 @@ type Limiter struct {
 	shared    *shared // WithStore's store, or nil (see store.go)
 }
 
-// table is the store of buckets behind a Limiter: the in-memory sharded
-// store is the only one today. A store keeps each bucket's record (see
-// limiter_bucket.go) by key hash and applies bucket.update to it under
-// whatever lock or transaction it uses.
+// table is the in-memory store of buckets behind a Limiter (a shared
+// store given by WithStore decides instead; see store.go). It keeps each
+// bucket's record (see limiter_bucket.go) by key hash and applies
+// bucket.update to it under a shard's lock.
 type table interface {
 	allow(l *Limiter, h uint64, t uint64) Decision
 	sweep(l *Limiter, t uint64) int

@@ -5,9 +5,11 @@ import (
 	"unsafe"
 )
 
-// A bucket's state is a fixed-size record of bytes, so that a store other
-// than the in-memory one (issue 16: Redis) can keep the same record and run
-// the same update on it. The record holds two conservative counts of the
+// A bucket's state is a fixed-size record of bytes. The Redis store
+// (ratelimit/redisstore) keeps the same two counts in a record of its own,
+// updated by a Lua script, with the same nGroups, group size and slot
+// length; a change to them here belongs there too. The record holds two
+// conservative counts of the
 // key's admissions; each alone never counts fewer admissions inside the
 // window than there are, so their minimum does not either, and the limiter
 // admits while that minimum is below capacity.

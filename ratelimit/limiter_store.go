@@ -131,12 +131,6 @@ func (s *shards[T]) allow(l *Limiter, h uint64, t uint64) Decision {
 	return d
 }
 
-// lookup returns the bucket id of hash h.
-func (sh *shard[T]) lookup(h uint64) (int32, bool) {
-	id, _, ok := sh.find(h)
-	return id, ok
-}
-
 // find returns the bucket id of hash h and its record.
 func (sh *shard[T]) find(h uint64) (int32, bucket[T], bool) {
 	x := &sh.ids

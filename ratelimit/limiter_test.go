@@ -1127,13 +1127,13 @@ func TestIndexModel(t *testing.T) {
 				}
 			}
 			for mk, mid := range model {
-				if id, ok := sh.lookup(mk); !ok || id != mid {
-					rt.Fatalf("lookup(%#x) = %d, %v; want %d", mk, id, ok, mid)
+				if id, _, ok := sh.find(mk); !ok || id != mid {
+					rt.Fatalf("find(%#x) = %d, %v; want %d", mk, id, ok, mid)
 				}
 			}
 			_, want := model[k]
-			if _, ok := sh.lookup(k); ok != want {
-				rt.Fatalf("lookup(%#x) found %v", k, ok)
+			if _, _, ok := sh.find(k); ok != want {
+				rt.Fatalf("find(%#x) found %v", k, ok)
 			}
 			if sh.ids.n != len(model) {
 				rt.Fatalf("n = %d, want %d", sh.ids.n, len(model))

@@ -172,6 +172,9 @@ func (s *Store) Allow(ctx context.Context, b ratelimit.Bucket, now time.Time) (r
 		return ratelimit.Decision{}, fmt.Errorf("%w: capacity %d, window %v", ErrBucket, b.Capacity, b.Window)
 	}
 	wsec := int64(b.Window / time.Second)
+	// The in-process limiter's shape (ratelimit's limiter_bucket.go):
+	// nGroups = 8 groups of ceil(capacity/12) admissions, and a ring of
+	// max(1 s, window/60) slots above a capacity of 8. Keep them in step.
 	slot := int64(0) // ring slot in µs; none at a capacity of 8 or less
 	if b.Capacity > 8 {
 		slot = max(1, wsec/60) * 1e6
