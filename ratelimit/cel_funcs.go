@@ -291,16 +291,23 @@ func funcOptions() []cel.EnvOption {
 		cel.Function("split", cel.MemberOverload("string_split_whitespace", []*cel.Type{strT}, strList,
 			cel.UnaryBinding(func(s ref.Val) ref.Val { return stringList(strings.Fields(str(s))) }))),
 		cel.Function("inCidrRange", cel.Overload("in_cidr_range", []*cel.Type{strT, strT}, boolT,
-			cel.BinaryBinding(func(ip, cidr ref.Val) ref.Val { return types.Bool(inCIDRs(str(ip), str(cidr))) }))),
+			cel.BinaryBinding(func(ip, cidr ref.Val) ref.Val {
+				addr, ok := parseIP(str(ip))
+				return types.Bool(ok && inCIDR(addr, str(cidr)))
+			}))),
 		cel.Function("inCidrRanges", cel.Overload("in_cidr_ranges", []*cel.Type{strT, strList}, boolT,
 			cel.BinaryBinding(func(ip, cidrs ref.Val) ref.Val {
-				var list []string
-				if l, ok := cidrs.(traits.Lister); ok {
-					for it := l.Iterator(); it.HasNext() == types.True; {
-						list = append(list, str(it.Next()))
+				addr, ok := parseIP(str(ip))
+				l, isList := cidrs.(traits.Lister)
+				if !ok || !isList {
+					return types.False
+				}
+				for it := l.Iterator(); it.HasNext() == types.True; {
+					if inCIDR(addr, str(it.Next())) {
+						return types.True
 					}
 				}
-				return types.Bool(inCIDRs(str(ip), list...))
+				return types.False
 			}))),
 	}
 	for _, h := range hashes {
@@ -319,13 +326,20 @@ func funcOptions() []cel.EnvOption {
 // linearOverloads are the overloads of this file whose work grows with the
 // length of their first argument, a string; their cost is charged by
 // that length (see costOptions).
-var linearOverloads = []string{
+var linearOverloads = append([]string{
 	"json_decode_string", "query_string_decode", "url_parse_string", "url_escape_string", "url_unescape_string",
 	"string_isJson", "string_decodeBase64", "string_encodeBase64", "string_isQueryString", "string_isURL",
 	"string_lower", "string_upper", "string_split_whitespace",
-	"hash_crc32", "hash_crc64", "hash_md5", "hash_sha1", "hash_sha256", "hash_sha512", "hash_xxhash64",
-	"hash_crc32_format", "hash_crc64_format", "hash_md5_format", "hash_sha1_format", "hash_sha256_format",
-	"hash_sha512_format", "hash_xxhash64_format",
+}, hashOverloads()...)
+
+// hashOverloads are the overloads of every hash function (see hashes),
+// whose work grows with the string hashed.
+func hashOverloads() []string {
+	var ids []string
+	for _, h := range hashes {
+		ids = append(ids, "hash_"+h.name, "hash_"+h.name+"_format")
+	}
+	return ids
 }
 
 func strFunc(name string, fn func(string) ref.Val) cel.EnvOption {
@@ -445,21 +459,21 @@ func parseURL(s string) ref.Val {
 	})
 }
 
-// inCIDRs reports whether ip lies in any of cidrs; an invalid CIDR is
-// ignored and an invalid ip is in none. An IPv4-mapped IPv6 address
-// counts as its IPv4 address.
-func inCIDRs(ip string, cidrs ...string) bool {
+// parseIP parses ip for inCidrRange(s): false for an invalid ip, which is
+// in no range; an IPv4-mapped IPv6 address counts as its IPv4 address.
+func parseIP(ip string) (netip.Addr, bool) {
 	addr, err := netip.ParseAddr(ip)
 	if err != nil {
-		return false
+		return netip.Addr{}, false
 	}
-	addr = addr.Unmap().WithZone("")
-	for _, c := range cidrs {
-		if p, err := netip.ParsePrefix(c); err == nil && p.Contains(addr) {
-			return true
-		}
-	}
-	return false
+	return addr.Unmap().WithZone(""), true
+}
+
+// inCIDR reports whether addr lies in cidr; a cidr that does not parse
+// holds nothing.
+func inCIDR(addr netip.Addr, cidr string) bool {
+	p, err := netip.ParsePrefix(cidr)
+	return err == nil && p.Contains(addr)
 }
 
 // xxh64 is XXH64 with seed 0 as a hash.Hash that buffers its input.

@@ -120,34 +120,27 @@ func hint(name string) string {
 	case strings.HasPrefix(name, "actions.ngrok.") && !strings.HasPrefix(name, "actions.ngrok.rate_limit."):
 		return "; only the rate-limit action's results (actions.ngrok.rate_limit.*) exist here"
 	}
-	if s := closest(name, 3); len(s) > 0 {
+	if s := closest(name, 3, knownNames()); len(s) > 0 {
 		return "; did you mean " + strings.Join(s, ", ") + "?"
 	}
 	return ""
 }
 
-// closest returns up to n variable and function names nearest to name by
-// edit distance, nearest first, among those within a third of its length.
-func closest(name string, n int) []string {
+// closest returns up to n of names nearest to name by edit distance,
+// nearest first, among those within a third of its length (or that
+// extend it: req.url for req.url.sheme's parent).
+func closest(name string, n int, names []string) []string {
 	type cand struct {
 		name string
 		d    int
 	}
 	var cs []cand
 	limit := max(2, len(name)/3)
-	try := func(c string) {
+	for _, c := range names {
 		d := editDistance(name, c)
-		// A name that extends what was written (req.url for
-		// req.url.sheme's parent) counts as near too.
 		if d <= limit || strings.HasPrefix(c, name+".") {
 			cs = append(cs, cand{c, d})
 		}
-	}
-	for i := range catalogue {
-		try(catalogue[i].name)
-	}
-	for _, f := range functionNames {
-		try(f)
 	}
 	slices.SortStableFunc(cs, func(a, b cand) int { return a.d - b.d })
 	var out []string
@@ -160,6 +153,15 @@ func closest(name string, n int) []string {
 		}
 	}
 	return out
+}
+
+// knownNames are the variable and function names, for closest.
+func knownNames() []string {
+	names := make([]string, 0, len(catalogue)+len(functionNames))
+	for i := range catalogue {
+		names = append(names, catalogue[i].name)
+	}
+	return append(names, functionNames...)
 }
 
 // editDistance is the Levenshtein distance between a and b, in bytes.

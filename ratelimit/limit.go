@@ -168,15 +168,7 @@ func (l *Limit) decide(a *activation, now time.Time) Result {
 		}
 		key = string(b)
 	}
-	var (
-		d   Decision
-		err error
-	)
-	if s := l.limiter.shared; s != nil {
-		d, err = s.allow(a.r.Context(), key, l.cfg.Capacity, l.limiter.window, now)
-	} else {
-		d = l.limiter.AllowAt(key, now)
-	}
+	d, err := l.limiter.AllowContext(a.r.Context(), key, now)
 	res := Result{
 		Limited:    !d.Allowed,
 		Reject:     !d.Allowed && l.enforce,

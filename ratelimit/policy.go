@@ -246,16 +246,10 @@ func compileAction(ad actionDoc, o options) (policyAction, error) {
 // suggest returns "; did you mean X?" for the element of names nearest to
 // s, or "" when none is near.
 func suggest(s string, names []string) string {
-	best, bestD := "", max(2, len(s)/3)+1
-	for _, n := range names {
-		if d := editDistance(s, n); d < bestD {
-			best, bestD = n, d
-		}
+	if near := closest(s, 1, names); len(near) > 0 {
+		return fmt.Sprintf("; did you mean %q?", near[0])
 	}
-	if best == "" {
-		return ""
-	}
-	return fmt.Sprintf("; did you mean %q?", best)
+	return ""
 }
 
 func sortedKeys[V any](m map[string]V) []string {
