@@ -12,12 +12,12 @@ import (
 	"strings"
 	"time"
 	"unicode"
-	"unicode/utf8"
 
 	"golang.org/x/time/rate"
 
 	"github.com/acctapi/acctapi/internal/clienthook"
 	"github.com/acctapi/acctapi/internal/iox"
+	"github.com/acctapi/acctapi/internal/trunc"
 )
 
 // The domain packages' request plumbing (internal/rest) validates list
@@ -404,8 +404,8 @@ func decodeError(resp *http.Response) error {
 		msg := strings.TrimSpace(string(raw))
 		if msg == "" {
 			msg = http.StatusText(resp.StatusCode)
-		} else if len(msg) > maxErrorMsg {
-			msg = truncate(msg, maxErrorMsg) + "…"
+		} else {
+			msg = trunc.String(msg, maxErrorMsg)
 		}
 		e.Msg = msg
 	} else {
@@ -429,16 +429,4 @@ func decodeError(resp *http.Response) error {
 		e.Details["operation_id"] = id
 	}
 	return e
-}
-
-// truncate returns at most n bytes of s, cut at a rune boundary so the
-// result stays valid UTF-8.
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n]
 }

@@ -136,7 +136,7 @@ type response struct {
 }
 
 func (r response) String() string {
-	return fmt.Sprintf("%d %s", r.status, truncate(string(r.body), 300))
+	return fmt.Sprintf("%d %s", r.status, trunc.String(string(r.body), 300))
 }
 
 // request is a raw request: the default headers (the target's key, version
@@ -227,7 +227,7 @@ func CheckErrorBody(status int, header http.Header, body []byte) (*acctapi.Error
 		Details    *map[string]string `json:"details"`
 	}
 	if err := json.Unmarshal(body, &e); err != nil {
-		return nil, fmt.Errorf("status %d: error body %q is not the contract's JSON: %v", status, truncate(string(body), 200), err)
+		return nil, fmt.Errorf("status %d: error body %q is not the contract's JSON: %v", status, trunc.String(string(body), 200), err)
 	}
 	var errs []error
 	if e.StatusCode == nil || *e.StatusCode != status {
@@ -246,7 +246,7 @@ func CheckErrorBody(status int, header http.Header, body []byte) (*acctapi.Error
 		errs = append(errs, errors.New("405 without an Allow header"))
 	}
 	if err := errors.Join(errs...); err != nil {
-		return nil, fmt.Errorf("status %d, body %s: %w", status, truncate(string(body), 200), err)
+		return nil, fmt.Errorf("status %d, body %s: %w", status, trunc.String(string(body), 200), err)
 	}
 	return &acctapi.Error{StatusCode: status, Msg: *e.Msg, ErrorCode: *e.ErrorCode, Details: *e.Details}, nil
 }
@@ -296,6 +296,5 @@ func must(t *testing.T, what string, err error) {
 }
 
 // truncate shortens s for a failure report; see trunc.String.
-func truncate(s string, n int) string { return trunc.String(s, n) }
 
 func ptr[T any](v T) *T { return &v }

@@ -22,6 +22,7 @@ import (
 	"github.com/acctapi/acctapi/account"
 	"github.com/acctapi/acctapi/backends"
 	"github.com/acctapi/acctapi/events"
+	"github.com/acctapi/acctapi/internal/trunc"
 	"github.com/acctapi/acctapi/k8sop"
 )
 
@@ -588,7 +589,7 @@ func (s *suite) testFilters(t *testing.T) {
 		`obj.description == "` + strings.Repeat("x", 5000) + `"`, // too long
 	} {
 		_, err := keys.Page(ctx, &acctapi.FilterOptions{Filter: f})
-		wantAPIError(t, "filter "+truncate(f, 60), err, http.StatusBadRequest, acctapi.CodeBadFilter)
+		wantAPIError(t, "filter "+trunc.String(f, 60), err, http.StatusBadRequest, acctapi.CodeBadFilter)
 	}
 	// Service users filter on id and created_at only.
 	_, err := account.NewServiceUsers(s.client).Page(ctx, &acctapi.FilterOptions{Filter: `obj.name == "x"`})
@@ -832,7 +833,7 @@ func (s *suite) testOperators(t *testing.T) {
 	cert := bound.Binding.Cert
 	block, _ := pem.Decode([]byte(cert.Cert))
 	if block == nil || block.Type != "CERTIFICATE" {
-		t.Fatalf("binding cert %q is not a PEM certificate", truncate(cert.Cert, 80))
+		t.Fatalf("binding cert %q is not a PEM certificate", trunc.String(cert.Cert, 80))
 	}
 	x, err := x509.ParseCertificate(block.Bytes)
 	must(t, "parse the signed certificate", err)
