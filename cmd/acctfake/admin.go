@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/url"
 	"slices"
@@ -154,13 +155,7 @@ func (a *admin) match(method, rest string) (adminHandler, string, error) {
 		if h := rt.methods[method]; h != nil {
 			return h, id, nil
 		}
-		allow := slices.Sorted(func(yield func(string) bool) {
-			for m := range rt.methods {
-				if !yield(m) {
-					return
-				}
-			}
-		})
+		allow := slices.Sorted(maps.Keys(rt.methods))
 		return nil, "", &adminError{status: http.StatusMethodNotAllowed, code: acctapi.CodeMethodNotAllowed, field: strings.Join(allow, ", "),
 			msg: fmt.Sprintf("Method %s is not allowed on %s%s.", trunc.String(method, 16), adminPrefix, trunc.String(rest, 128))}
 	}
@@ -245,13 +240,7 @@ func checkQuery(r *http.Request, allowed ...string) (url.Values, error) {
 	if err != nil {
 		return nil, &adminError{status: http.StatusBadRequest, code: acctapi.CodeUnknownQueryParam, msg: "The query string could not be parsed."}
 	}
-	for _, k := range slices.Sorted(func(yield func(string) bool) {
-		for k := range q {
-			if !yield(k) {
-				return
-			}
-		}
-	}) {
+	for _, k := range slices.Sorted(maps.Keys(q)) {
 		if !slices.Contains(allowed, k) {
 			return nil, &adminError{status: http.StatusBadRequest, code: acctapi.CodeUnknownQueryParam, field: trunc.String(k, 64),
 				msg: fmt.Sprintf("Unknown query parameter %q; supported: %s.", trunc.String(k, 64), strings.Join(allowed, ", "))}
@@ -308,10 +297,10 @@ func (a *admin) journal(r *http.Request, _ string) (int, any, error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	limit := 100
+	limit := acctapi.MaxLimit
 	if v, ok := q["limit"]; ok {
 		n, err := strconv.Atoi(v[0])
-		if err != nil || n < 1 || n > 100 {
+		if err != nil || n < 1 || n > acctapi.MaxLimit {
 			return 0, nil, &adminError{status: http.StatusBadRequest, code: acctapi.CodeBadLimit, field: "limit",
 				msg: fmt.Sprintf("limit %q is not an integer from 1 to 100.", trunc.String(v[0], 32))}
 		}
