@@ -105,7 +105,6 @@ var selectorCosts = celguard.Costs{Size: func(path []string) (uint64, bool) {
 // Selectors is a compiled list of endpoint selectors. It is immutable and
 // safe for concurrent use; a nil *Selectors matches nothing.
 type Selectors struct {
-	env  *cel.Env
 	sels []selector
 }
 
@@ -142,7 +141,7 @@ func CompileSelectors(exprs []string) (*Selectors, error) {
 	if err != nil {
 		return nil, fmt.Errorf("k8sop: selector environment: %w", err)
 	}
-	s := &Selectors{env: env, sels: make([]selector, 0, len(exprs))}
+	s := &Selectors{sels: make([]selector, 0, len(exprs))}
 	var errs []error
 	for i, expr := range exprs {
 		sel, err := compile(env, expr)
@@ -205,7 +204,8 @@ func (s *Selectors) match(e *Endpoint, limit uint64) (bool, uint64, error) {
 	if s == nil || e == nil || len(s.sels) == 0 {
 		return false, 0, nil
 	}
-	act := &endpointVar{v: s.env.CELTypeAdapter().NativeToValue(e)}
+	env, _ := selectorEnv() // built before s was compiled with it
+	act := &endpointVar{v: env.CELTypeAdapter().NativeToValue(e)}
 	var spent uint64
 	var errs []error
 	for _, sel := range s.sels {
