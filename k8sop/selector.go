@@ -78,12 +78,6 @@ var selectorGrammar = &celguard.Grammar{
 	Root:       selectorVar,
 	Member:     func([]string) error { return nil }, // the type checker knows the members
 	ListMember: func(path []string) bool { return len(path) == 1 && path[0] == "bindings" },
-	Literal: func(_, s string) error {
-		if v := types.String(s).ConvertToType(types.TimestampType); types.IsError(v) {
-			return fmt.Errorf("timestamp(%q): %v", s, v)
-		}
-		return nil
-	},
 }
 
 // selectorCosts is the cost model with the endpoint sizes MaxSelectorCost

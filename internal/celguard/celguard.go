@@ -45,8 +45,9 @@ type Grammar struct {
 	NoSubstring func(path []string) bool
 	// Clock allows time.now and .add/.subtract on timestamps.
 	Clock bool
-	// Literal checks the literal argument of timestamp() (fn "timestamp")
-	// and of add/subtract; nil accepts any string.
+	// Literal checks the literal argument of add/subtract (with Clock);
+	// nil accepts any string. A timestamp() argument is always checked
+	// here: an RFC 3339 time in CEL's range.
 	Literal func(fn, s string) error
 }
 
@@ -211,6 +212,12 @@ func (g *Grammar) literal(fn string, e celast.Expr) error {
 	s, ok := StringLiteral(e)
 	if !ok {
 		return fmt.Errorf("%s() takes a string literal", fn)
+	}
+	if fn == "timestamp" {
+		if v := types.String(s).ConvertToType(types.TimestampType); types.IsError(v) {
+			return fmt.Errorf("timestamp(%q): %v", trunc.String(s, 64), v)
+		}
+		return nil
 	}
 	if g.Literal != nil {
 		return g.Literal(fn, s)
