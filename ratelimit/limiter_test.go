@@ -628,6 +628,46 @@ func TestRejectedNotCounted(t *testing.T) {
 	}
 }
 
+// TestAllowReadsTheSameClock: Allow, which reads only the monotonic clock,
+// counts in the same bucket and on the same time line as AllowAt given
+// time.Now().
+func TestAllowReadsTheSameClock(t *testing.T) {
+	t.Parallel()
+	l := mustLimiter(t, 3, time.Hour)
+	if d := l.Allow("k"); !d.Allowed || d.Remaining != 2 {
+		t.Fatalf("first Allow: %+v", d)
+	}
+	if d := l.AllowAt("k", time.Now()); !d.Allowed || d.Remaining != 1 {
+		t.Fatalf("AllowAt after Allow: %+v", d)
+	}
+	if d := l.Allow("k"); !d.Allowed || d.Remaining != 0 {
+		t.Fatalf("second Allow: %+v", d)
+	}
+	// Full: the retry delay is measured from about now, so it is the
+	// hour, rounded up to whole seconds, not more and not much less.
+	d := l.AllowAt("k", time.Now())
+	if d.Allowed || d.RetryAfter > time.Hour || d.RetryAfter < time.Hour-time.Minute {
+		t.Fatalf("AllowAt when full: %+v", d)
+	}
+	if d := l.Allow("k"); d.Allowed || d.RetryAfter > time.Hour || d.RetryAfter < time.Hour-time.Minute {
+		t.Fatalf("Allow when full: %+v", d)
+	}
+	// After a request an hour on, passed in, Allow's earlier time counts
+	// as that one, and its retry delay is measured from its own clock:
+	// about two hours.
+	if d := l.AllowAt("k", time.Now().Add(time.Hour)); !d.Allowed || d.Remaining != 2 {
+		t.Fatalf("an hour on: %+v", d)
+	}
+	for want := int64(1); want >= 0; want-- {
+		if d := l.Allow("k"); !d.Allowed || d.Remaining != want {
+			t.Fatalf("Allow after a later AllowAt: %+v, want %d remaining", d, want)
+		}
+	}
+	if d := l.Allow("k"); d.Allowed || d.RetryAfter > 2*time.Hour+time.Second || d.RetryAfter < 2*time.Hour-time.Minute {
+		t.Fatalf("Allow when full an hour on: %+v", d)
+	}
+}
+
 func TestSweepAndReclaim(t *testing.T) {
 	t.Parallel()
 	// A new bucket starts no earlier than the latest reclamation in its
