@@ -84,12 +84,13 @@ func newLimit(cfg Config, o options) (*Limit, error) {
 		e := *cfg.Enforce
 		cfg.Enforce = &e
 	}
-	lim := newLimiter(cfg.Capacity, window, o.maxBuckets)
-	if o.store != nil {
-		s := *o.store
+	store := o.store
+	if store != nil {
+		s := *store
 		s.limit = cfg.Name
-		lim.shared = &s
+		store = &s
 	}
+	lim := newLimiter(cfg.Capacity, window, o.maxBuckets, store)
 	l := &Limit{
 		cfg:      cfg,
 		enforce:  cfg.Enforced(),

@@ -120,17 +120,24 @@ func NewLimiter(capacity int64, window time.Duration, opts ...Option) (*Limiter,
 		return nil, fmt.Errorf("ratelimit: window %v is not a whole number of seconds from 1s to %v", window, maxWindow)
 	}
 	o := buildOptions(opts)
-	l := newLimiter(capacity, window, o.maxBuckets)
-	l.shared = o.store
-	return l, nil
+	return newLimiter(capacity, window, o.maxBuckets, o.store), nil
 }
 
 // maxWindow bounds windows so that every time computation fits in 32-bit
 // seconds with room to spare.
 const maxWindow = 366 * 24 * time.Hour
 
-func newLimiter(capacity int64, window time.Duration, maxBuckets int) *Limiter {
-	return newLimiterWidth(capacity, window, maxBuckets, 0)
+// newLimiter returns a limiter that keeps its buckets in store, or in the
+// process when store is nil. With a store the in-process table is never
+// used, so it is the smallest there is: one shard of one bucket, allocated
+// only if used.
+func newLimiter(capacity int64, window time.Duration, maxBuckets int, store *shared) *Limiter {
+	if store != nil {
+		maxBuckets = 1
+	}
+	l := newLimiterWidth(capacity, window, maxBuckets, 0)
+	l.shared = store
+	return l
 }
 
 // newLimiterWidth is newLimiter with the counter width in bytes forced to

@@ -67,6 +67,35 @@ func TestStoreDecides(t *testing.T) {
 	}
 }
 
+// TestStoreKeepsNoTable: a limiter whose buckets live in a store builds
+// no in-process table of its own (64 shards, about 15 KB, without one),
+// and Allow, which reads the clock itself, asks the store too.
+func TestStoreKeepsNoTable(t *testing.T) {
+	s := &countingStore{}
+	heapDelta(func() any { return nil }) // what earlier tests left behind goes first
+	withStore := heapDelta(func() any {
+		l, _ := NewLimiter(2, time.Minute, WithStore(s, FailClosed, 0))
+		return l
+	})
+	without := heapDelta(func() any {
+		l, _ := NewLimiter(2, time.Minute)
+		return l
+	})
+	if withStore > 2048 || without < 8*withStore {
+		t.Errorf("NewLimiter holds %.0f bytes with a store, %.0f without", withStore, without)
+	}
+	l, _ := NewLimiter(1, time.Minute, WithStore(s, FailClosed, 0))
+	if d := l.Allow("k"); !d.Allowed {
+		t.Fatalf("first Allow: %+v", d)
+	}
+	if d := l.Allow("k"); d.Allowed || d.RetryAfter != 7*time.Second {
+		t.Fatalf("second Allow, the store's answer: %+v", d)
+	}
+	if l.Len() != 0 || l.Sweep(time.Now()) != 0 {
+		t.Error("the process holds buckets")
+	}
+}
+
 func TestStoreNamesLimit(t *testing.T) {
 	s := &countingStore{}
 	doc := `on_http_request:
