@@ -61,7 +61,7 @@ var impls = []impl{
 type ours struct{ l *ratelimit.Limiter }
 
 func (o ours) allow(key string, now time.Time) bool { return o.l.AllowAt(key, now).Allowed }
-func (o ours) take(key string) bool                  { return o.l.Allow(key).Allowed }
+func (o ours) take(key string) bool                 { return o.l.Allow(key).Allowed }
 
 // xrate is one golang.org/x/time/rate limiter per key in a map.
 type xrate struct {
@@ -72,7 +72,7 @@ type xrate struct {
 }
 
 func (x *xrate) allow(key string, now time.Time) bool { return x.get(key).AllowN(now, 1) }
-func (x *xrate) take(key string) bool                  { return x.get(key).Allow() }
+func (x *xrate) take(key string) bool                 { return x.get(key).Allow() }
 
 func (x *xrate) get(key string) *rate.Limiter {
 	x.mu.Lock()
