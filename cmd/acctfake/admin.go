@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"crypto/subtle"
 	"encoding/json"
 	"errors"
@@ -306,14 +307,17 @@ func (a *admin) journal(r *http.Request, _ string) (int, any, error) {
 		}
 		limit = n
 	}
+	// A filter that could match nothing is refused, as a fault's target
+	// is: an assertion that no such request happened must not pass
+	// because of a typo.
 	method, pattern := q.Get("method"), q.Get("path")
-	if pattern != "" && !validPattern(pattern) {
-		return 0, nil, invalid("path", `path %q is not a pattern starting with / (such as "/service_users/*" or "/backends/**").`, trunc.String(pattern, 64))
+	if err := a.checkTarget(method, cmp.Or(pattern, "/**")); err != nil {
+		return 0, nil, err
 	}
 	status := -1 // any
 	if v, ok := q["status"]; ok {
-		if status, err = strconv.Atoi(v[0]); err != nil || status < 0 || status > 599 {
-			return 0, nil, invalid("status", "status %q is not an HTTP status (0 for a request dropped unanswered).", trunc.String(v[0], 32))
+		if status, err = strconv.Atoi(v[0]); err != nil || (status != 0 && (status < 100 || status > 599)) {
+			return 0, nil, invalid("status", "status %q is not an HTTP status from 100 to 599, or 0 for a request dropped unanswered.", trunc.String(v[0], 32))
 		}
 	}
 	beforeID := q.Get("before_id")
@@ -346,11 +350,18 @@ func (a *admin) journal(r *http.Request, _ string) (int, any, error) {
 	return http.StatusOK, page, nil
 }
 
-// validPattern reports whether p is a path pattern as [fake.MatchPath]
-// takes it.
-func validPattern(p string) bool {
-	_, err := fake.MatchPath(p, "/")
-	return err == nil
+// checkTarget refuses, naming the member at fault, a method and path
+// pattern no request to the fake could match (see [fake.Server.CheckTarget]):
+// a method it does not serve, in upper case, or a malformed pattern or one
+// that matches no path it serves.
+func (a *admin) checkTarget(method, pattern string) *adminError {
+	if err := a.srv.CheckTarget(method, "/**"); err != nil {
+		return invalid("method", "%.200v.", strings.TrimPrefix(err.Error(), "fake: "))
+	}
+	if err := a.srv.CheckTarget(method, pattern); err != nil {
+		return invalid("path", "%.200v.", strings.TrimPrefix(err.Error(), "fake: "))
+	}
+	return nil
 }
 
 // matchPattern matches a journaled path against a valid pattern, as
@@ -400,16 +411,9 @@ type adminFault struct {
 	remove func()
 }
 
-// fault checks spec and returns the [fake.Fault] it describes.
+// fault checks spec, but for its target (see admin.checkTarget), and
+// returns the [fake.Fault] it describes.
 func (spec *faultSpec) fault() (*fake.Fault, error) {
-	switch spec.Method {
-	case "", "*", "GET", "POST", "PATCH", "DELETE":
-	default:
-		return nil, invalid("method", "method %q is not one the fake serves (GET, POST, PATCH, DELETE), or * for any.", trunc.String(spec.Method, 16))
-	}
-	if !validPattern(spec.Path) {
-		return nil, invalid("path", `path %q is not a pattern starting with / (such as "/service_users/*" or "/backends/**").`, trunc.String(spec.Path, 64))
-	}
 	if spec.Times < 0 {
 		return nil, invalid("times", "times %d: want 0 (until removed) or more.", spec.Times)
 	}
@@ -465,8 +469,8 @@ func (a *admin) addFault(r *http.Request, _ string) (status int, out any, err er
 	if err != nil {
 		return 0, nil, err
 	}
-	if err := a.srv.CheckTarget(spec.Method, spec.Path); err != nil { // a pattern no path of the fake matches
-		return 0, nil, invalid("path", "%.200v.", err)
+	if err := a.checkTarget(spec.Method, spec.Path); err != nil {
+		return 0, nil, err
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()

@@ -197,16 +197,31 @@ func TestAdminJournal(t *testing.T) {
 			t.Errorf("journal?%s: %+v, want %+v", tt.query, got, tt.want)
 		}
 	}
-	for _, tt := range []struct{ query, code string }{
-		{"limit=0", "ERR_NGROK_233"},
-		{"limit=101", "ERR_NGROK_233"},
-		{"status=abc", "ERR_NGROK_215"},
-		{"path=service_users", "ERR_NGROK_215"},
-		{"path=/[", "ERR_NGROK_215"},
-		{"nope=1", "ERR_NGROK_231"},
-		{"method=GET&method=POST", "ERR_NGROK_232"},
+	// A filter that could match nothing is a mistake, refused like a
+	// fault's target: "no DELETE happened" must not pass on a typo.
+	for _, tt := range []struct{ query, code, field string }{
+		{"limit=0", "ERR_NGROK_233", "limit"},
+		{"limit=101", "ERR_NGROK_233", "limit"},
+		{"status=abc", "ERR_NGROK_215", "status"},
+		{"status=42", "ERR_NGROK_215", "status"},
+		{"status=600", "ERR_NGROK_215", "status"},
+		{"method=get", "ERR_NGROK_215", "method"},
+		{"method=FOO", "ERR_NGROK_215", "method"},
+		{"path=service_users", "ERR_NGROK_215", "path"},
+		{"path=/[", "ERR_NGROK_215", "path"},
+		{"path=/service_user/*", "ERR_NGROK_215", "path"},
+		{"path=/service_users/*/*", "ERR_NGROK_215", "path"},
+		{"method=PUT&path=/**", "ERR_NGROK_215", "method"},
+		{"method=POST&path=/api_keys/*", "ERR_NGROK_215", "path"},
+		{"nope=1", "ERR_NGROK_231", ""},
+		{"method=GET&method=POST", "ERR_NGROK_232", ""},
 	} {
-		p.adm(t, "GET", "journal?"+tt.query, "").want(t, 400, tt.code)
+		r := p.adm(t, "GET", "journal?"+tt.query, "").want(t, 400, tt.code)
+		if d := decode[struct {
+			Details map[string]string `json:"details"`
+		}](t, r); tt.field != "" && d.Details["field"] != tt.field {
+			t.Errorf("journal?%s: field %q, want %q", tt.query, d.Details["field"], tt.field)
+		}
 	}
 	p.adm(t, "DELETE", "journal", "").want(t, 204, "")
 	if j := decode[journalResp](t, p.adm(t, "GET", "journal", "").want(t, 200, "")); len(j.Entries) != 0 {
