@@ -1,7 +1,9 @@
 package fake
 
 import (
+	"context"
 	"encoding/binary"
+	"fmt"
 	"math/rand/v2"
 	"strings"
 	"sync"
@@ -93,4 +95,51 @@ func appendBase62(dst []byte, raw [20]byte) []byte {
 		}
 	}
 	return append(dst, out[:]...)
+}
+
+// NewOperationID returns a new operation id, "op_" and 27 base-62
+// characters that sort by creation, from the sequence the server's own come
+// from (so [WithIDSeed] replays it). It is for a handler in front of the
+// server that answers some requests itself, as cmd/acctfake's front end
+// does (a 431, a request that timed out), so that those answers carry ids
+// like the server's; [WithOperationID] gives one to the server for a
+// request.
+func (s *Server) NewOperationID() string { return s.ids.next("op", s.now()) }
+
+type operationIDKey struct{}
+
+// WithOperationID returns a copy of ctx that makes the server use id, from
+// [Server.NewOperationID], as the operation id of the request made with it:
+// in its Operation-Id header, its error body and its journal entry. A
+// handler in front of the server that may answer the request itself (a
+// timeout) answers with the same id, so the journal entry can be found by
+// it. It panics if id is not an operation id.
+func WithOperationID(ctx context.Context, id string) context.Context {
+	if !isOperationID(id) {
+		panic(fmt.Sprintf("fake: WithOperationID: %q is not an operation id (op_ and 27 base-62 characters; see Server.NewOperationID)", truncate(id, 64)))
+	}
+	return context.WithValue(ctx, operationIDKey{}, id)
+}
+
+// operationID returns the operation id ctx carries, or a new one.
+func (s *Server) operationID(ctx context.Context, now time.Time) string {
+	if id, ok := ctx.Value(operationIDKey{}).(string); ok {
+		return id
+	}
+	return s.ids.next("op", now)
+}
+
+// isOperationID reports whether id has the form of the ids idGen makes
+// with the prefix "op".
+func isOperationID(id string) bool {
+	suffix, ok := strings.CutPrefix(id, "op_")
+	if !ok || len(suffix) != 27 {
+		return false
+	}
+	for i := range len(suffix) {
+		if strings.IndexByte(base62, suffix[i]) < 0 {
+			return false
+		}
+	}
+	return true
 }

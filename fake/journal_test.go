@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -377,4 +379,45 @@ func ExampleWithJournalBudget() {
 	_, err = keys.Get(context.Background(), "ak_missing")
 	fmt.Println(acctapi.HasCode(err, acctapi.CodeNotFound), len(srv.Journal()))
 	// Output: true 0
+}
+
+// TestOperationIDFromFront: a handler in front of the server mints ids in
+// the server's sequence (the same under the same seed, "op_" and 27
+// base-62 characters, sorting by creation) and hands one to the server for
+// a request: its header, error body and journal entry carry it. Anything
+// else than such an id panics.
+func TestOperationIDFromFront(t *testing.T) {
+	t.Parallel()
+	a, _ := start(t)
+	b, _ := start(t)
+	id := a.NewOperationID()
+	if same := b.NewOperationID(); same != id || !regexp.MustCompile(`^op_[0-9A-Za-z]{27}$`).MatchString(id) {
+		t.Fatalf("ids %q and %q under one seed", id, same)
+	}
+	if next := a.NewOperationID(); next <= id {
+		t.Errorf("next id %q does not sort after %q", next, id)
+	}
+	req := httptest.NewRequest("GET", "/service_users/service_nope", nil)
+	req.Header.Set("Authorization", "Bearer "+a.APIKey())
+	req.Header.Set("Service-Version", "2")
+	w := httptest.NewRecorder()
+	a.ServeHTTP(w, req.WithContext(fake.WithOperationID(req.Context(), id)))
+	var e acctapi.Error
+	if err := json.Unmarshal(w.Body.Bytes(), &e); err != nil || w.Code != 404 {
+		t.Fatalf("%d %s", w.Code, w.Body)
+	}
+	j := a.Journal()
+	if got := w.Header().Get("Operation-Id"); got != id || e.OperationID() != id || len(j) != 1 || j[0].OperationID != id {
+		t.Errorf("header %q, body %q, journal %+v; want %q everywhere", got, e.OperationID(), j, id)
+	}
+	for _, bad := range []string{"", "op_1", "ak_" + id[3:], id + "0", "op_" + strings.Repeat("-", 27)} {
+		func() {
+			defer func() {
+				if r := recover(); r == nil || !strings.Contains(fmt.Sprint(r), "is not an operation id") {
+					t.Errorf("WithOperationID(%q): recovered %v", bad, r)
+				}
+			}()
+			fake.WithOperationID(t.Context(), bad)
+		}()
+	}
 }

@@ -79,7 +79,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !s.enter() {
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusServiceUnavailable)
-		raw, _ := json.Marshal(errorf(http.StatusServiceUnavailable, acctapi.CodeUnavailable, "The server is closed.").body(s.ids.next("op", s.now())))
+		raw, _ := json.Marshal(errorf(http.StatusServiceUnavailable, acctapi.CodeUnavailable, "The server is closed.").body(s.operationID(r.Context(), s.now())))
 		_, _ = w.Write(raw)
 		return
 	}
@@ -98,7 +98,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	r = canonicalHeader(r)
 	c := &call{s: s, r: r, now: s.now(), base: s.baseURL(r), header: w.Header(), dialect: requestDialect(r.Header)}
-	c.opID = s.ids.next("op", c.now)
+	c.opID = s.operationID(r.Context(), c.now)
 	entry := Entry{Time: c.now, Method: r.Method, Path: r.URL.Path, Query: r.URL.RawQuery, OperationID: c.opID}
 	authErr := guard(func() error { return s.authenticate(c) })
 	var readErr error

@@ -94,10 +94,11 @@ func newAdmin(srv *fake.Server, token string, clock *fake.ManualClock) *admin {
 // ServeHTTP serves the admin API: authentication (except for health), then
 // routing, then the handler. Every error is the contract's error body.
 func (a *admin) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	opID := a.opID(r)
 	rest := strings.TrimPrefix(r.URL.Path, adminPrefix)
 	if rest != "health" {
 		if err := a.authenticate(r); err != nil {
-			answer(w, 0, nil, err)
+			answer(w, opID, 0, nil, err)
 			return
 		}
 	}
@@ -107,11 +108,11 @@ func (a *admin) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Allow", ae.field)
 			ae.field = ""
 		}
-		answer(w, 0, nil, err)
+		answer(w, opID, 0, nil, err)
 		return
 	}
 	status, out, err := h(r, id)
-	answer(w, status, out, err)
+	answer(w, opID, status, out, err)
 }
 
 // authenticate checks the admin token, with the API's error codes.
@@ -164,22 +165,34 @@ func (a *admin) match(method, rest string) (adminHandler, string, error) {
 		msg: fmt.Sprintf("No admin API path %s%s.", adminPrefix, trunc.String(rest, 128))}
 }
 
+// opID is the operation id the front end gave r, or a new one.
+func (a *admin) opID(r *http.Request) string {
+	if id, ok := r.Context().Value(opIDKey{}).(string); ok {
+		return id
+	}
+	return a.srv.NewOperationID()
+}
+
 // answer writes a handler's result: out in JSON with status, or err in the
-// contract's error body. A *forwarded error is written as it came.
-func answer(w http.ResponseWriter, status int, out any, err error) {
+// contract's error body with operation id opID. A *forwarded error is
+// written as it came.
+func answer(w http.ResponseWriter, opID string, status int, out any, err error) {
 	var fw *forwarded
 	var ae *adminError
 	switch {
 	case errors.As(err, &fw):
+		if fw.opID != "" {
+			w.Header().Set("Operation-Id", fw.opID)
+		}
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(fw.status)
 		_, _ = w.Write(fw.body)
 		return
 	case errors.As(err, &ae):
-		writeError(w, ae.status, ae.code, ae.field, ae.msg)
+		writeError(w, opID, ae.status, ae.code, ae.field, ae.msg)
 		return
 	case err != nil:
-		writeError(w, http.StatusInternalServerError, acctapi.CodeInternal, "", "internal error: "+err.Error())
+		writeError(w, opID, http.StatusInternalServerError, acctapi.CodeInternal, "", "internal error: "+err.Error())
 		return
 	}
 	if out == nil {
@@ -188,7 +201,7 @@ func answer(w http.ResponseWriter, status int, out any, err error) {
 	}
 	raw, err := json.Marshal(out)
 	if err != nil {
-		writeError(w, http.StatusInternalServerError, acctapi.CodeInternal, "", "internal error: encoding the answer")
+		writeError(w, opID, http.StatusInternalServerError, acctapi.CodeInternal, "", "internal error: encoding the answer")
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")
@@ -733,6 +746,7 @@ func (a *admin) addAccount(r *http.Request, _ string) (int, any, error) {
 // as it came.
 type forwarded struct {
 	status int
+	opID   string // its Operation-Id
 	body   []byte
 }
 
@@ -771,5 +785,5 @@ func (a *admin) addAPIKey(r *http.Request, id string) (int, any, error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	return 0, nil, &forwarded{status: resp.StatusCode, body: out}
+	return 0, nil, &forwarded{status: resp.StatusCode, opID: resp.Header.Get("Operation-Id"), body: out}
 }

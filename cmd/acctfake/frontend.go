@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,6 +11,7 @@ import (
 	"time"
 
 	"github.com/acctapi/acctapi"
+	"github.com/acctapi/acctapi/fake"
 )
 
 // adminPrefix is the admin API's path prefix, which no path of the account
@@ -25,8 +25,15 @@ const adminPrefix = "/_acctfake/"
 // a request without a Host (HTTP/1.0) the address the connection reached,
 // so that the uris it is answered with are reachable, and sends paths
 // under /_acctfake/ to the admin API.
+//
+// Every request gets its operation id here, from newID (the fake's
+// Server.NewOperationID): the fake answers and journals an API request
+// with it (fake.WithOperationID), the admin API answers its errors with
+// it, and so does the front end when it answers itself, so a 503 for a
+// request that ran too long carries the id of its journal entry.
 type frontend struct {
 	api, admin     http.Handler
+	newID          func() string
 	maxHeaderBytes int
 	timeout        time.Duration
 	shutdown       context.Context // ends with the grace period
@@ -35,23 +42,28 @@ type frontend struct {
 // errTimeout is the cause of a request context's end at the timeout.
 var errTimeout = errors.New("request timeout")
 
+// opIDKey is the request context's key for the operation id the front end
+// gave the request.
+type opIDKey struct{}
+
 func (f *frontend) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	opID := f.newID()
 	if n := headerBytes(r); n > f.maxHeaderBytes {
-		writeError(w, http.StatusRequestHeaderFieldsTooLarge, acctapi.CodeHeadersTooLarge, "",
+		writeError(w, opID, http.StatusRequestHeaderFieldsTooLarge, acctapi.CodeHeadersTooLarge, "",
 			fmt.Sprintf("The request line and headers are %d bytes; this server reads at most %d.", n, f.maxHeaderBytes))
 		return
 	}
 	ctx, cancel := context.WithTimeoutCause(r.Context(), f.timeout, errTimeout)
 	defer cancel()
-	r = r.WithContext(ctx)
+	h := f.api
+	if r.URL.Path == strings.TrimSuffix(adminPrefix, "/") || strings.HasPrefix(r.URL.Path, adminPrefix) {
+		h = f.admin
+	}
+	r = r.WithContext(fake.WithOperationID(context.WithValue(ctx, opIDKey{}, opID), opID))
 	if r.Host == "" {
 		if a, ok := ctx.Value(http.LocalAddrContextKey).(net.Addr); ok {
 			r.Host = a.String()
 		}
-	}
-	h := f.api
-	if r.URL.Path == strings.TrimSuffix(adminPrefix, "/") || strings.HasPrefix(r.URL.Path, adminPrefix) {
-		h = f.admin
 	}
 	// The handler writes into a buffer, in a goroutine of its own, so that
 	// a request that runs too long can still be answered here.
@@ -63,7 +75,7 @@ func (f *frontend) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}()
 	select {
 	case p := <-done:
-		buf.answer(w, p)
+		buf.answer(w, p, opID)
 		return
 	case <-ctx.Done():
 	}
@@ -75,7 +87,7 @@ func (f *frontend) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		defer t.Stop()
 		select {
 		case p := <-done:
-			buf.answer(w, p)
+			buf.answer(w, p, opID)
 			return
 		case <-t.C:
 		}
@@ -84,7 +96,7 @@ func (f *frontend) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if f.shutdown.Err() != nil {
 		msg = "The server is shutting down and cancelled the request; it may still take effect."
 	}
-	writeError(w, http.StatusServiceUnavailable, acctapi.CodeUnavailable, "", msg)
+	writeError(w, opID, http.StatusServiceUnavailable, acctapi.CodeUnavailable, "", msg)
 }
 
 // headerBytes is the size of r's request line and headers as sent, near
@@ -128,12 +140,12 @@ func (b *bufferedResponse) Write(p []byte) (int, error) {
 // http.ErrAbortHandler (an injected drop) has its connection closed
 // without an answer; any other panic p is answered 500, and the program
 // keeps serving.
-func (b *bufferedResponse) answer(w http.ResponseWriter, p any) {
+func (b *bufferedResponse) answer(w http.ResponseWriter, p any, opID string) {
 	if p == http.ErrAbortHandler {
 		panic(p)
 	}
 	if p != nil {
-		writeError(w, http.StatusInternalServerError, acctapi.CodeInternal, "", fmt.Sprintf("internal error: %.200v", p))
+		writeError(w, opID, http.StatusInternalServerError, acctapi.CodeInternal, "", fmt.Sprintf("internal error: %.200v", p))
 		return
 	}
 	h := w.Header()
@@ -147,10 +159,9 @@ func (b *bufferedResponse) answer(w http.ResponseWriter, p any) {
 	_, _ = w.Write(b.body)
 }
 
-// writeError answers with the contract's error body (§2); field, when not
-// empty, names the member or parameter at fault.
-func writeError(w http.ResponseWriter, status int, code, field, msg string) {
-	opID := "op_" + rand.Text()
+// writeError answers with the contract's error body (§2) and operation id
+// opID; field, when not empty, names the member or parameter at fault.
+func writeError(w http.ResponseWriter, opID string, status int, code, field, msg string) {
 	details := map[string]string{"operation_id": opID}
 	if field != "" {
 		details["field"] = field

@@ -8,6 +8,9 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/acctapi/acctapi"
+	"github.com/acctapi/acctapi/fake"
 )
 
 // TestFrontendPanics checks that a handler's panic is answered 500 in the
@@ -22,7 +25,7 @@ func TestFrontendPanics(t *testing.T) {
 			}
 			panic("boom")
 		}),
-		maxHeaderBytes: 64 << 10, timeout: time.Hour, shutdown: context.Background(),
+		newID: newIDs(t), maxHeaderBytes: 64 << 10, timeout: time.Hour, shutdown: context.Background(),
 	}
 	ts := httptest.NewServer(f)
 	defer ts.Close()
@@ -50,7 +53,7 @@ func TestFrontendTimeout(t *testing.T) {
 				}
 				w.WriteHeader(http.StatusNoContent)
 			}),
-			maxHeaderBytes: 64 << 10, timeout: time.Second, shutdown: context.Background(),
+			newID: newIDs(t), maxHeaderBytes: 64 << 10, timeout: time.Second, shutdown: context.Background(),
 		}
 		defer close(release)
 		for _, tt := range []struct {
@@ -75,6 +78,46 @@ func TestFrontendTimeout(t *testing.T) {
 					t.Errorf("GET %s: body %s, want the contract's body with ERR_ACCTAPI_UNAVAILABLE", tt.path, rec.Body)
 				}
 			}
+		}
+	})
+}
+
+// newIDs returns a fake's operation id sequence, for a front end.
+func newIDs(t *testing.T) func() string {
+	srv, err := fake.New(fake.WithoutListener())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Close)
+	return srv.NewOperationID
+}
+
+// TestFrontendTimeoutJournaled checks, in a synctest bubble, that the 503
+// for an API request that ran past the timeout carries the operation id of
+// the request's journal entry, so a client can find what the fake did.
+func TestFrontendTimeoutJournaled(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		srv, err := fake.New(fake.WithoutListener())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer srv.Close()
+		srv.Latency("GET", "/service_users", time.Hour)
+		f := &frontend{api: srv.Handler(), admin: newAdmin(srv, "admin", nil), newID: srv.NewOperationID,
+			maxHeaderBytes: 64 << 10, timeout: time.Second, shutdown: context.Background()}
+		req := httptest.NewRequest("GET", "/service_users", nil)
+		req.Header.Set("Authorization", "Bearer "+srv.APIKey())
+		req.Header.Set("Service-Version", "2")
+		rec := httptest.NewRecorder()
+		f.ServeHTTP(rec, req)
+		synctest.Wait() // the fake's handler ends with the request's context
+		r := response{rec.Code, rec.Header(), rec.Body.String()}
+		if code, _ := r.errorBody(t); r.status != http.StatusServiceUnavailable || code != acctapi.CodeUnavailable {
+			t.Fatalf("answered %d %s", r.status, r.body)
+		}
+		j := srv.Journal()
+		if id := r.header.Get("Operation-Id"); len(j) != 1 || j[0].OperationID != id {
+			t.Errorf("503 with operation id %q; journal %+v", id, j)
 		}
 	})
 }

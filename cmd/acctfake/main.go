@@ -277,7 +277,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	defer cancelRequests()
 	admin := newAdmin(srv, cfg.adminToken, clock)
 	hs := &http.Server{
-		Handler: &frontend{api: srv.Handler(), admin: admin, maxHeaderBytes: cfg.maxHeaderBytes,
+		Handler: &frontend{api: srv.Handler(), admin: admin, newID: srv.NewOperationID, maxHeaderBytes: cfg.maxHeaderBytes,
 			timeout: cfg.requestTimeout, shutdown: requests},
 		BaseContext:       func(net.Listener) context.Context { return requests },
 		ReadHeaderTimeout: cfg.readHeaderTimeout,

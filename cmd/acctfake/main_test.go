@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -92,11 +93,16 @@ func (r response) errorBody(t *testing.T) (code, msg string) {
 		Details    map[string]string `json:"details"`
 	}
 	if err := json.Unmarshal([]byte(r.body), &e); err != nil || e.StatusCode != r.status || e.ErrorCode == "" ||
-		!strings.HasPrefix(e.Details["operation_id"], "op_") || r.header.Get("Content-Type") != "application/json" {
-		t.Fatalf("answer %d %q (Content-Type %q) is not the contract's error body", r.status, r.body, r.header.Get("Content-Type"))
+		!opIDForm.MatchString(e.Details["operation_id"]) || r.header.Get("Operation-Id") != e.Details["operation_id"] ||
+		r.header.Get("Content-Type") != "application/json" {
+		t.Fatalf("answer %d %q (Content-Type %q, Operation-Id %q) is not the contract's error body", r.status, r.body,
+			r.header.Get("Content-Type"), r.header.Get("Operation-Id"))
 	}
 	return e.ErrorCode, e.Msg
 }
+
+// opIDForm is contract §1's form of an operation id.
+var opIDForm = regexp.MustCompile(`^op_[0-9A-Za-z]{27}$`)
 
 // do sends one request with token as the bearer token (none if empty) and
 // a JSON body (none if empty).
@@ -183,6 +189,16 @@ func TestIDSeedAndManualClock(t *testing.T) {
 			t.Errorf("created_at %q, want the manual clock's 2030-01-02T03:04:05Z", u.CreatedAt)
 		}
 		ids = append(ids, p.key+" "+u.ID)
+		// The operation ids of errors the fake, the admin API and the
+		// front end (a 431) answer follow the seed too.
+		for _, r := range []response{
+			do(t, "GET", p.base+"/service_users/service_nope", p.key, ""),
+			do(t, "GET", p.base+"/_acctfake/nope", p.admin, ""),
+			send(t, "GET", p.base+"/api_keys", p.key, http.Header{"X-Big": {strings.Repeat("h", 2*maxHeaderBytes)}}, nil),
+		} {
+			r.errorBody(t)
+			ids[len(ids)-1] += " " + r.header.Get("Operation-Id")
+		}
 	}
 	if ids[0] != ids[1] {
 		t.Errorf("two runs with -id-seed 42 made %q and %q, want the same", ids[0], ids[1])
