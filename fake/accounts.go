@@ -3,9 +3,11 @@ package fake
 import (
 	"crypto/sha256"
 	"fmt"
+	"strings"
 
 	"github.com/acctapi/acctapi/account"
 	"github.com/acctapi/acctapi/fake/internal/store"
+	"github.com/acctapi/acctapi/internal/field"
 	"github.com/acctapi/acctapi/internal/resources"
 )
 
@@ -31,9 +33,59 @@ func (s *Server) registerAccounts() {
 	s.accts = store.Define(s.schema, "accounts", store.Constraints[Account, none]{})
 }
 
+// MaxTokenBytes is the longest API key token an [Account] may give.
+const MaxTokenBytes = 256
+
+// check reports what is wrong with a, if anything, as a *field.Error naming
+// the member as a fixtures file spells it ("id", "user_id",
+// "api_keys[i]"; never a token's value): an id other than "ac_" and up to
+// 64 letters, digits, "_" or "-", a user id other than "usr_" and the same,
+// a token that is empty, longer than MaxTokenBytes or holds anything but
+// printable ASCII other than space (a token travels in a header).
+func (a Account) check() error {
+	if a.ID != "" && !idLike(a.ID, "ac_") {
+		return field.Invalid("id", "%q is not ac_ and up to 64 letters, digits, _ or -", truncate(a.ID, 64))
+	}
+	if a.UserID != "" && !idLike(a.UserID, "usr_") {
+		return field.Invalid("user_id", "%q is not usr_ and up to 64 letters, digits, _ or -", truncate(a.UserID, 64))
+	}
+	for i, k := range a.APIKeys {
+		ok := k != "" && len(k) <= MaxTokenBytes
+		for j := 0; ok && j < len(k); j++ {
+			ok = k[j] > ' ' && k[j] < 0x7f
+		}
+		if !ok {
+			// Name the key by its place, never by its value.
+			return field.Invalid(fmt.Sprintf("api_keys[%d]", i), "is empty, longer than %d bytes, or holds other than printable ASCII without spaces", MaxTokenBytes)
+		}
+	}
+	return nil
+}
+
+// idLike reports whether id is prefix and 1 to 64 letters, digits, "_" or
+// "-".
+func idLike(id, prefix string) bool {
+	rest, ok := strings.CutPrefix(id, prefix)
+	if !ok || rest == "" || len(rest) > 64 {
+		return false
+	}
+	for _, c := range []byte(rest) {
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
 // AddAccount adds an account to a running server and returns it with its
-// ids and keys filled in. An account id already in use is an error.
+// ids and keys filled in. A malformed id, user id or token (see [Account])
+// and an account id or token already in use are errors; one about a
+// member is, or wraps, an [acctapi.FieldError] naming it as a fixtures file
+// does ("id", "user_id", "api_keys[i]").
 func (s *Server) AddAccount(a Account) (Account, error) {
+	if err := a.check(); err != nil {
+		return Account{}, fmt.Errorf("fake: AddAccount: %w", err)
+	}
 	now := s.now()
 	if a.ID == "" {
 		a.ID = s.ids.next("ac", now)
@@ -51,7 +103,7 @@ func (s *Server) AddAccount(a Account) (Account, error) {
 	defer s.mu.Unlock()
 	err := s.db.Write(func(tx *store.Txn) error {
 		if s.accts.Has(tx, a.ID, a.ID) {
-			return fmt.Errorf("fake: AddAccount: account %q exists", a.ID)
+			return fmt.Errorf("fake: AddAccount: %w", field.Invalid("id", "account %q exists", a.ID))
 		}
 		if err := s.accts.Insert(tx, a.ID, a.ID, Account{ID: a.ID, UserID: a.UserID}, none{}); err != nil {
 			return err
@@ -60,7 +112,7 @@ func (s *Server) AddAccount(a Account) (Account, error) {
 			key := account.APIKey{ID: s.ids.next("ak", now), CreatedAt: now, OwnerID: a.UserID}
 			if err := s.keys.Insert(tx, a.ID, key.ID, key, hashToken(tok)); err != nil {
 				// Name the key by its place, never by its value.
-				return fmt.Errorf("fake: AddAccount: APIKeys[%d] is already in use", i)
+				return fmt.Errorf("fake: AddAccount: %w", field.Invalid(fmt.Sprintf("api_keys[%d]", i), "is already in use"))
 			}
 		}
 		return nil

@@ -3,10 +3,13 @@ package fake
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"regexp"
 	"strings"
+
+	"github.com/acctapi/acctapi/internal/field"
 )
 
 // Fixture is one resource to create when loading fixtures: the collection
@@ -96,13 +99,10 @@ func (s *Server) LoadFixtures(r io.Reader) error {
 	}
 	for i, fa := range file.Accounts {
 		where := fmt.Sprintf("accounts[%d]", i)
-		for j, k := range fa.APIKeys {
-			if k == "" || strings.ContainsAny(k, " \t\r\n") {
-				return fmt.Errorf("fake: fixtures: %s.api_keys[%d] is empty or holds white space", where, j)
-			}
-		}
 		a, err := s.AddAccount(Account{ID: fa.ID, UserID: fa.UserID, APIKeys: fa.APIKeys})
-		if err != nil {
+		if fe := (*field.Error)(nil); errors.As(err, &fe) {
+			return fmt.Errorf("fake: fixtures: %s.%s: %s", where, fe.Field, fe.Reason)
+		} else if err != nil {
 			return fmt.Errorf("fake: fixtures: %s: %v", where, strings.TrimPrefix(err.Error(), "fake: "))
 		}
 		if err := s.loadFixtures(a.ID, where+".", fa.Resources, refs); err != nil {

@@ -87,7 +87,10 @@ func TestFixtureErrors(t *testing.T) {
 		{"bad ref name", `[{"path": "/service_users", "ref": "a b", "body": {"name": "a"}}]`, `ref "a b"`},
 		{"unknown member", `{"resources": [], "nope": 1}`, `unknown field "nope"`},
 		{"account key with space", `{"accounts": [{"api_keys": ["a b"]}]}`, `accounts[0].api_keys[0]`},
-		{"account exists", `{"accounts": [{"id": "ac_x"}, {"id": "ac_x"}]}`, `accounts[1]: AddAccount: account "ac_x" exists`},
+		{"account exists", `{"accounts": [{"id": "ac_x"}, {"id": "ac_x"}]}`, `accounts[1].id: account "ac_x" exists`},
+		{"account id with a space", `{"accounts": [{"id": "ac_a b"}]}`, `accounts[0].id: "ac_a b" is not ac_`},
+		{"user id without usr_", `{"accounts": [{"user_id": "u1"}]}`, `accounts[0].user_id: "u1" is not usr_`},
+		{"account key in use", `{"accounts": [{"api_keys": ["k"]}, {"api_keys": ["j", "k"]}]}`, `accounts[1].api_keys[1]: is already in use`},
 		{"bad resource in an account", `{"accounts": [{"resources": [{"path": "/service_users", "body": {"name": ""}}]}]}`, `fixture accounts[0].resources[0] (/service_users)`},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

@@ -64,11 +64,8 @@ func WithIDSeed(seed uint64) Option {
 // one made-up key ([Server.APIKey]).
 func WithAccount(a Account) Option {
 	return func(cfg *config) error {
-		for i, k := range a.APIKeys {
-			if k == "" || strings.ContainsAny(k, " \t\r\n") {
-				// Name the key by its place, never by its value.
-				return fmt.Errorf("fake: WithAccount: APIKeys[%d] is empty or holds white space", i)
-			}
+		if err := a.check(); err != nil {
+			return fmt.Errorf("fake: WithAccount: %w", err)
 		}
 		cfg.accounts = append(cfg.accounts, a)
 		return nil

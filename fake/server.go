@@ -63,13 +63,16 @@ type Server struct {
 // Account describes one account of the fake. ID and UserID are made up when
 // empty; APIKeys are tokens that authenticate as the account's user.
 type Account struct {
-	// ID names the account ("ac_..."); it appears in no response but
-	// selects the account in [Seed], [Get] and [List].
+	// ID names the account: "ac_" and up to 64 letters, digits, "_" or
+	// "-". It appears in no response but selects the account in [Seed],
+	// [Get] and [List].
 	ID string
-	// UserID is the account's user ("usr_..."), the owner_id of its keys and
-	// the principal of what they create.
+	// UserID is the account's user, "usr_" and up to 64 letters, digits,
+	// "_" or "-": the owner_id of its keys and the principal of what they
+	// create.
 	UserID string
-	// APIKeys are the tokens of the account's initial API keys. One is made
+	// APIKeys are the tokens of the account's initial API keys, each 1 to
+	// [MaxTokenBytes] bytes of printable ASCII without spaces. One is made
 	// up when empty.
 	APIKeys []string
 }

@@ -3,6 +3,7 @@ package fake_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"slices"
@@ -706,5 +707,50 @@ func TestAccountKeysUnique(t *testing.T) {
 	added := must(srv.AddAccount(fake.Account{APIKeys: []string{"other"}}))(t)
 	if !strings.HasPrefix(added.ID, "ac_") || !strings.HasPrefix(added.UserID, "usr_") {
 		t.Errorf("added account %+v, want ids made up", added)
+	}
+}
+
+// TestAccountChecked: an account's id, user id and tokens are checked
+// where accounts are made (WithAccount, AddAccount, fixtures), with an
+// acctapi.FieldError naming the member and never quoting a token.
+func TestAccountChecked(t *testing.T) {
+	t.Parallel()
+	srv, _ := start(t)
+	for _, tt := range []struct {
+		a     fake.Account
+		field string
+	}{
+		{fake.Account{ID: "ac_a b"}, "id"},
+		{fake.Account{ID: "acct_1"}, "id"},
+		{fake.Account{ID: "ac_" + strings.Repeat("x", 65)}, "id"},
+		{fake.Account{UserID: "u1"}, "user_id"},
+		{fake.Account{UserID: "usr_"}, "user_id"},
+		{fake.Account{APIKeys: []string{"fine", ""}}, "api_keys[1]"},
+		{fake.Account{APIKeys: []string{"tab\tsecret"}}, "api_keys[0]"},
+		{fake.Account{APIKeys: []string{"ünïcode-secret"}}, "api_keys[0]"},
+		{fake.Account{APIKeys: []string{strings.Repeat("s", fake.MaxTokenBytes+1)}}, "api_keys[0]"},
+		{fake.Account{APIKeys: []string{srv.APIKey()}}, "api_keys[0]"}, // in use
+		{fake.Account{ID: srv.Accounts()[0].ID}, "id"},                 // in use
+	} {
+		_, err := srv.AddAccount(tt.a)
+		var fe *acctapi.FieldError
+		if !errors.As(err, &fe) || fe.Field != tt.field || strings.Contains(err.Error(), "secret") {
+			t.Errorf("AddAccount(%.80v): %v, want a FieldError for %s", tt.a, err, tt.field)
+		}
+		if tt.field == "id" && strings.HasPrefix(tt.a.ID, "ac_") && tt.a.ID == srv.Accounts()[0].ID {
+			continue // in use: only AddAccount can know
+		}
+		if tt.a.APIKeys != nil && tt.a.APIKeys[0] == srv.APIKey() {
+			continue
+		}
+		if _, err := fake.New(fake.WithoutListener(), fake.WithAccount(tt.a)); !errors.As(err, &fe) || fe.Field != tt.field {
+			t.Errorf("WithAccount(%.80v): %v, want a FieldError for %s", tt.a, err, tt.field)
+		}
+	}
+	if n := len(srv.Accounts()); n != 1 {
+		t.Errorf("%d accounts after refused ones", n)
+	}
+	if _, err := srv.AddAccount(fake.Account{ID: "ac_ok-1_B", UserID: "usr_ok", APIKeys: []string{strings.Repeat("s", fake.MaxTokenBytes)}}); err != nil {
+		t.Errorf("a valid account: %v", err)
 	}
 }

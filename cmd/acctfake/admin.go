@@ -731,12 +731,14 @@ func (a *admin) addAccount(r *http.Request, _ string) (int, any, error) {
 		return 0, nil, err
 	}
 	for i, k := range in.APIKeys {
-		if k == "" || strings.ContainsAny(k, " \t\r\n") {
-			return 0, nil, invalid(fmt.Sprintf("api_keys[%d]", i), "api_keys[%d] is empty or holds white space.", i)
+		if k == a.token {
+			return 0, nil, invalid(fmt.Sprintf("api_keys[%d]", i), "api_keys[%d] is the admin token, which is not an API key.", i)
 		}
 	}
 	acct, err := a.srv.AddAccount(fake.Account(in))
-	if err != nil {
+	if fe := (*acctapi.FieldError)(nil); errors.As(err, &fe) {
+		return 0, nil, invalid(fe.Field, "%s %s.", fe.Field, fe.Reason)
+	} else if err != nil {
 		return 0, nil, invalid("", "%s.", strings.TrimPrefix(err.Error(), "fake: AddAccount: "))
 	}
 	return http.StatusCreated, adminAccount(acct), nil

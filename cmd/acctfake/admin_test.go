@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -444,9 +445,22 @@ func TestAdminAccounts(t *testing.T) {
 	if r := do(t, "GET", p.base+"/service_users", "second-key", "").want(t, 200, ""); strings.Contains(r.body, "in-first") {
 		t.Errorf("the second account sees the first's service user: %s", r.body)
 	}
-	p.adm(t, "POST", "accounts", `{"id":"ac_second"}`).want(t, 400, "ERR_NGROK_215")
-	p.adm(t, "POST", "accounts", `{"api_keys":["first-key"]}`).want(t, 400, "ERR_NGROK_215")
-	p.adm(t, "POST", "accounts", `{"api_keys":["has space"]}`).want(t, 400, "ERR_NGROK_215")
+	for _, tt := range []struct{ body, field string }{
+		{`{"id":"ac_second"}`, "id"},
+		{`{"id":"ac_with space"}`, "id"},
+		{`{"user_id":"u1"}`, "user_id"},
+		{`{"api_keys":["first-key"]}`, "api_keys[0]"},
+		{`{"api_keys":["fine","has space"]}`, "api_keys[1]"},
+		{`{"api_keys":[` + strconv.Quote(p.admin) + `]}`, "api_keys[0]"},
+	} {
+		r := p.adm(t, "POST", "accounts", tt.body).want(t, 400, "ERR_NGROK_215")
+		if d := decode[struct {
+			Msg     string            `json:"msg"`
+			Details map[string]string `json:"details"`
+		}](t, r); d.Details["field"] != tt.field || strings.Contains(d.Msg, "APIKeys") {
+			t.Errorf("POST accounts %s: field %q (%s), want %q", tt.body, d.Details["field"], d.Msg, tt.field)
+		}
+	}
 
 	// A key for the second account, made through the API.
 	key := decode[struct {

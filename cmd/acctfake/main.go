@@ -201,6 +201,9 @@ func parseFlags(args []string, stderr io.Writer) (config, int) {
 	if cfg.adminToken != "" && strings.ContainsAny(cfg.adminToken, " \t\r\n") {
 		return bad("-admin-token holds white space")
 	}
+	if cfg.adminToken != "" && cfg.adminToken == cfg.apiKey {
+		return bad("-admin-token is the same as -api-key: the admin token must not authenticate to the account API")
+	}
 	if cfg.journalBudget < 0 {
 		return bad("-journal-budget %d: want 0 or more bytes", cfg.journalBudget)
 	}

@@ -219,6 +219,8 @@ func TestBadArguments(t *testing.T) {
 		{"clock start without manual clock", []string{"-clock-start", "2030-01-01T00:00:00Z"}, 2},
 		{"bad clock start", []string{"-clock", "manual", "-clock-start", "tomorrow"}, 2},
 		{"admin token with a space", []string{"-admin-token", "a b"}, 2},
+		{"admin token is the API key", []string{"-admin-token", "same", "-api-key", "same"}, 2},
+		{"API key of non-ASCII", []string{"-addr", "127.0.0.1:0", "-api-key", "ключ"}, 1},
 		{"negative journal budget", []string{"-journal-budget", "-1"}, 2},
 		{"zero grace", []string{"-grace", "0s"}, 2},
 		{"clock start in year 0", []string{"-clock", "manual", "-clock-start", "0000-06-01T00:00:00Z"}, 2},
