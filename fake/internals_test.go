@@ -6,6 +6,8 @@ import (
 	"math/big"
 	"math/rand/v2"
 	"net/http"
+	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -13,7 +15,9 @@ import (
 	"time"
 
 	"github.com/acctapi/acctapi/account"
+	"github.com/acctapi/acctapi/fake/internal/store"
 	"github.com/acctapi/acctapi/internal/resources"
+	"github.com/acctapi/acctapi/k8sop"
 )
 
 // TestReadBody checks that a body is read whole (up to one byte over the
@@ -248,5 +252,56 @@ func TestNamesUnderConcurrency(t *testing.T) {
 			t.Errorf("two service users named %q", u.Name)
 		}
 		seen[u.Name] = true
+	}
+}
+
+// TestSelectorsCompiledBeforeWrite: an operator's endpoint selectors are
+// compiled and checked in validation, before the write transaction, so
+// that compiling does not hold up other writes (issue 12, item 3). A write
+// transaction is held open here while operator requests with selectors
+// that cannot compile, or cost too much, are answered 400; had compiling
+// moved into the write transaction, they would wait for it, and this test
+// would hang until go test's -timeout, whose stack dump shows where.
+func TestSelectorsCompiledBeforeWrite(t *testing.T) {
+	t.Parallel()
+	srv := Start(t, WithoutListener())
+	op, err := Seed[*k8sop.Operator](srv, "", &k8sop.OperatorCreate{EnabledFeatures: []string{"bindings"},
+		Binding: &k8sop.BindingCreate{EndpointSelectors: []string{"true"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	held, release := make(chan struct{}), make(chan struct{})
+	writeDone := make(chan error, 1)
+	go func() {
+		writeDone <- srv.db.Write(func(*store.Txn) error {
+			close(held)
+			<-release
+			return nil
+		})
+	}()
+	<-held
+	// A member the selector environment does not declare is found only by
+	// compiling (type-checking) the selector; so is a syntax error.
+	for _, sel := range []string{`endpoint.nope == "x"`, `endpoint.url ==`} {
+		body := `{"enabled_features":["bindings"],"binding":{"endpoint_selectors":["true", ` + strconv.Quote(sel) + `]}}`
+		for _, method := range []string{"POST", "PATCH"} {
+			path := "/kubernetes_operators"
+			if method == "PATCH" {
+				path += "/" + op.ID
+			}
+			req := httptest.NewRequest(method, path, strings.NewReader(body))
+			req.Header.Set("Authorization", "Bearer "+srv.APIKey())
+			req.Header.Set("Service-Version", "2")
+			req.Header.Set("Content-Type", "application/json")
+			w := httptest.NewRecorder()
+			srv.ServeHTTP(w, req)
+			if w.Code != http.StatusBadRequest || !strings.Contains(w.Body.String(), `"field":"binding.endpoint_selectors[1]"`) {
+				t.Errorf("%s with selector %.40q while a write is held: %d %s", method, sel, w.Code, w.Body)
+			}
+		}
+	}
+	close(release)
+	if err := <-writeDone; err != nil {
+		t.Fatal(err)
 	}
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"slices"
 	"strconv"
@@ -476,5 +477,31 @@ func TestAdminAccounts(t *testing.T) {
 	p.adm(t, "POST", "accounts/ac_nope/api_keys", `{}`).want(t, 404, "ERR_ACCTAPI_NOT_FOUND")
 	if l := p.adm(t, "GET", "accounts", "").want(t, 200, ""); strings.Count(l.body, `"id":`) != 3 {
 		t.Errorf("accounts: %s", l.body)
+	}
+}
+
+// TestJournalBudgetFlag checks -journal-budget: the journal keeps only
+// the newest entries that fit in the budget, and by default all of a few
+// dozen requests.
+func TestJournalBudgetFlag(t *testing.T) {
+	t.Parallel()
+	const requests = 40
+	kept := func(args ...string) []string {
+		p := startProgram(t, args...)
+		for i := range requests {
+			p.api(t, "GET", fmt.Sprintf("/service_users?limit=%d", i%100+1), "").want(t, 200, "")
+		}
+		var queries []string
+		for _, e := range decode[journalResp](t, p.adm(t, "GET", "journal", "").want(t, 200, "")).Entries {
+			queries = append(queries, e.Query)
+		}
+		return queries
+	}
+	if all := kept(); len(all) != requests {
+		t.Fatalf("default budget kept %d of %d entries", len(all), requests)
+	}
+	few := kept("-journal-budget", "3000")
+	if len(few) == 0 || len(few) >= requests/2 || few[0] != fmt.Sprintf("limit=%d", requests) {
+		t.Errorf("-journal-budget 3000 kept %d of %d entries, newest first %v; want the newest few", len(few), requests, few)
 	}
 }
