@@ -3,7 +3,7 @@ package acctapi
 import "github.com/acctapi/acctapi/internal/field"
 
 // Size limits shared by every resource that carries a description or
-// metadata (account-api.md, "Conventions" and "Limits").
+// metadata: the specification's limits on them.
 const (
 	MaxDescriptionBytes = field.MaxDescriptionBytes
 	MaxMetadataBytes    = field.MaxMetadataBytes

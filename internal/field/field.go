@@ -25,7 +25,7 @@ const (
 const MaxLimit = 100
 
 // Size limits shared by every resource that carries a description or
-// metadata (account-api.md, "Conventions" and "Limits").
+// metadata: the specification's limits on them.
 const (
 	MaxDescriptionBytes = 255
 	MaxMetadataBytes    = 4096
