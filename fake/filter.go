@@ -98,7 +98,7 @@ func parseFilterDuration(s string) (int64, error) {
 			i++
 		}
 		if i == 0 || i == len(rest) || i > 6 {
-			return 0, fmt.Errorf("invalid duration %q: want e.g. \"7d\", \"24h\", \"15m\"", truncate(s, 64))
+			return 0, fmt.Errorf("invalid duration %q: want terms of 1 to 6 digits and a unit, d, h, m or s, such as \"7d\", \"24h\", \"1d12h\"", truncate(s, 64))
 		}
 		n, _ := strconv.ParseInt(rest[:i], 10, 64)
 		var unit int64
