@@ -27,21 +27,34 @@ type Fixture struct {
 	Body json.RawMessage `json:"body"`
 }
 
-// fixtureFile is the object form of a fixtures file.
+// fixtureFile is the object form of a fixtures file, its lists still
+// raw so that each element is decoded on its own and an error names it.
 type fixtureFile struct {
 	// Resources are created in the server's first account.
-	Resources []Fixture `json:"resources"`
+	Resources []json.RawMessage `json:"resources"`
 	// Accounts are added, each with its resources.
-	Accounts []fixtureAccount `json:"accounts"`
+	Accounts []json.RawMessage `json:"accounts"`
 }
 
 // fixtureAccount is an account a fixtures file adds ([Server.AddAccount]),
 // with the resources to create in it.
 type fixtureAccount struct {
-	ID        string    `json:"id"`
-	UserID    string    `json:"user_id"`
-	APIKeys   []string  `json:"api_keys"`
-	Resources []Fixture `json:"resources"`
+	ID        string            `json:"id"`
+	UserID    string            `json:"user_id"`
+	APIKeys   []string          `json:"api_keys"`
+	Resources []json.RawMessage `json:"resources"`
+}
+
+// fixtureSet is a decoded fixtures file: the first account's fixtures and
+// the accounts to add with theirs.
+type fixtureSet struct {
+	resources []Fixture
+	accounts  []fixtureAccountSet
+}
+
+type fixtureAccountSet struct {
+	account   Account
+	resources []Fixture
 }
 
 // refPattern is a reference in a fixture's body; refName is a valid name.
@@ -54,6 +67,15 @@ var (
 // through the same strict decoding, validation and hooks as the API. It
 // stops at the first failure, naming the fixture; what came before it
 // stays created.
+//
+// The file itself is read as strictly as a request body, and wholly
+// before anything is created: it must be exactly one JSON value (data
+// after it, such as a second array, is an error), and every object's
+// members must be the documented ones, spelled exactly ("Path" is not
+// "path") and given once. Such an error names where it is:
+// "[2]" in the array form, "resources[2]", "accounts[0]" or
+// "accounts[0].resources[2]" in the object form; a member given twice is
+// named by its path of member names ("accounts.resources.body.name").
 //
 // The fixtures are either a JSON array of [Fixture], created in the first
 // account:
@@ -81,35 +103,107 @@ func (s *Server) LoadFixtures(r io.Reader) error {
 	if err != nil {
 		return fmt.Errorf("fake: fixtures: %w", err)
 	}
-	var file fixtureFile
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	if trimmed := bytes.TrimSpace(raw); len(trimmed) > 0 && trimmed[0] == '[' {
-		err = dec.Decode(&file.Resources)
-	} else if err = dec.Decode(&file); err == nil && file.Resources == nil && file.Accounts == nil {
-		err = fmt.Errorf(`want an array of fixtures, or an object with "resources" or "accounts"`)
-	}
+	set, err := s.parseFixtures(raw)
 	if err != nil {
 		return fmt.Errorf("fake: fixtures: %w", err)
 	}
 	refs := map[string]string{}
 	first, _ := s.accountOf("")
-	if err := s.loadFixtures(first, "", file.Resources, refs); err != nil {
+	if err := s.loadFixtures(first, "", set.resources, refs); err != nil {
 		return err
 	}
-	for i, fa := range file.Accounts {
+	for i, fa := range set.accounts {
 		where := fmt.Sprintf("accounts[%d]", i)
-		a, err := s.AddAccount(Account{ID: fa.ID, UserID: fa.UserID, APIKeys: fa.APIKeys})
+		a, err := s.AddAccount(fa.account)
 		if fe := (*field.Error)(nil); errors.As(err, &fe) {
 			return fmt.Errorf("fake: fixtures: %s.%s: %s", where, fe.Field, fe.Reason)
 		} else if err != nil {
 			return fmt.Errorf("fake: fixtures: %s: %v", where, strings.TrimPrefix(err.Error(), "fake: "))
 		}
-		if err := s.loadFixtures(a.ID, where+".", fa.Resources, refs); err != nil {
+		if err := s.loadFixtures(a.ID, where+".", fa.resources, refs); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// parseFixtures decodes a whole fixtures file before anything is created,
+// as strictly as the API decodes a request body (see decode): exactly one
+// JSON value, members spelled exactly as documented, none unknown, none
+// twice. Each fixture and account is decoded on its own so that an error
+// names where it is: "[2]" in the array form, "resources[2]",
+// "accounts[0]" or "accounts[0].resources[2]" in the object form.
+func (s *Server) parseFixtures(raw []byte) (fixtureSet, error) {
+	var set fixtureSet
+	var file fixtureFile
+	if trimmed := bytes.TrimSpace(raw); len(trimmed) > 0 && trimmed[0] == '[' {
+		if err := s.decodeFixture(raw, &file.Resources, ""); err != nil {
+			return set, err
+		}
+		resources, err := s.decodeFixtures(file.Resources, "")
+		set.resources = resources
+		return set, err
+	}
+	if err := s.decodeFixture(raw, &file, ""); err != nil {
+		return set, err
+	}
+	if file.Resources == nil && file.Accounts == nil {
+		return set, errors.New(`want an array of fixtures, or an object with "resources" or "accounts"`)
+	}
+	var err error
+	if set.resources, err = s.decodeFixtures(file.Resources, "resources"); err != nil {
+		return set, err
+	}
+	for i, rawAccount := range file.Accounts {
+		where := fmt.Sprintf("accounts[%d]", i)
+		var fa fixtureAccount
+		if err := s.decodeFixture(rawAccount, &fa, where); err != nil {
+			return set, err
+		}
+		resources, err := s.decodeFixtures(fa.Resources, where+".resources")
+		if err != nil {
+			return set, err
+		}
+		set.accounts = append(set.accounts, fixtureAccountSet{
+			account:   Account{ID: fa.ID, UserID: fa.UserID, APIKeys: fa.APIKeys},
+			resources: resources,
+		})
+	}
+	return set, nil
+}
+
+// decodeFixtures decodes each of a list's fixtures, named in errors as
+// where[i].
+func (s *Server) decodeFixtures(raws []json.RawMessage, where string) ([]Fixture, error) {
+	fixtures := make([]Fixture, len(raws))
+	for i, raw := range raws {
+		if err := s.decodeFixture(raw, &fixtures[i], fmt.Sprintf("%s[%d]", where, i)); err != nil {
+			return nil, err
+		}
+	}
+	return fixtures, nil
+}
+
+// decodeFixture decodes one value of a fixtures file with the API's strict
+// decode, turning its error, worded for a request body, into one that
+// names where the value is ("" for the whole file).
+func (s *Server) decodeFixture(raw []byte, v any, where string) error {
+	err := decode(raw, v, &s.members)
+	if err == nil {
+		return nil
+	}
+	body := "the value"
+	if where == "" {
+		body = "the input"
+	}
+	msg := err.Error()
+	if ae := (*apiError)(nil); errors.As(err, &ae) {
+		msg = strings.NewReplacer("The request body", body, "The request member", "the member").Replace(ae.msg)
+	}
+	if where == "" {
+		return errors.New(msg)
+	}
+	return fmt.Errorf("%s: %s", where, msg)
 }
 
 // loadFixtures creates fixtures in an account, resolving and recording

@@ -85,7 +85,20 @@ func TestFixtureErrors(t *testing.T) {
 		{"ref used before it is made", `[{"path": "/api_keys", "body": {"owner_id": "${u}"}}, {"path": "/service_users", "ref": "u", "body": {"name": "u"}}]`, `${u} names no earlier`},
 		{"duplicate ref", `[{"path": "/service_users", "ref": "u", "body": {"name": "a"}}, {"path": "/service_users", "ref": "u", "body": {"name": "b"}}]`, `fixture 1 (/service_users): ref "u" names an earlier`},
 		{"bad ref name", `[{"path": "/service_users", "ref": "a b", "body": {"name": "a"}}]`, `ref "a b"`},
-		{"unknown member", `{"resources": [], "nope": 1}`, `unknown field "nope"`},
+		{"unknown member", `{"resources": [], "nope": 1}`, `fake: fixtures: the member nope is unknown`},
+		{"two arrays", `[{"path": "/service_users", "body": {"name": "a"}}][{"path": "/service_users", "body": {"name": "b"}}]`, `fake: fixtures: the input has data after its JSON value`},
+		{"trailing word", `[{"path": "/service_users", "body": {"name": "a"}}] trailing`, `the input has data after its JSON value`},
+		{"trailing object", `{"resources": []} {}`, `the input has data after its JSON value`},
+		{"member in another case", `[{"Path": "/service_users", "body": {"name": "a"}}]`, `fake: fixtures: [0]: the member Path is unknown`},
+		{"top member in another case", `{"Resources": []}`, `the member Resources is unknown`},
+		{"account member in another case", `{"accounts": [{"API_Keys": ["k"]}]}`, `fake: fixtures: accounts[0]: the member API_Keys is unknown`},
+		{"unknown account member", `{"accounts": [{"keys": ["k"]}]}`, `accounts[0]: the member keys is unknown`},
+		{"unknown member in an account's resource", `{"accounts": [{"resources": [{"path": "/service_users", "body": {}}, {"path": "/service_users", "Body": {}}]}]}`, `fake: fixtures: accounts[0].resources[1]: the member Body is unknown`},
+		{"unknown member in a first-account resource", `{"resources": [{"path": "/service_users", "body": {"name": "a"}}, {"path": "/service_users", "bdy": {}}]}`, `fake: fixtures: resources[1]: the member bdy is unknown`},
+		{"member twice", `[{"path": "/service_users", "path": "/api_keys", "body": {}}]`, `fake: fixtures: the member path appears more than once`},
+		{"member twice in an account", `{"accounts": [{"resources": [{"path": "/service_users", "body": {"name": "a", "name": "b"}}]}]}`, `the member accounts.resources.body.name appears more than once`},
+		{"fixture not an object", `[1]`, `[0]: the value must be a JSON object`},
+		{"not JSON", `[{"path": }]`, `the input is not valid JSON`},
 		{"account key with space", `{"accounts": [{"api_keys": ["a b"]}]}`, `accounts[0].api_keys[0]`},
 		{"account exists", `{"accounts": [{"id": "ac_x"}, {"id": "ac_x"}]}`, `accounts[1].id: account "ac_x" exists`},
 		{"account id with a space", `{"accounts": [{"id": "ac_a b"}]}`, `accounts[0].id: "ac_a b" is not ac_`},
@@ -98,6 +111,12 @@ func TestFixtureErrors(t *testing.T) {
 			err := srv.LoadFixtures(strings.NewReader(tt.fixtures))
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Errorf("error %v, want one with %q", err, tt.want)
+			}
+			if strings.Contains(tt.want, "input") || strings.Contains(tt.want, "member") {
+				// The file is refused as a whole, before anything is made.
+				if got := fake.List[account.ServiceUser](srv, ""); len(got) != 0 {
+					t.Errorf("service users after a refused file: %+v", got)
+				}
 			}
 		})
 	}
