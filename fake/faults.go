@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/acctapi/acctapi"
+	"github.com/acctapi/acctapi/internal/field"
 )
 
 // Fault is how the server answers a request a reactor takes over.
@@ -32,15 +33,21 @@ import (
 // is closed before any of that answer is written. The client sees a
 // transport error for a request that did happen: the case in which a
 // client that retried a POST or PATCH would repeat it.
+//
+// [Fault.Validate] says which Faults make no sense; the helpers that take
+// one panic with it, and a reactor's Fault that fails it is answered 500.
 type Fault struct {
-	// Status is the answer's status, from 200 to 599; 0 answers nothing.
+	// Status is the answer's status, from 400 to 599; 0 answers nothing.
+	// (A fault's answer is the contract's error body, which under a
+	// success or redirect status a client would read as a resource.)
 	Status int
 	// Code is the answer's error_code; empty picks one for the status
-	// (ERR_NGROK_226 for 429, for example).
+	// (ERR_NGROK_226 for 429, for example). It needs a Status.
 	Code string
-	// Msg is the answer's msg; empty says which fault it is.
+	// Msg is the answer's msg; empty says which fault it is. It needs a
+	// Status.
 	Msg string
-	// Header is added to the answer.
+	// Header is added to the answer. It needs a Status.
 	Header http.Header
 	// Delay is waited, in real time (not the server's [Clock]; fake time
 	// under testing/synctest), before anything else; a cancelled request
@@ -50,6 +57,28 @@ type Fault struct {
 	Drop bool
 	// DropAfter closes the connection instead of writing the answer.
 	DropAfter bool
+}
+
+// Validate reports what makes f senseless, if anything, as an
+// [acctapi.FieldError] naming the Fault's field: a Status other than 0 or
+// 400 to 599; a negative Delay; a Code, Msg or Header without a Status
+// (they are parts of its answer); Drop with a Status, Code, Msg, Header or
+// DropAfter (a dropped request is answered nothing); and a Fault that does
+// nothing (no Status, Delay, Drop or DropAfter).
+func (f Fault) Validate() error {
+	switch {
+	case f.Status != 0 && (f.Status < 400 || f.Status > 599):
+		return field.Invalid("Status", "%d is not from 400 to 599", f.Status)
+	case f.Delay < 0:
+		return field.Invalid("Delay", "%v is negative", f.Delay)
+	case f.Drop && (f.Status != 0 || f.Code != "" || f.Msg != "" || f.Header != nil || f.DropAfter):
+		return field.Invalid("Drop", "answers nothing: it takes no Status, Code, Msg, Header or DropAfter")
+	case f.Status == 0 && (f.Code != "" || f.Msg != "" || f.Header != nil):
+		return field.Invalid("Status", "is 0, but Code, Msg and Header are parts of an answer with a status")
+	case f.Status == 0 && f.Delay == 0 && !f.Drop && !f.DropAfter:
+		return field.Invalid("Status", "is 0, and the fault does nothing: give it a Status, a Delay, Drop or DropAfter")
+	}
+	return nil
 }
 
 // Reactor decides whether to take over a request: it returns the [Fault]
@@ -130,16 +159,16 @@ func (s *Server) ClearFaults() {
 }
 
 // FaultNext answers the next n requests matching method and pattern (see
-// [Server.React]) with f, then stops; n = 0 adds nothing. It is the general
+// [Server.React]) with f, then stops; n is 1 or more. It is the general
 // form of [Server.FailNext], [Server.DropNext], [Server.DropAfterNext] and
 // [Server.RateLimitNext], for a fault with its own error code and message
 // (f.Code, f.Msg), headers, or a delay. It returns a function that removes
 // the fault before it is used up.
 //
 // FaultNext panics, as React does, on a method or pattern that could never
-// match, and also on a negative n, on a Status that is neither 0 nor from
-// 200 to 599, and on a Fault that does nothing (no Status, Delay, Drop or
-// DropAfter).
+// match, and also on an n under 1 (a fault for no request would let a test
+// that relies on it pass without it) and on a Fault that [Fault.Validate]
+// refuses.
 func (s *Server) FaultNext(method, pattern string, n int, f Fault) (remove func()) {
 	return s.faultNext("FaultNext", method, pattern, n, f)
 }
@@ -155,25 +184,27 @@ func (s *Server) faultNext(fn, method, pattern string, n int, f Fault) (remove f
 
 // checkFault checks what FaultNext and its shorthands are given.
 func checkFault(n int, f Fault) error {
-	switch {
-	case n < 0:
-		return fmt.Errorf("n = %d; want 0 or more", n)
-	case f.Status != 0 && (f.Status < 200 || f.Status > 599):
-		return fmt.Errorf("status %d is not from 200 to 599", f.Status)
-	case f.Status == 0 && f.Delay == 0 && !f.Drop && !f.DropAfter:
-		return errors.New("the fault does nothing: give it a Status, a Delay, Drop or DropAfter")
-	case f.Delay < 0:
-		return fmt.Errorf("delay %v is negative", f.Delay)
+	if n < 1 {
+		return fmt.Errorf("n = %d; want 1 or more", n)
+	}
+	if err := f.Validate(); err != nil {
+		return faultError(err)
 	}
 	return nil
 }
 
-// reactN adds a reactor that returns f for the next n matching requests and
-// then removes itself; method and pattern have been checked.
-func (s *Server) reactN(method, pattern string, n int, f Fault) (remove func()) {
-	if n <= 0 {
-		return func() {}
+// faultError words a Validate error for a message: "Fault.Status: ...".
+func faultError(err error) error {
+	var fe *field.Error
+	if errors.As(err, &fe) {
+		return fmt.Errorf("Fault.%s %s", fe.Field, fe.Reason)
 	}
+	return err
+}
+
+// reactN adds a reactor that returns f for the next n (1 or more) matching
+// requests and then removes itself; method and pattern have been checked.
+func (s *Server) reactN(method, pattern string, n int, f Fault) (remove func()) {
 	var mu sync.Mutex
 	left := n
 	mu.Lock() // until remove is set: a request may reach the reactor first
@@ -199,10 +230,10 @@ func (s *Server) reactN(method, pattern string, n int, f Fault) (remove func()) 
 // the status's usual one (see [Fault.Code]); [Server.FaultNext] sets a code
 // and message of its own. It returns a function that removes the fault
 // before it is used up. It panics as FaultNext does, on a status that is
-// not from 200 to 599 in particular.
+// not from 400 to 599 in particular.
 func (s *Server) FailNext(method, pattern string, n, status int) (remove func()) {
-	if status == 0 { // which checkFault would call a fault that does nothing
-		panic("fake: FailNext: status 0 is not from 200 to 599")
+	if status < 400 || status > 599 {
+		panic(fmt.Sprintf("fake: FailNext: status %d is not from 400 to 599", status))
 	}
 	return s.faultNext("FailNext", method, pattern, n, Fault{Status: status})
 }
@@ -210,6 +241,14 @@ func (s *Server) FailNext(method, pattern string, n, status int) (remove func())
 // DropNext closes the connection of the next n matching requests without
 // answering them. It returns a function that removes the fault before it
 // is used up, and panics as [Server.FaultNext] does.
+//
+// Over TCP, net/http's Transport resends a GET, HEAD or OPTIONS request
+// (or one with an Idempotency-Key header) by itself, once, on a new
+// connection, when a reused connection closes before any answer: as it
+// would against the real service. The client then gets the second answer,
+// and the journal shows the drop and the resend. For the code under test
+// to see the drop of such a request, drop two (n = 2), or serve it in
+// memory ([WithoutListener]), where nothing resends.
 func (s *Server) DropNext(method, pattern string, n int) (remove func()) {
 	return s.faultNext("DropNext", method, pattern, n, Fault{Drop: true})
 }
@@ -226,8 +265,12 @@ func (s *Server) DropAfterNext(method, pattern string, n int) (remove func()) {
 // RateLimitNext answers the next n matching requests with 429,
 // ERR_NGROK_226 and a Retry-After header of retryAfter (whole seconds,
 // rounded up, at least 1). It returns a function that removes the fault
-// before it is used up, and panics as [Server.FaultNext] does.
+// before it is used up, and panics as [Server.FaultNext] does, and on a
+// negative retryAfter.
 func (s *Server) RateLimitNext(method, pattern string, n int, retryAfter time.Duration) (remove func()) {
+	if retryAfter < 0 {
+		panic(fmt.Sprintf("fake: RateLimitNext: retryAfter %v is negative", retryAfter))
+	}
 	secs := max(1, int((retryAfter+time.Second-1)/time.Second))
 	return s.faultNext("RateLimitNext", method, pattern, n, Fault{Status: http.StatusTooManyRequests,
 		Header: http.Header{"Retry-After": {strconv.Itoa(secs)}}})
@@ -235,11 +278,12 @@ func (s *Server) RateLimitNext(method, pattern string, n int, retryAfter time.Du
 
 // Latency delays every matching request by d before it is served, in real
 // time (see [Fault.Delay]). It returns a function that removes the delay.
-// It panics as [Server.React] does, and on a negative d.
+// It panics as [Server.React] does, and on a d that is not positive (a
+// delay of nothing would let a test that relies on it pass without it).
 func (s *Server) Latency(method, pattern string, d time.Duration) (remove func()) {
 	s.mustTarget("Latency", method, pattern)
-	if d < 0 {
-		panic(fmt.Sprintf("fake: Latency: delay %v is negative", d))
+	if d <= 0 {
+		panic(fmt.Sprintf("fake: Latency: delay %v is not positive", d))
 	}
 	return s.addReactor(method, pattern, func(*http.Request) *Fault { return &Fault{Delay: d} })
 }
@@ -419,6 +463,10 @@ func (s *Server) react(c *call) reaction {
 		if f == nil {
 			continue
 		}
+		if err := f.Validate(); err != nil {
+			re.answer = errorf(http.StatusInternalServerError, acctapi.CodeInternal, "A reactor returned an invalid fault: %v.", faultError(err))
+			return re
+		}
 		if f.Delay > 0 {
 			t := time.NewTimer(f.Delay)
 			select {
@@ -434,10 +482,6 @@ func (s *Server) react(c *call) reaction {
 		re.dropAfter = re.dropAfter || f.DropAfter
 		if f.Status == 0 {
 			continue
-		}
-		if f.Status < 200 || f.Status > 599 {
-			re.answer = errorf(http.StatusInternalServerError, acctapi.CodeInternal, "A reactor's fault has status %d, not one from 200 to 599.", f.Status)
-			return re
 		}
 		code, msg := f.Code, f.Msg
 		if code == "" {

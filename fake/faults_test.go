@@ -250,11 +250,21 @@ func TestReactorMisbehaving(t *testing.T) {
 		t.Errorf("panicking reactor: %d %s", r.status, r.body)
 	}
 	remove()
-	remove = srv.React("GET", "/service_users", func(*http.Request) *fake.Fault { return &fake.Fault{Status: 101} })
-	if r := raw(t, srv, "GET", "/service_users", nil, ""); r.status != 500 || !strings.Contains(r.apiErr(t).Msg, "101") {
-		t.Errorf("fault with status 101: %d %s", r.status, r.body)
+	for _, f := range []fake.Fault{{Status: 101}, {Status: 200}, {Drop: true, Status: 503}, {Msg: "no status"}} {
+		remove = srv.React("GET", "/service_users", func(*http.Request) *fake.Fault { return &f })
+		want := fmt.Sprint(f.Validate())
+		if r := raw(t, srv, "GET", "/service_users", nil, ""); r.status != 500 || !strings.Contains(r.apiErr(t).Msg, "A reactor returned an invalid fault: Fault.") {
+			t.Errorf("reactor's fault %+v (%s): %d %s", f, want, r.status, r.body)
+		}
+		remove()
 	}
-	remove()
+	var fe *acctapi.FieldError
+	if err := (fake.Fault{Status: 204}).Validate(); !errors.As(err, &fe) || fe.Field != "Status" {
+		t.Errorf("Validate of status 204: %v, want a FieldError for Status", err)
+	}
+	if err := (fake.Fault{Status: 503, Delay: time.Second}).Validate(); err != nil {
+		t.Errorf("Validate of a delayed 503: %v", err)
+	}
 	var seen string
 	srv.React("POST", "/service_users", func(r *http.Request) *fake.Fault {
 		b, _ := io.ReadAll(r.Body)
@@ -613,13 +623,26 @@ func TestFaultTargetsChecked(t *testing.T) {
 		{"trailing slash", func() { srv.FailNext("", "/service_users/", 1, 503) }, `pattern "/service_users/" matches no path`},
 		{"no path with that method", func() { srv.RateLimitNext("PATCH", "/service_users", 1, 0) }, `RateLimitNext: pattern "/service_users" matches no path the fake serves with PATCH`},
 		{"no path under it", func() { srv.React("", "/nothing/**", noop) }, `pattern "/nothing/**" matches no path`},
-		{"status 42", func() { srv.FailNext("GET", "/service_users", 1, 42) }, "FailNext: status 42 is not from 200 to 599"},
-		{"status 0", func() { srv.FailNext("GET", "/service_users", 1, 0) }, "FailNext: status 0 is not from 200 to 599"},
-		{"status 600", func() { srv.FaultNext("GET", "/service_users", 1, fake.Fault{Status: 600}) }, "FaultNext: status 600 is not from 200 to 599"},
-		{"negative n", func() { srv.FailNext("GET", "/service_users", -1, 503) }, "FailNext: n = -1; want 0 or more"},
-		{"a fault that does nothing", func() { srv.FaultNext("GET", "/service_users", 1, fake.Fault{Code: "ERR_X"}) }, "FaultNext: the fault does nothing"},
+		{"status 42", func() { srv.FailNext("GET", "/service_users", 1, 42) }, "FailNext: status 42 is not from 400 to 599"},
+		{"status 0", func() { srv.FailNext("GET", "/service_users", 1, 0) }, "FailNext: status 0 is not from 400 to 599"},
+		{"status 200", func() { srv.FailNext("GET", "/service_users", 1, 200) }, "FailNext: status 200 is not from 400 to 599"},
+		{"status 302", func() { srv.FailNext("GET", "/service_users", 1, 302) }, "FailNext: status 302 is not from 400 to 599"},
+		{"status 204", func() { srv.FaultNext("DELETE", "/service_users/*", 1, fake.Fault{Status: 204}) }, "FaultNext: Fault.Status 204 is not from 400 to 599"},
+		{"status 600", func() { srv.FaultNext("GET", "/service_users", 1, fake.Fault{Status: 600}) }, "FaultNext: Fault.Status 600 is not from 400 to 599"},
+		{"negative n", func() { srv.FailNext("GET", "/service_users", -1, 503) }, "FailNext: n = -1; want 1 or more"},
+		{"n = 0", func() { srv.FailNext("GET", "/service_users", 0, 503) }, "FailNext: n = 0; want 1 or more"},
+		{"code without a status", func() { srv.FaultNext("GET", "/service_users", 1, fake.Fault{Code: "ERR_X"}) }, "FaultNext: Fault.Status is 0, but Code, Msg and Header"},
+		{"header with a delay, no status", func() {
+			srv.FaultNext("GET", "/service_users", 1, fake.Fault{Delay: time.Millisecond, Header: http.Header{"Retry-After": {"1"}}})
+		}, "FaultNext: Fault.Status is 0, but Code, Msg and Header"},
+		{"a fault that does nothing", func() { srv.FaultNext("GET", "/service_users", 1, fake.Fault{}) }, "FaultNext: Fault.Status is 0, and the fault does nothing"},
+		{"drop with a status", func() { srv.FaultNext("GET", "/service_users", 1, fake.Fault{Drop: true, Status: 503}) }, "FaultNext: Fault.Drop answers nothing"},
+		{"drop before and after", func() { srv.FaultNext("GET", "/service_users", 1, fake.Fault{Drop: true, DropAfter: true}) }, "FaultNext: Fault.Drop answers nothing"},
+		{"negative delay", func() { srv.FaultNext("GET", "/service_users", 1, fake.Fault{Delay: -time.Second}) }, "FaultNext: Fault.Delay -1s is negative"},
 		{"nil reactor", func() { srv.React("GET", "/service_users", nil) }, "React: nil reactor"},
-		{"negative latency", func() { srv.Latency("GET", "/service_users", -time.Second) }, "Latency: delay -1s is negative"},
+		{"negative latency", func() { srv.Latency("GET", "/service_users", -time.Second) }, "Latency: delay -1s is not positive"},
+		{"no latency", func() { srv.Latency("GET", "/service_users", 0) }, "Latency: delay 0s is not positive"},
+		{"negative retry-after", func() { srv.RateLimitNext("GET", "/service_users", 1, -5*time.Second) }, "RateLimitNext: retryAfter -5s is negative"},
 		// What the fake serves is accepted: "" and "*" for any method, a
 		// literal id where the route has a parameter, "**" below a prefix.
 		{"any method, one item", func() { srv.FailNext("", "/service_users/service_1", 1, 503) }, ""},
@@ -627,7 +650,10 @@ func TestFaultTargetsChecked(t *testing.T) {
 		{"below a prefix", func() { srv.DropNext("DELETE", "/backends/**", 1) }, ""},
 		{"a sub-resource", func() { srv.FailNext("GET", "/kubernetes_operators/*/bound_endpoints", 1, 503) }, ""},
 		{"every path", func() { srv.React("", "/**", noop) }, ""},
-		{"n = 0", func() { srv.FailNext("GET", "/service_users", 0, 503) }, ""},
+		{"a delay with an answer", func() {
+			srv.FaultNext("GET", "/service_users", 1, fake.Fault{Delay: time.Second, Status: 503, Code: "ERR_X"})
+		}, ""},
+		{"drop after an answer", func() { srv.FaultNext("POST", "/service_users", 1, fake.Fault{DropAfter: true, Status: 503}) }, ""},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			defer func() {
@@ -672,7 +698,7 @@ func TestFaultNext(t *testing.T) {
 		func() func() { return srv.DropAfterNext("GET", "/service_users", 1) },
 		func() func() { return srv.RateLimitNext("GET", "/service_users", 1, time.Second) },
 		func() func() { return srv.FaultNext("GET", "/service_users", 2, fake.Fault{Status: 500}) },
-		func() func() { return srv.FailNext("GET", "/service_users", 0, 503) }, // a no-op to remove
+		func() func() { return srv.Latency("GET", "/service_users", time.Hour) },
 	} {
 		remove := add()
 		remove()
