@@ -753,3 +753,32 @@ func TestMatchPath(t *testing.T) {
 		remove()
 	}
 }
+
+// TestDropResentOverTCP pins what DropNext's documentation says: over TCP,
+// net/http resends a GET whose reused connection was dropped before any
+// answer, so dropping one such request lets the client succeed (the
+// journal shows the drop and the resend), and dropping two reaches the
+// code under test.
+func TestDropResentOverTCP(t *testing.T) {
+	t.Parallel()
+	srv := fake.Start(t) // over TCP
+	users := account.NewServiceUsers(srv.Client())
+	u := must(users.Create(t.Context(), &account.ServiceUserCreate{Name: "kept"}))(t) // the connection is now reused
+	srv.DropNext("GET", "/service_users/*", 1)
+	if _, err := users.Get(t.Context(), u.ID); err != nil {
+		t.Fatalf("one drop of a GET: %v; net/http resends it", err)
+	}
+	srv.DropNext("GET", "/service_users/*", 2)
+	if _, err := users.Get(t.Context(), u.ID); err == nil {
+		t.Fatal("two drops of a GET: no error")
+	}
+	var dropped int
+	for _, e := range srv.Journal() {
+		if e.Dropped {
+			dropped++
+		}
+	}
+	if dropped != 3 {
+		t.Errorf("%d dropped entries in the journal, want 3", dropped)
+	}
+}
