@@ -3,7 +3,9 @@ package fake
 import (
 	"errors"
 	"fmt"
+	"net"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -73,25 +75,57 @@ func WithAccount(a Account) Option {
 }
 
 // WithPublicBaseURL sets the base of every uri and next_page_uri the server
-// writes, instead of the scheme and host each request reached.
+// writes, instead of the scheme and host each request reached. It must be
+// an absolute http or https URL without user information, query or
+// fragment, as [acctapi.WithBaseURL] requires; trailing slashes are
+// dropped, so "https://api.example/v2/" writes
+// "https://api.example/v2/service_users/…".
 func WithPublicBaseURL(u string) Option {
 	return func(cfg *config) error {
 		p, err := url.Parse(u)
-		if err != nil || (p.Scheme != "http" && p.Scheme != "https") || p.Host == "" {
-			return fmt.Errorf("fake: WithPublicBaseURL: %q is not an absolute http(s) URL", u)
+		if err != nil {
+			var ue *url.Error
+			if errors.As(err, &ue) {
+				err = ue.Err // the URL itself may hold a password
+			}
+			return fmt.Errorf("fake: WithPublicBaseURL: %w", err)
 		}
-		cfg.publicURL = strings.TrimSuffix(u, "/")
+		if p.User != nil {
+			return fmt.Errorf("fake: WithPublicBaseURL %s: must not carry user information", p.Redacted())
+		}
+		if (p.Scheme != "http" && p.Scheme != "https") || p.Host == "" {
+			return fmt.Errorf("fake: WithPublicBaseURL %q: want an absolute http or https URL", u)
+		}
+		if p.RawQuery != "" || p.Fragment != "" || p.ForceQuery {
+			return fmt.Errorf("fake: WithPublicBaseURL %q: must not have a query or fragment", u)
+		}
+		if p.RawPath == "" {
+			p.Path = strings.TrimRight(p.Path, "/")
+		} else if raw := strings.TrimRight(p.RawPath, "/"); raw != p.RawPath {
+			// Trim only real slashes: "/a%2F" keeps its escaped one.
+			p.RawPath = raw
+			p.Path, _ = url.PathUnescape(raw) // Parse unescaped it whole
+		}
+		cfg.publicURL = p.String()
 		return nil
 	}
 }
 
 // WithIngressEndpoint sets the ingress_endpoint given to Kubernetes
 // operators that enable bindings without naming one. The default is
-// [DefaultIngressEndpoint].
+// [DefaultIngressEndpoint]. It must be a host and port, as
+// [net.SplitHostPort] reads them, with a port from 1 to 65535.
 func WithIngressEndpoint(hostport string) Option {
 	return func(cfg *config) error {
-		if hostport == "" {
-			return errors.New("fake: WithIngressEndpoint: empty endpoint")
+		host, port, err := net.SplitHostPort(hostport)
+		if err != nil {
+			return fmt.Errorf("fake: WithIngressEndpoint %q: want host:port", hostport)
+		}
+		if host == "" {
+			return fmt.Errorf("fake: WithIngressEndpoint %q: empty host", hostport)
+		}
+		if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 || port != strconv.Itoa(n) {
+			return fmt.Errorf("fake: WithIngressEndpoint %q: want a port from 1 to 65535", hostport)
 		}
 		cfg.ingress = hostport
 		return nil

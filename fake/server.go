@@ -3,6 +3,7 @@ package fake
 import (
 	"crypto/rand"
 	"encoding/binary"
+	"fmt"
 	"net/http/httptest"
 	"sync"
 	"time"
@@ -81,10 +82,14 @@ type Account struct {
 // [WithoutListener] is given or New runs in a testing/synctest bubble,
 // where a listener would block the bubble: there the server is in memory,
 // as with WithoutListener, and its [Server.Client] and
-// [Server.HTTPClient] reach it. Close it when done.
+// [Server.HTTPClient] reach it. Close it when done. An option that refuses
+// its argument, or a nil option, is an error naming it.
 func New(opts ...Option) (*Server, error) {
 	cfg := config{clock: realClock{}, ingress: DefaultIngressEndpoint}
-	for _, opt := range opts {
+	for i, opt := range opts {
+		if opt == nil {
+			return nil, fmt.Errorf("fake: New: option %d of %d is nil", i+1, len(opts))
+		}
 		if err := opt(&cfg); err != nil {
 			return nil, err
 		}

@@ -91,6 +91,68 @@ func TestPublicBaseURL(t *testing.T) {
 	}
 }
 
+// TestPublicBaseURLRefused checks that WithPublicBaseURL refuses what
+// acctapi.WithBaseURL refuses, with an error naming what is wrong and
+// never quoting a password, and that trailing slashes are dropped.
+func TestPublicBaseURLRefused(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct{ url, want string }{
+		{"http://example.com?x=1", "must not have a query or fragment"},
+		{"http://example.com/v2?", "must not have a query or fragment"},
+		{"http://example.com#top", "must not have a query or fragment"},
+		{"http://user:secret@example.com", "must not carry user information"},
+		{"http://user@example.com", "must not carry user information"},
+		{"ftp://example.com", "want an absolute http or https URL"},
+		{"http://exa mple.com", "WithPublicBaseURL"},
+	} {
+		_, err := fake.New(fake.WithoutListener(), fake.WithPublicBaseURL(tt.url))
+		if err == nil || !strings.Contains(err.Error(), tt.want) || strings.Contains(err.Error(), "secret") {
+			t.Errorf("WithPublicBaseURL(%q): error %v, want one with %q and no password", tt.url, err, tt.want)
+		}
+	}
+	for base, want := range map[string]string{
+		"http://example.com/":       "http://example.com/service_users/",
+		"http://example.com":        "http://example.com/service_users/",
+		"http://example.com/v2//":   "http://example.com/v2/service_users/",
+		"https://example.com/a%2F":  "https://example.com/a%2F/service_users/",
+		"https://example.com/a%2F/": "https://example.com/a%2F/service_users/",
+	} {
+		srv, _ := start(t, fake.WithPublicBaseURL(base))
+		u := must(fake.Seed[account.ServiceUser](srv, "", &account.ServiceUserCreate{Name: "a"}))(t)
+		if u.URI != want+u.ID {
+			t.Errorf("WithPublicBaseURL(%q): uri %q, want %q", base, u.URI, want+u.ID)
+		}
+	}
+}
+
+// TestIngressEndpointRefused checks that WithIngressEndpoint wants a
+// host:port with a port from 1 to 65535.
+func TestIngressEndpointRefused(t *testing.T) {
+	t.Parallel()
+	for _, bad := range []string{"", "not a hostport", "example.com", "example.com:", ":443",
+		"example.com:0", "example.com:65536", "example.com:https", "example.com:-1", "example.com:+443", "[::1]"} {
+		_, err := fake.New(fake.WithoutListener(), fake.WithIngressEndpoint(bad))
+		if err == nil || !strings.Contains(err.Error(), "WithIngressEndpoint") {
+			t.Errorf("WithIngressEndpoint(%q): error %v, want one naming WithIngressEndpoint", bad, err)
+		}
+	}
+	for _, good := range []string{"example.com:1", "example.com:65535", "[::1]:443", "10.0.0.1:8443"} {
+		if _, err := fake.New(fake.WithoutListener(), fake.WithIngressEndpoint(good)); err != nil {
+			t.Errorf("WithIngressEndpoint(%q): %v", good, err)
+		}
+	}
+}
+
+// TestNewNilOption checks that a nil option is an error naming its
+// position, not a nil-pointer crash.
+func TestNewNilOption(t *testing.T) {
+	t.Parallel()
+	_, err := fake.New(fake.WithoutListener(), nil)
+	if err == nil || !strings.Contains(err.Error(), "option 2 of 2 is nil") {
+		t.Errorf("New(WithoutListener(), nil): error %v, want one saying option 2 of 2 is nil", err)
+	}
+}
+
 func TestAccountErrorsNameNoKey(t *testing.T) {
 	t.Parallel()
 	for _, opts := range [][]fake.Option{
