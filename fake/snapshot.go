@@ -6,6 +6,7 @@ import "github.com/acctapi/acctapi/fake/internal/store"
 // [Server.Snapshot]. It is immutable and costs almost nothing to take:
 // go-memdb shares the unchanged parts of its trees.
 type Snapshot struct {
+	server   *Server // the server it was taken of, the only one it restores
 	db       *store.Snapshot
 	accounts []Account
 }
@@ -16,14 +17,26 @@ type Snapshot struct {
 func (s *Server) Snapshot() *Snapshot {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return &Snapshot{db: s.db.Snapshot(), accounts: append([]Account(nil), s.accounts...)}
+	return &Snapshot{server: s, db: s.db.Snapshot(), accounts: append([]Account(nil), s.accounts...)}
 }
 
 // Restore puts the server back in the state snap saved. It waits for
 // writes in progress. A snapshot can be restored any number of times.
 // Restoring costs time in proportion to the service users and API keys snap
 // holds (their names and tokens are indexed again), and nothing for the rest.
+//
+// snap must be a snapshot this server's Snapshot made: Restore panics on a
+// nil or zero Snapshot, and on a snapshot of another server, whose
+// accounts and keys this one's clients do not know.
 func (s *Server) Restore(snap *Snapshot) {
+	switch {
+	case snap == nil:
+		panic("fake: Restore: nil *Snapshot")
+	case snap.server == nil:
+		panic("fake: Restore: a zero Snapshot; take one with Server.Snapshot")
+	case snap.server != s:
+		panic("fake: Restore: the snapshot is of another server; restore it on the server whose Snapshot made it")
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.db.Restore(snap.db)

@@ -82,6 +82,42 @@ func TestSnapshotRestore(t *testing.T) {
 	}
 }
 
+// TestRestoreMisuse checks that Restore panics, saying what is wrong, on
+// a nil or zero snapshot and on a snapshot of another server, and leaves
+// the server as it was: another server's snapshot would replace its
+// accounts, and its clients would get 401s.
+func TestRestoreMisuse(t *testing.T) {
+	t.Parallel()
+	a, _ := start(t)
+	b, _ := start(t)
+	must(fake.Seed[account.ServiceUser](b, "", &account.ServiceUserCreate{Name: "on-b"}))(t)
+	before := stateOf(b)
+	for _, tt := range []struct {
+		name string
+		snap *fake.Snapshot
+		want string
+	}{
+		{"nil", nil, "fake: Restore: nil *Snapshot"},
+		{"zero", new(fake.Snapshot), "fake: Restore: a zero Snapshot"},
+		{"another server's", a.Snapshot(), "fake: Restore: the snapshot is of another server"},
+	} {
+		func() {
+			defer func() {
+				if msg := fmt.Sprint(recover()); !strings.Contains(msg, tt.want) {
+					t.Errorf("Restore(%s snapshot): panic %q, want one with %q", tt.name, msg, tt.want)
+				}
+			}()
+			b.Restore(tt.snap)
+		}()
+	}
+	if diff := cmp.Diff(before, stateOf(b)); diff != "" {
+		t.Errorf("state after the refused restores (-before +after):\n%s", diff)
+	}
+	if _, err := account.NewServiceUsers(b.Client()).Page(t.Context(), nil); err != nil {
+		t.Errorf("b's client after the refused restores: %v", err)
+	}
+}
+
 // TestReset checks that Reset keeps the accounts New made and their
 // initial keys, and forgets everything else, journal and faults included.
 func TestReset(t *testing.T) {
