@@ -189,7 +189,8 @@ func WithoutValidation() Option {
 }
 
 // NewClient returns a Client that authenticates with apiKey. It returns an
-// error if apiKey is empty or an option is invalid.
+// error if apiKey is empty, an option is invalid or an option is nil (named
+// by its position, counting from 1).
 func NewClient(apiKey string, opts ...Option) (*Client, error) {
 	if apiKey == "" {
 		return nil, errors.New("acctapi: NewClient: empty API key")
@@ -207,7 +208,10 @@ func NewClient(apiKey string, opts ...Option) (*Client, error) {
 		validate:  true,
 		maxResp:   DefaultMaxResponseBytes,
 	}
-	for _, opt := range opts {
+	for i, opt := range opts {
+		if opt == nil {
+			return nil, fmt.Errorf("acctapi: NewClient: option %d of %d is nil", i+1, len(opts))
+		}
 		if err := opt(c); err != nil {
 			return nil, err
 		}

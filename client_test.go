@@ -519,6 +519,24 @@ func TestNewClientOptions(t *testing.T) {
 	}
 }
 
+// TestNewClientNilOption checks that a nil option is an error naming its
+// position, not a nil-pointer crash.
+func TestNewClientNilOption(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		opts []Option
+		want string
+	}{
+		{[]Option{nil}, "acctapi: NewClient: option 1 of 1 is nil"},
+		{[]Option{WithBaseURL("https://example.com"), nil, WithoutValidation()}, "acctapi: NewClient: option 2 of 3 is nil"},
+	} {
+		c, err := NewClient("k", tt.opts...)
+		if err == nil || err.Error() != tt.want || c != nil {
+			t.Errorf("NewClient with %d options: %v, %v; want no client and %q", len(tt.opts), c, err, tt.want)
+		}
+	}
+}
+
 func TestNewClientDefaults(t *testing.T) {
 	t.Parallel()
 	c, err := NewClient("k")
