@@ -44,7 +44,18 @@ type admin struct {
 // /_acctfake/, "{id}" matching any one segment, and its methods.
 type adminRoute struct {
 	segs    []string
-	methods map[string]adminHandler
+	methods map[string]adminOp
+}
+
+// adminOp is one method of an admin route: its handler, the query
+// parameters it takes (none unless listed) and whether it takes a body.
+// Anything else in a request is refused before the handler runs, so a
+// mistake (DELETE /faults?id=flt_1, which would remove every fault) is a
+// 400, not a different operation.
+type adminOp struct {
+	h     adminHandler
+	query []string
+	body  bool
 }
 
 // adminHandler serves one request; id is the path's {id} segment, if any.
@@ -73,21 +84,22 @@ func notFound(what, id string) *adminError {
 // reset returns to; clock is the server's manual clock, or nil.
 func newAdmin(srv *fake.Server, token string, clock *fake.ManualClock) *admin {
 	a := &admin{srv: srv, token: token, clock: clock, start: srv.Snapshot()}
-	route := func(p string, methods map[string]adminHandler) {
+	route := func(p string, methods map[string]adminOp) {
 		a.routes = append(a.routes, adminRoute{segs: strings.Split(p, "/"), methods: methods})
 	}
-	route("health", map[string]adminHandler{"GET": a.health})
-	route("journal", map[string]adminHandler{"GET": a.journal, "DELETE": a.clearJournal})
-	route("faults", map[string]adminHandler{"GET": a.listFaults, "POST": a.addFault, "DELETE": a.removeFaults})
-	route("faults/{id}", map[string]adminHandler{"DELETE": a.removeFault})
-	route("clock", map[string]adminHandler{"GET": a.getClock, "PUT": a.setClock})
-	route("clock/advance", map[string]adminHandler{"POST": a.advanceClock})
-	route("snapshots", map[string]adminHandler{"GET": a.listSnapshots, "POST": a.takeSnapshot})
-	route("snapshots/{id}", map[string]adminHandler{"DELETE": a.deleteSnapshot})
-	route("snapshots/{id}/restore", map[string]adminHandler{"POST": a.restoreSnapshot})
-	route("reset", map[string]adminHandler{"POST": a.reset})
-	route("accounts", map[string]adminHandler{"GET": a.listAccounts, "POST": a.addAccount})
-	route("accounts/{id}/api_keys", map[string]adminHandler{"POST": a.addAPIKey})
+	route("health", map[string]adminOp{"GET": {h: a.health}})
+	route("journal", map[string]adminOp{"GET": {h: a.journal, query: []string{"before_id", "limit", "method", "path", "status"}},
+		"DELETE": {h: a.clearJournal}})
+	route("faults", map[string]adminOp{"GET": {h: a.listFaults}, "POST": {h: a.addFault, body: true}, "DELETE": {h: a.removeFaults}})
+	route("faults/{id}", map[string]adminOp{"DELETE": {h: a.removeFault}})
+	route("clock", map[string]adminOp{"GET": {h: a.getClock}, "PUT": {h: a.setClock, body: true}})
+	route("clock/advance", map[string]adminOp{"POST": {h: a.advanceClock, body: true}})
+	route("snapshots", map[string]adminOp{"GET": {h: a.listSnapshots}, "POST": {h: a.takeSnapshot}})
+	route("snapshots/{id}", map[string]adminOp{"DELETE": {h: a.deleteSnapshot}})
+	route("snapshots/{id}/restore", map[string]adminOp{"POST": {h: a.restoreSnapshot}})
+	route("reset", map[string]adminOp{"POST": {h: a.reset}})
+	route("accounts", map[string]adminOp{"GET": {h: a.listAccounts}, "POST": {h: a.addAccount, body: true}})
+	route("accounts/{id}/api_keys", map[string]adminOp{"POST": {h: a.addAPIKey, body: true}})
 	return a
 }
 
@@ -102,7 +114,7 @@ func (a *admin) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	h, id, err := a.match(r.Method, rest)
+	op, id, err := a.match(r.Method, rest)
 	if err != nil {
 		if ae, ok := err.(*adminError); ok && ae.status == http.StatusMethodNotAllowed {
 			w.Header().Set("Allow", ae.field)
@@ -111,8 +123,28 @@ func (a *admin) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		answer(w, opID, 0, nil, err)
 		return
 	}
-	status, out, err := h(r, id)
+	if _, err := checkQuery(r, op.query...); err != nil {
+		answer(w, opID, 0, nil, err)
+		return
+	}
+	if !op.body {
+		if err := noBody(r); err != nil {
+			answer(w, opID, 0, nil, err)
+			return
+		}
+	}
+	status, out, err := op.h(r, id)
 	answer(w, opID, status, out, err)
+}
+
+// noBody refuses a request body where the operation takes none.
+func noBody(r *http.Request) error {
+	b, err := io.ReadAll(io.LimitReader(r.Body, 1<<10))
+	if err != nil || len(bytes.TrimSpace(b)) > 0 {
+		return &adminError{status: http.StatusBadRequest, code: acctapi.CodeInvalidValue,
+			msg: fmt.Sprintf("%s %s takes no body.", r.Method, trunc.String(r.URL.Path, 128))}
+	}
+	return nil
 }
 
 // authenticate checks the admin token, with the API's error codes.
@@ -136,7 +168,7 @@ func (a *admin) authenticate(r *http.Request) error {
 
 // match finds the handler for method on rest, the path after /_acctfake/.
 // A 405's error carries the Allow header's value in its field.
-func (a *admin) match(method, rest string) (adminHandler, string, error) {
+func (a *admin) match(method, rest string) (adminOp, string, error) {
 	segs := strings.Split(rest, "/")
 	for _, rt := range a.routes {
 		if len(rt.segs) != len(segs) {
@@ -154,14 +186,14 @@ func (a *admin) match(method, rest string) (adminHandler, string, error) {
 		if !ok {
 			continue
 		}
-		if h := rt.methods[method]; h != nil {
-			return h, id, nil
+		if op, ok := rt.methods[method]; ok {
+			return op, id, nil
 		}
 		allow := slices.Sorted(maps.Keys(rt.methods))
-		return nil, "", &adminError{status: http.StatusMethodNotAllowed, code: acctapi.CodeMethodNotAllowed, field: strings.Join(allow, ", "),
+		return adminOp{}, "", &adminError{status: http.StatusMethodNotAllowed, code: acctapi.CodeMethodNotAllowed, field: strings.Join(allow, ", "),
 			msg: fmt.Sprintf("Method %s is not allowed on %s%s.", trunc.String(method, 16), adminPrefix, trunc.String(rest, 128))}
 	}
-	return nil, "", &adminError{status: http.StatusNotFound, code: acctapi.CodeNoRoute,
+	return adminOp{}, "", &adminError{status: http.StatusNotFound, code: acctapi.CodeNoRoute,
 		msg: fmt.Sprintf("No admin API path %s%s.", adminPrefix, trunc.String(rest, 128))}
 }
 
@@ -307,10 +339,7 @@ type journalPage struct {
 // than it; none when it is no longer in the journal, since older entries
 // leave first).
 func (a *admin) journal(r *http.Request, _ string) (int, any, error) {
-	q, err := checkQuery(r, "before_id", "limit", "method", "path", "status")
-	if err != nil {
-		return 0, nil, err
-	}
+	q := r.URL.Query() // checked against the route's parameters
 	limit := acctapi.MaxLimit
 	if v, ok := q["limit"]; ok {
 		n, err := strconv.Atoi(v[0])
@@ -329,6 +358,7 @@ func (a *admin) journal(r *http.Request, _ string) (int, any, error) {
 	}
 	status := -1 // any
 	if v, ok := q["status"]; ok {
+		var err error
 		if status, err = strconv.Atoi(v[0]); err != nil || (status != 0 && (status < 100 || status > 599)) {
 			return 0, nil, invalid("status", "status %q is not an HTTP status from 100 to 599, or 0 for a request dropped unanswered.", trunc.String(v[0], 32))
 		}
@@ -396,11 +426,11 @@ type faultSpec struct {
 	Method string `json:"method"`
 	// Path is a [fake.Server.React] pattern, such as "/service_users/*".
 	Path string `json:"path"`
-	// Times is how many matching requests the fault takes; 0 is every one
-	// until it is removed.
-	Times int `json:"times"`
-	// Status answers with this status (200 to 599) and the contract's error
-	// body, ErrorCode and Msg when given.
+	// Times is how many matching requests the fault takes, 1 or more;
+	// absent (null) is every one until the fault is removed.
+	Times *int `json:"times,omitempty"`
+	// Status answers with this status (400 to 599) and the contract's error
+	// body, ErrorCode and Msg when given (see fake.Fault.Validate).
 	Status    int    `json:"status,omitempty"`
 	ErrorCode string `json:"error_code,omitempty"`
 	Msg       string `json:"msg,omitempty"`
@@ -427,19 +457,13 @@ type adminFault struct {
 // fault checks spec, but for its target (see admin.checkTarget), and
 // returns the [fake.Fault] it describes.
 func (spec *faultSpec) fault() (*fake.Fault, error) {
-	if spec.Times < 0 {
-		return nil, invalid("times", "times %d: want 0 (until removed) or more.", spec.Times)
-	}
-	f := &fake.Fault{Status: spec.Status, Code: spec.ErrorCode, Msg: spec.Msg}
-	if spec.Status != 0 && (spec.Status < 200 || spec.Status > 599) {
-		return nil, invalid("status", "status %d is not from 200 to 599.", spec.Status)
-	}
-	if spec.Status == 0 && (spec.ErrorCode != "" || spec.Msg != "" || spec.RetryAfter != 0) {
-		return nil, invalid("status", "error_code, msg and retry_after need a status.")
+	if spec.Times != nil && *spec.Times < 1 {
+		return nil, invalid("times", "times %d: want 1 or more, or no times for a fault until it is removed.", *spec.Times)
 	}
 	if spec.RetryAfter < 0 {
 		return nil, invalid("retry_after", "retry_after %d: want whole seconds, 0 or more.", spec.RetryAfter)
 	}
+	f := &fake.Fault{Status: spec.Status, Code: spec.ErrorCode, Msg: spec.Msg}
 	if spec.Status == http.StatusTooManyRequests {
 		spec.RetryAfter = max(spec.RetryAfter, 1)
 	}
@@ -456,20 +480,28 @@ func (spec *faultSpec) fault() (*fake.Fault, error) {
 	switch spec.Drop {
 	case "":
 	case "before":
-		if spec.Status != 0 {
-			return nil, invalid("drop", `drop "before" answers nothing: it takes no status.`)
-		}
 		f.Drop = true
 	case "after":
 		f.DropAfter = true
 	default:
 		return nil, invalid("drop", `drop %q: want "before" or "after".`, trunc.String(spec.Drop, 16))
 	}
-	if f.Status == 0 && f.Delay == 0 && !f.Drop && !f.DropAfter {
-		return nil, invalid("status", "The fault does nothing: give a status, a latency or a drop.")
+	// The rules across members are the Go API's (fake.Fault.Validate),
+	// named by the members here.
+	var fe *acctapi.FieldError
+	if err := f.Validate(); errors.As(err, &fe) {
+		name := faultMembers[fe.Field]
+		return nil, invalid(name, "%s %s.", name, strings.NewReplacer("Status", "status", "Code", "error_code", "Msg", "msg",
+			"Header", "retry_after", "Delay", "latency", "DropAfter", `drop "after"`, "Drop", `drop "before"`).Replace(fe.Reason))
+	} else if err != nil {
+		return nil, err
 	}
 	return f, nil
 }
+
+// faultMembers names a fake.Fault's fields as the admin API's members.
+var faultMembers = map[string]string{"Status": "status", "Code": "error_code", "Msg": "msg", "Header": "retry_after",
+	"Delay": "latency", "Drop": "drop", "DropAfter": "drop"}
 
 // addFault adds a fault with Server.React. A fault with times removes
 // itself after that many requests.
@@ -489,9 +521,9 @@ func (a *admin) addFault(r *http.Request, _ string) (status int, out any, err er
 	defer a.mu.Unlock()
 	a.nextID++
 	af := &adminFault{ID: "flt_" + strconv.Itoa(a.nextID), faultSpec: spec}
-	if spec.Times > 0 {
+	if spec.Times != nil {
 		af.Remaining = new(int)
-		*af.Remaining = spec.Times
+		*af.Remaining = *spec.Times
 	}
 	// The reactor takes a.mu, so it waits until af.remove is set.
 	af.remove = a.srv.React(spec.Method, spec.Path, func(*http.Request) *fake.Fault {

@@ -320,6 +320,11 @@ func TestAdminFaults(t *testing.T) {
 		{`{"path":"/x","drop":"sideways"}`, "ERR_NGROK_215", "drop"},
 		{`{"path":"/x","latency":"soon"}`, "ERR_NGROK_215", "latency"},
 		{`{"path":"/x","status":503,"times":-1}`, "ERR_NGROK_215", "times"},
+		{`{"path":"/x","status":503,"times":0}`, "ERR_NGROK_215", "times"},
+		{`{"path":"/x","status":200}`, "ERR_NGROK_215", "status"},
+		{`{"path":"/x","status":302}`, "ERR_NGROK_215", "status"},
+		{`{"path":"/x","latency":"1s","error_code":"ERR_X"}`, "ERR_NGROK_215", "status"},
+		{`{"path":"/x","latency":"1s","retry_after":3}`, "ERR_NGROK_215", "status"},
 		{`{"path":"/x","status":"503"}`, "ERR_NGROK_215", "status"},
 		{`{"path":"/x","status":503,"extra":1}`, "ERR_NGROK_214", "extra"},
 		{`{"path":`, "ERR_NGROK_213", ""},
@@ -503,5 +508,47 @@ func TestJournalBudgetFlag(t *testing.T) {
 	few := kept("-journal-budget", "3000")
 	if len(few) == 0 || len(few) >= requests/2 || few[0] != fmt.Sprintf("limit=%d", requests) {
 		t.Errorf("-journal-budget 3000 kept %d of %d entries, newest first %v; want the newest few", len(few), requests, few)
+	}
+}
+
+// TestAdminTakesOnlyWhatItUses: a query parameter or a body an operation
+// does not take is refused before it runs, so a mistake is a 400 and not
+// another operation (DELETE /faults?id=... would otherwise remove every
+// fault, DELETE /journal?method=POST clear the whole journal).
+func TestAdminTakesOnlyWhatItUses(t *testing.T) {
+	t.Parallel()
+	p := startProgram(t, "-clock", "manual")
+	p.adm(t, "POST", "faults", `{"path":"/api_keys","status":503}`).want(t, 201, "")
+	p.adm(t, "POST", "faults", `{"path":"/service_users","status":503}`).want(t, 201, "")
+	p.api(t, "GET", "/api_keys", "").want(t, 503, "")
+	for _, tt := range []struct{ method, path, body, code string }{
+		{"DELETE", "faults?id=flt_1", "", "ERR_NGROK_231"},
+		{"DELETE", "journal?method=POST", "", "ERR_NGROK_231"},
+		{"PUT", "clock?now=2040-01-01T00:00:00Z", `{"now":"2030-01-01T00:00:00Z"}`, "ERR_NGROK_231"},
+		{"GET", "faults?limit=1", "", "ERR_NGROK_231"},
+		{"POST", "snapshots", `{"name":"x"}`, "ERR_NGROK_215"},
+		{"POST", "reset", `{"keep":true}`, "ERR_NGROK_215"},
+		{"DELETE", "faults", `{"id":"flt_1"}`, "ERR_NGROK_215"},
+	} {
+		p.adm(t, tt.method, tt.path, tt.body).want(t, 400, tt.code)
+	}
+	// Nothing happened: both faults and the journal are still there.
+	if n := strings.Count(p.adm(t, "GET", "faults", "").want(t, 200, "").body, `"id":"flt_`); n != 2 {
+		t.Errorf("%d faults after refused requests, want 2", n)
+	}
+	if j := decode[journalResp](t, p.adm(t, "GET", "journal", "").want(t, 200, "")); len(j.Entries) != 1 {
+		t.Errorf("%d journal entries after refused requests, want 1", len(j.Entries))
+	}
+	// A body must be JSON where one is taken.
+	req, _ := http.NewRequest("POST", p.base+"/_acctfake/faults", strings.NewReader(`{"path":"/**","status":503}`))
+	req.Header.Set("Authorization", "Bearer "+p.admin)
+	req.Header.Set("Content-Type", "text/plain")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUnsupportedMediaType {
+		t.Errorf("text/plain body: %d, want 415", resp.StatusCode)
 	}
 }
