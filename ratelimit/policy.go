@@ -280,7 +280,17 @@ func strictUnmarshal(raw json.RawMessage, v any) error {
 // gets the request with the [Result] of the last rate-limit action that
 // ran in its context (see [ResultFromContext]); carrying it costs two small
 // allocations per such request, a new context and a copy of the request.
+//
+// Handler panics if next is nil (a nil [http.HandlerFunc] too), or p is,
+// as [http.Handle] does for a nil handler: at once, rather than on the
+// first request.
 func (p *Policy) Handler(next http.Handler) http.Handler {
+	if p == nil {
+		panic("ratelimit: Handler called on a nil *Policy")
+	}
+	if f, isFunc := next.(http.HandlerFunc); next == nil || (isFunc && f == nil) {
+		panic("ratelimit: Policy.Handler: nil handler")
+	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		res, ran, answered := p.serve(w, r)
 		if answered {

@@ -1,6 +1,7 @@
 package ratelimit
 
 import (
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -75,6 +76,27 @@ const perIPPolicy = `{
     }]
   }]
 }`
+
+// TestPolicyHandlerNil checks that Handler panics at once, saying why, on
+// a nil next handler or a nil policy, instead of on the first request.
+func TestPolicyHandlerNil(t *testing.T) {
+	t.Parallel()
+	wantPanic := func(name, want string, f func()) {
+		t.Helper()
+		defer func() {
+			t.Helper()
+			if msg := fmt.Sprint(recover()); msg != want {
+				t.Errorf("%s: panic %q, want %q", name, msg, want)
+			}
+		}()
+		f()
+	}
+	p := mustPolicy(t, perIPPolicy)
+	wantPanic("Handler(nil)", "ratelimit: Policy.Handler: nil handler", func() { p.Handler(nil) })
+	var typedNil http.HandlerFunc
+	wantPanic("Handler(nil HandlerFunc)", "ratelimit: Policy.Handler: nil handler", func() { p.Handler(typedNil) })
+	wantPanic("nil Policy", "ratelimit: Handler called on a nil *Policy", func() { (*Policy)(nil).Handler(okHandler) })
+}
 
 func TestPolicyPerClientIP(t *testing.T) {
 	t.Parallel()
