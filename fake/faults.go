@@ -188,18 +188,19 @@ func checkFault(n int, f Fault) error {
 		return fmt.Errorf("n = %d; want 1 or more", n)
 	}
 	if err := f.Validate(); err != nil {
-		return faultError(err)
+		return errors.New(faultMessage(err))
 	}
 	return nil
 }
 
-// faultError words a Validate error for a message: "Fault.Status: ...".
-func faultError(err error) error {
+// faultMessage words a Validate error for a message: "Fault.Status 204
+// is not from 400 to 599".
+func faultMessage(err error) string {
 	var fe *field.Error
 	if errors.As(err, &fe) {
-		return fmt.Errorf("Fault.%s %s", fe.Field, fe.Reason)
+		return fmt.Sprintf("Fault.%s %s", fe.Field, fe.Reason)
 	}
-	return err
+	return err.Error()
 }
 
 // reactN adds a reactor that returns f for the next n (1 or more) matching
@@ -464,7 +465,7 @@ func (s *Server) react(c *call) reaction {
 			continue
 		}
 		if err := f.Validate(); err != nil {
-			re.answer = errorf(http.StatusInternalServerError, acctapi.CodeInternal, "A reactor returned an invalid fault: %v.", faultError(err))
+			re.answer = errorf(http.StatusInternalServerError, acctapi.CodeInternal, "A reactor returned an invalid fault: %s.", faultMessage(err))
 			return re
 		}
 		if f.Delay > 0 {
