@@ -62,6 +62,14 @@ func (e *ResponseTooLargeError) Error() string {
 	return fmt.Sprintf("acctapi: %s %s response: body longer than %d bytes (see WithMaxResponseBytes)", e.Method, e.Path, e.Limit)
 }
 
+// ErrNoResource is wrapped by the error of a resource client's call whose
+// success answer holds nothing of a resource or a list: no id, no uri, no
+// list (the API sets them on every resource and list it answers with). It
+// tells a server that is not the API (a wrong base URL, a proxy's page
+// answering 200 with {} or 204) from one that answered; without it that
+// answer would read as an empty resource or an empty list.
+var ErrNoResource = errors.New("acctapi: the answer holds no resource (no id, uri or list); is the base URL the API's?")
+
 // ErrPageLoop is the error a list's iterator (the List method of every
 // resource client) yields, wrapped, when the server does not advance: its
 // next_page_uri names a page the iterator has already fetched, or asks again

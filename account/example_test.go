@@ -12,7 +12,7 @@ import (
 )
 
 func ExampleAPIKeys_Create() {
-	c, stop := apitest.ExampleClient(`{"id": "ak_2NTVHQlDXrEf1EGHRoHIRJPx1bw", "description": "ci",
+	c, stop := apitest.ExampleClient(`{"id": "ak_2NTVHQlDXrEf1EGHRoHIRJPx1bw", "uri": "https://api.example/api_keys/ak_2NTVHQlDXrEf1EGHRoHIRJPx1bw", "description": "ci",
 		"created_at": "2025-03-24T19:59:30Z", "token": "2NTVHQ_secret", "owner_id": "usr_1"}`)
 	defer stop()
 

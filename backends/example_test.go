@@ -10,7 +10,7 @@ import (
 )
 
 func ExampleFailovers_Update() {
-	c, stop := apitest.ExampleClient(`{"id": "bkdfo_2NTVHYnzFxFqwDLTxk1FtSX9NZn", "created_at": "2023-03-24T19:59:31Z",
+	c, stop := apitest.ExampleClient(`{"id": "bkdfo_2NTVHYnzFxFqwDLTxk1FtSX9NZn", "uri": "https://api.example/backends/failover/bkdfo_2NTVHYnzFxFqwDLTxk1FtSX9NZn", "created_at": "2023-03-24T19:59:31Z",
 		"backends": ["bkdhr_2", "bkdtg_1"]}`)
 	defer stop()
 
@@ -28,7 +28,7 @@ func ExampleFailovers_Update() {
 }
 
 func ExampleHTTPResponses_Get() {
-	c, stop := apitest.ExampleClient(`{"id": "bkdhr_2NTVHYH5DazW3TpsD1Qb2tl9yad", "body": "I'm a teapot",
+	c, stop := apitest.ExampleClient(`{"id": "bkdhr_2NTVHYH5DazW3TpsD1Qb2tl9yad", "uri": "https://api.example/backends/http_response/bkdhr_2NTVHYH5DazW3TpsD1Qb2tl9yad", "body": "I'm a teapot",
 		"headers": {"content-type": "text/plain"}, "status_code": 418, "created_at": "2023-03-24T19:59:31Z"}`)
 	defer stop()
 

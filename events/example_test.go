@@ -10,7 +10,7 @@ import (
 )
 
 func ExampleDestinations_Create() {
-	c, stop := apitest.ExampleClient(`{"id":"ed_1","format":"JSON","target":{"firehose":null,
+	c, stop := apitest.ExampleClient(`{"id":"ed_1","uri":"https://api.example/event_destinations/ed_1","format":"JSON","target":{"firehose":null,
 		"kinesis":{"auth":{"role":{"role_arn":"arn:role"},"creds":null},"stream_arn":"arn:stream"},
 		"cloudwatch_logs":null,"s3":null,"monitoring":null,"cloud_logs_ingestion":null}}`)
 	defer stop()

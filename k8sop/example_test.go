@@ -10,7 +10,7 @@ import (
 )
 
 func ExampleOperators_Create() {
-	c, stop := apitest.ExampleClient(`{"id":"k8sop_1","enabled_features":["ingress"],"region":"global",
+	c, stop := apitest.ExampleClient(`{"id":"k8sop_1","uri":"https://api.example/kubernetes_operators/k8sop_1","enabled_features":["ingress"],"region":"global",
 		"binding":{"endpoint_selectors":null,"cert":{"cert":"","not_before":"0001-01-01T00:00:00Z","not_after":"0001-01-01T00:00:00Z"}}}`)
 	defer stop()
 

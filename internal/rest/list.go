@@ -43,6 +43,9 @@ func GetPage[L any](ctx context.Context, c *acctapi.Client, path string, opts Qu
 	if err := c.Do(ctx, http.MethodGet, path, q, nil, out); err != nil {
 		return nil, err
 	}
+	if err := answered(http.MethodGet, path, out); err != nil {
+		return nil, err
+	}
 	return out, nil
 }
 

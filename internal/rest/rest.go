@@ -13,8 +13,10 @@ package rest
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/url"
+	"reflect"
 	"strings"
 
 	"github.com/acctapi/acctapi"
@@ -103,7 +105,34 @@ func send[T any](ctx context.Context, c *acctapi.Client, method, path string, bo
 	if err := c.Do(ctx, method, path, nil, in, out); err != nil {
 		return nil, err
 	}
+	if err := answered(method, path, out); err != nil {
+		return nil, err
+	}
 	return out, nil
+}
+
+// answered reports, wrapping acctapi.ErrNoResource, an answer decoded
+// into v (a resource or a list type) that holds nothing of one: no id, no
+// uri and no list (the API sets id and uri on every resource, and uri and
+// the collection on every list). An empty object, null or a 204 from a
+// server that is not the API would otherwise read as an empty resource or
+// an empty list; a stub that answers only some members still passes.
+func answered[T any](method, path string, v *T) error {
+	rv := reflect.ValueOf(v).Elem()
+	if rv.Kind() != reflect.Struct {
+		return nil
+	}
+	for _, name := range []string{"ID", "URI"} {
+		if f := rv.FieldByName(name); f.IsValid() && f.Kind() == reflect.String && f.String() != "" {
+			return nil
+		}
+	}
+	for i := range rv.NumField() {
+		if f := rv.Field(i); f.Kind() == reflect.Slice && !f.IsNil() && rv.Type().Field(i).IsExported() {
+			return nil
+		}
+	}
+	return fmt.Errorf("acctapi: %s %s: %w", method, path, acctapi.ErrNoResource)
 }
 
 // Str returns *p, or "" for nil; list types use it for next_page_uri.
