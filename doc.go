@@ -91,7 +91,9 @@
 // gives a client of your own); a success body longer than
 // [DefaultMaxResponseBytes] ([WithMaxResponseBytes]) is an error, not an
 // allocation; a list whose next_page_uri does not advance ends with
-// [ErrPageLoop].
+// [ErrPageLoop]; a success answer with nothing of a resource or list in it
+// (no id, uri or list) is an error wrapping [ErrNoResource], not an empty
+// resource or an empty list.
 //
 // # Testing with the fake
 //
