@@ -11,6 +11,7 @@ import (
 	"maps"
 	"net/http"
 	"net/url"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -364,6 +365,9 @@ func (a *admin) journal(r *http.Request, _ string) (int, any, error) {
 		}
 	}
 	beforeID := q.Get("before_id")
+	if beforeID != "" && !opIDForm.MatchString(beforeID) {
+		return 0, nil, invalid("before_id", "before_id %q is not an entry's id (op_ and 27 letters or digits).", trunc.String(beforeID, 64))
+	}
 	page := journalPage{Entries: []journalEntry{}, URI: baseURL(r) + adminPrefix + "journal"}
 	for e := range a.srv.JournalBackward() {
 		if beforeID != "" { // entries older than it; none if it is gone, and with it every older one
@@ -392,6 +396,9 @@ func (a *admin) journal(r *http.Request, _ string) (int, any, error) {
 	}
 	return http.StatusOK, page, nil
 }
+
+// opIDForm is the form of an operation id, a journal entry's id.
+var opIDForm = regexp.MustCompile(`^op_[0-9A-Za-z]{27}$`)
 
 // checkTarget refuses, naming the member at fault, a method and path
 // pattern no request to the fake could match (see [fake.Server.CheckTarget]):

@@ -192,7 +192,7 @@ func TestAdminJournal(t *testing.T) {
 		{"path=/**&method=DELETE", want[1:2]},
 		{"method=GET&path=/service_users", want[3:4]},
 		{"before_id=" + all.Entries[2].ID, want[3:]},
-		{"before_id=op_0", nil}, // not (or no longer) in the journal
+		{"before_id=op_" + strings.Repeat("0", 27), nil}, // not (or no longer) in the journal
 	} {
 		got := rows(decode[journalResp](t, p.adm(t, "GET", "journal?"+tt.query, "").want(t, 200, "")))
 		if !slices.Equal(got, tt.want) {
@@ -215,6 +215,8 @@ func TestAdminJournal(t *testing.T) {
 		{"path=/service_users/*/*", "ERR_NGROK_215", "path"},
 		{"method=PUT&path=/**", "ERR_NGROK_215", "method"},
 		{"method=POST&path=/api_keys/*", "ERR_NGROK_215", "path"},
+		{"before_id=op_0", "ERR_NGROK_215", "before_id"},
+		{"before_id=service_1", "ERR_NGROK_215", "before_id"},
 		{"nope=1", "ERR_NGROK_231", ""},
 		{"method=GET&method=POST", "ERR_NGROK_232", ""},
 	} {

@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
 )
@@ -100,9 +99,6 @@ func (r response) errorBody(t *testing.T) (code, msg string) {
 	}
 	return e.ErrorCode, e.Msg
 }
-
-// opIDForm is contract §1's form of an operation id.
-var opIDForm = regexp.MustCompile(`^op_[0-9A-Za-z]{27}$`)
 
 // do sends one request with token as the bearer token (none if empty) and
 // a JSON body (none if empty).
