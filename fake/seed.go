@@ -3,6 +3,7 @@ package fake
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/acctapi/acctapi/internal/resources"
 	"reflect"
 	"slices"
 	"strings"
@@ -77,6 +78,34 @@ func (s *Server) mustResource(fn string, t reflect.Type) (*resourceInfo, bool) {
 	return info, ptr
 }
 
+// mustOwnID panics when id has another resource type's id prefix: it
+// can never be found, and "not found" would let a wrong assertion pass.
+func (info *resourceInfo) mustOwnID(fn, id string) {
+	if err := info.checkOwnID(id); err != nil {
+		panic(fmt.Sprintf("fake: %s: %v", fn, err))
+	}
+}
+
+// checkOwnID reports an id that has another resource type's prefix
+// ("ak_..." for a service user). An id without a known prefix is only
+// not found.
+func (info *resourceInfo) checkOwnID(id string) error {
+	prefix, _, ok := strings.Cut(id, "_")
+	if !ok || prefix == info.prefix || !knownPrefixes[prefix] {
+		return nil
+	}
+	return fmt.Errorf("id %q is not one of %s, whose ids start %s_", truncate(id, 64), info.kind, info.prefix)
+}
+
+// knownPrefixes are the id prefixes of the resources.
+var knownPrefixes = func() map[string]bool {
+	m := map[string]bool{}
+	for _, d := range resources.All() {
+		m[d.Prefix] = true
+	}
+	return m
+}()
+
 // mustAccount returns the account accountID names ("" for the first), and
 // panics for an account the server does not have: Get and List answering
 // "nothing there" would let a test with a mistyped account id pass.
@@ -123,10 +152,13 @@ func (s *Server) seedBase() string {
 // *account.ServiceUser). Get panics, naming the types it knows, when T is
 // neither: that is a mistake in the test, which an answer of "not found"
 // would hide. Get panics too when accountID names no account of the
-// server, for the same reason ([Seed] and [Delete] return that error).
+// server, and when id has another type's prefix (an API key's "ak_..." as
+// a service user's id), for the same reason ([Seed] and [Delete] return
+// those errors).
 func Get[T any](s *Server, accountID, id string) (v T, ok bool) {
 	info, ptr := s.mustResource("Get", reflect.TypeFor[T]())
 	acct := s.mustAccount("Get", accountID)
+	info.mustOwnID("Get", id)
 	tx := s.db.Read()
 	got, ok := info.get(&tx, s.seedBase(), acct, id)
 	if !ok {
@@ -148,6 +180,9 @@ func Delete[T any](s *Server, accountID, id string) error {
 	acct, err := s.accountOf(accountID)
 	if err != nil {
 		return err
+	}
+	if err := info.checkOwnID(id); err != nil {
+		return fmt.Errorf("fake: Delete: %w", err)
 	}
 	c := &call{s: s, now: s.now(), base: s.seedBase(), account: acct, owner: s.userOf(acct)}
 	if err := info.remove(c, id); err != nil {

@@ -523,6 +523,29 @@ func TestUnknownResourceType(t *testing.T) {
 	}
 	wantAccountPanic("Get", func() { fake.Get[account.ServiceUser](srv, "acct_typo", u.ID) })
 	wantAccountPanic("List", func() { fake.List[*account.ServiceUser](srv, "acct_typo") })
+
+	// So is another type's id: "the user is gone" must not pass because
+	// the key's id was given.
+	key := must(fake.Seed[account.APIKey](srv, "", &account.APIKeyCreate{}))(t)
+	func() {
+		defer func() {
+			if msg := fmt.Sprint(recover()); !strings.Contains(msg, `Get: id "`+key.ID+`" is not one of service_users, whose ids start service_`) {
+				t.Errorf("Get[ServiceUser] of an API key's id: panic %q", msg)
+			}
+		}()
+		fake.Get[account.ServiceUser](srv, "", key.ID)
+	}()
+	if err := fake.Delete[account.ServiceUser](srv, "", key.ID); err == nil || !strings.Contains(err.Error(), "is not one of service_users") {
+		t.Errorf("Delete[ServiceUser] of an API key's id: %v", err)
+	}
+	// An id of no known kind is only not found; the bot-user alias shares
+	// the service users' ids.
+	if _, ok := fake.Get[account.ServiceUser](srv, "", "nope"); ok {
+		t.Error("Get of an unknown id found something")
+	}
+	if _, ok := fake.Get[account.BotUser](srv, "", u.ID); !ok {
+		t.Error("Get[BotUser] of a service user's id: not found")
+	}
 }
 
 // TestLoadFixtures checks fixtures: strict decoding, the API's validation,
