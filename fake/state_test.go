@@ -450,10 +450,10 @@ func TestGetAndListTypes(t *testing.T) {
 	t.Parallel()
 	srv, _ := start(t)
 	u := must(fake.Seed[account.ServiceUser](srv, "", &account.ServiceUserCreate{Name: "a"}))(t)
-	if _, ok := fake.Get[account.APIKey](srv, "", u.ID); ok {
-		t.Error("Get[APIKey] found a service user")
+	if _, ok := fake.Get[account.APIKey](srv, "", "ak_nope"); ok {
+		t.Error("Get[APIKey] found a key that does not exist")
 	}
-	// An unknown account panics: TestUnknownResourceType.
+	// An unknown account, and another type's id, panic: TestUnknownResourceType.
 	if got, ok := fake.Get[account.ServiceUser](srv, srv.Accounts()[0].ID, u.ID); !ok || got.Name != "a" {
 		t.Errorf("Get by the account's id: %+v %v", got, ok)
 	}
