@@ -83,7 +83,9 @@ type Client struct {
 	auth, ua   []string      // header values, made once by NewClient
 }
 
-// Option configures a [Client]. Options are checked when [NewClient] runs.
+// Option configures a [Client]. Options are checked when [NewClient] runs,
+// in order: one given twice, or two that set the same thing (WithRetry and
+// WithoutRetry), take the later value, as functional options do in Go.
 type Option func(*Client) error
 
 // WithBaseURL sets the API's base URL, such as a fake's URL. It must be an

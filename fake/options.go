@@ -39,7 +39,9 @@ func (cfg *config) journalBudget() int64 {
 	return DefaultJournalBudget
 }
 
-// Option configures a [Server].
+// Option configures a [Server]. Options apply in order: one given twice
+// (two WithIDSeed) takes the later value, as functional options do in Go;
+// a value an option refuses makes [New] and [Start] fail.
 type Option func(*config) error
 
 // WithClock makes the server read time from c, such as a [ManualClock].

@@ -13,7 +13,8 @@ import (
 //   - a [PolicyOption] applies to [NewPolicy] only.
 //
 // For example NewLimiter(1, time.Minute, WithClock(c)) does not compile:
-// a LimitOption is not an Option.
+// a LimitOption is not an Option. Options apply in order: one given twice
+// (two WithClock) takes the later value, as functional options do in Go.
 
 // PolicyOption configures a [Policy]. Every [LimitOption] and [Option] is
 // also a PolicyOption; [WithRateLimitHeaders] and [WithSkipUnsupported]
