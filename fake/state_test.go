@@ -543,6 +543,7 @@ func TestUnknownResourceType(t *testing.T) {
 	if _, ok := fake.Get[account.ServiceUser](srv, "", "nope"); ok {
 		t.Error("Get of an unknown id found something")
 	}
+	//lint:ignore SA1019 the deprecated alias shares the service users' ids on purpose
 	if _, ok := fake.Get[account.BotUser](srv, "", u.ID); !ok {
 		t.Error("Get[BotUser] of a service user's id: not found")
 	}
