@@ -243,8 +243,9 @@ func (s *Server) FailNext(method, pattern string, n, status int) (remove func())
 // answering them. It returns a function that removes the fault before it
 // is used up, and panics as [Server.FaultNext] does.
 //
-// Over TCP, net/http's Transport resends a GET, HEAD or OPTIONS request
-// (or one with an Idempotency-Key header) by itself, once, on a new
+// Over TCP, net/http's Transport resends a GET, HEAD, OPTIONS or TRACE
+// request (or one with an Idempotency-Key or X-Idempotency-Key header) by
+// itself, once, on a new
 // connection, when a reused connection closes before any answer: as it
 // would against the real service. The client then gets the second answer,
 // and the journal shows the drop and the resend. For the code under test
@@ -440,10 +441,9 @@ type reaction struct {
 // react runs the reactors, with no lock of the server held. Each sees the
 // request with its body, which the server has already read — or, for a
 // request that failed authentication, whose body is never read, with an
-// empty body. A reactor that
-// panics, or returns a Fault whose Status is not from 200 to 599 (which
-// only a Reactor of React's can: the helpers check theirs when added), is
-// answered with 500 and the reason.
+// empty body. A reactor that panics, or returns a Fault that
+// [Fault.Validate] refuses (which only a Reactor of React's can: the
+// helpers check theirs when added), is answered with 500 and the reason.
 func (s *Server) react(c *call) reaction {
 	s.faults.mu.Lock()
 	rs := s.faults.reactors // never modified in place: React and remove copy

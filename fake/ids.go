@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -108,23 +109,32 @@ func (s *Server) NewOperationID() string { return s.ids.next("op", s.now()) }
 
 type operationIDKey struct{}
 
+// operationIDClaim is an operation id that one request may take.
+type operationIDClaim struct {
+	id    string
+	taken atomic.Bool
+}
+
 // WithOperationID returns a copy of ctx that makes the server use id, from
-// [Server.NewOperationID], as the operation id of the request made with it:
-// in its Operation-Id header, its error body and its journal entry. A
-// handler in front of the server that may answer the request itself (a
-// timeout) answers with the same id, so the journal entry can be found by
-// it. It panics if id is not an operation id.
+// [Server.NewOperationID], as the operation id of the first request made
+// with it: in its Operation-Id header, its error body and its journal
+// entry. Any later request with the same context (a client's retry) gets
+// an id of its own, so no two journal entries share one. A handler in
+// front of the server that may answer the request itself (a timeout)
+// answers with the same id, so the journal entry can be found by it. It
+// panics if id is not an operation id.
 func WithOperationID(ctx context.Context, id string) context.Context {
 	if !isOperationID(id) {
 		panic(fmt.Sprintf("fake: WithOperationID: %q is not an operation id (op_ and 27 base-62 characters; see Server.NewOperationID)", truncate(id, 64)))
 	}
-	return context.WithValue(ctx, operationIDKey{}, id)
+	return context.WithValue(ctx, operationIDKey{}, &operationIDClaim{id: id})
 }
 
-// operationID returns the operation id ctx carries, or a new one.
+// operationID returns the operation id ctx carries, if no request has
+// taken it yet, or a new one.
 func (s *Server) operationID(ctx context.Context, now time.Time) string {
-	if id, ok := ctx.Value(operationIDKey{}).(string); ok {
-		return id
+	if c, ok := ctx.Value(operationIDKey{}).(*operationIDClaim); ok && c.taken.CompareAndSwap(false, true) {
+		return c.id
 	}
 	return s.ids.next("op", now)
 }

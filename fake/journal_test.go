@@ -410,6 +410,18 @@ func TestOperationIDFromFront(t *testing.T) {
 	if got := w.Header().Get("Operation-Id"); got != id || e.OperationID() != id || len(j) != 1 || j[0].OperationID != id {
 		t.Errorf("header %q, body %q, journal %+v; want %q everywhere", got, e.OperationID(), j, id)
 	}
+	// The id is the first request's: a second request with the same
+	// context (a retry) gets its own.
+	req2 := httptest.NewRequest("GET", "/service_users/service_nope", nil)
+	req2.Header = req.Header.Clone()
+	claimed := b.NewOperationID()
+	ctx := fake.WithOperationID(t.Context(), claimed)
+	w1, w2 := httptest.NewRecorder(), httptest.NewRecorder()
+	b.ServeHTTP(w1, req2.WithContext(ctx))
+	b.ServeHTTP(w2, req2.WithContext(ctx))
+	if id1, id2 := w1.Header().Get("Operation-Id"), w2.Header().Get("Operation-Id"); id1 != claimed || id2 == claimed || !regexp.MustCompile(`^op_[0-9A-Za-z]{27}$`).MatchString(id2) {
+		t.Errorf("two requests with one context: ids %q and %q, want the first the context's and the second its own", id1, id2)
+	}
 	for _, bad := range []string{"", "op_1", "ak_" + id[3:], id + "0", "op_" + strings.Repeat("-", 27)} {
 		func() {
 			defer func() {

@@ -153,8 +153,8 @@ func (s *Server) seedBase() string {
 // neither: that is a mistake in the test, which an answer of "not found"
 // would hide. Get panics too when accountID names no account of the
 // server, and when id has another type's prefix (an API key's "ak_..." as
-// a service user's id), for the same reason ([Seed] and [Delete] return
-// those errors).
+// a service user's id), for the same reason ([Delete] returns those
+// errors; [Seed] the one about the account).
 func Get[T any](s *Server, accountID, id string) (v T, ok bool) {
 	info, ptr := s.mustResource("Get", reflect.TypeFor[T]())
 	acct := s.mustAccount("Get", accountID)

@@ -355,7 +355,13 @@ func (a *admin) journal(r *http.Request, _ string) (int, any, error) {
 	// because of a typo.
 	method, pattern := q.Get("method"), q.Get("path")
 	if err := a.checkTarget(method, cmp.Or(pattern, "/**")); err != nil {
+		// The journal also records requests the fake does not route (its
+		// 404s and 405s); status finds them.
+		err.msg = strings.TrimSuffix(err.msg, ".") + "; requests to other paths or with other methods are found by status (404, 405)."
 		return 0, nil, err
+	}
+	if method == "*" {
+		method = "" // any, as for faults
 	}
 	status := -1 // any
 	if v, ok := q["status"]; ok {

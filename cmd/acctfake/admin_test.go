@@ -190,6 +190,7 @@ func TestAdminJournal(t *testing.T) {
 		{"path=/service_users/*&status=404", want[2:3]},
 		{"path=/api_keys/**", want[:2]},
 		{"path=/**&method=DELETE", want[1:2]},
+		{"method=*&status=404", want[1:3]},
 		{"method=GET&path=/service_users", want[3:4]},
 		{"before_id=" + all.Entries[2].ID, want[3:]},
 		{"before_id=op_" + strings.Repeat("0", 27), nil}, // not (or no longer) in the journal

@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/acctapi/acctapi"
@@ -26,14 +27,18 @@ const adminPrefix = "/_acctfake/"
 // so that the uris it is answered with are reachable, and sends paths
 // under /_acctfake/ to the admin API.
 //
-// Every request gets its operation id here, from newID (the fake's
-// Server.NewOperationID): the fake answers and journals an API request
-// with it (fake.WithOperationID), the admin API answers its errors with
-// it, and so does the front end when it answers itself, so a 503 for a
-// request that ran too long carries the id of its journal entry.
+// Every request gets its operation id here. An API request's comes from
+// newID (the fake's Server.NewOperationID, the id the fake would have
+// given it): the fake answers and journals the request with it
+// (fake.WithOperationID), and so does the front end when it answers
+// itself, so a 503 for a request that ran too long carries the id of its
+// journal entry. A request to the admin API (health polls included) takes
+// nothing from the fake's sequence, so it does not change the ids and
+// tokens that -id-seed replays: its id comes from adminIDs.
 type frontend struct {
 	api, admin     http.Handler
 	newID          func() string
+	adminIDs       adminIDs
 	maxHeaderBytes int
 	timeout        time.Duration
 	shutdown       context.Context // ends with the grace period
@@ -47,7 +52,12 @@ var errTimeout = errors.New("request timeout")
 type opIDKey struct{}
 
 func (f *frontend) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	opID := f.newID()
+	h, opID := f.api, ""
+	if r.URL.Path == strings.TrimSuffix(adminPrefix, "/") || strings.HasPrefix(r.URL.Path, adminPrefix) {
+		h, opID = f.admin, f.adminIDs.next()
+	} else {
+		opID = f.newID()
+	}
 	if n := headerBytes(r); n > f.maxHeaderBytes {
 		writeError(w, opID, http.StatusRequestHeaderFieldsTooLarge, acctapi.CodeHeadersTooLarge, "",
 			fmt.Sprintf("The request line and headers are %d bytes; this server reads at most %d.", n, f.maxHeaderBytes))
@@ -55,10 +65,6 @@ func (f *frontend) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx, cancel := context.WithTimeoutCause(r.Context(), f.timeout, errTimeout)
 	defer cancel()
-	h := f.api
-	if r.URL.Path == strings.TrimSuffix(adminPrefix, "/") || strings.HasPrefix(r.URL.Path, adminPrefix) {
-		h = f.admin
-	}
 	r = r.WithContext(fake.WithOperationID(context.WithValue(ctx, opIDKey{}, opID), opID))
 	if r.Host == "" {
 		if a, ok := ctx.Value(http.LocalAddrContextKey).(net.Addr); ok {
@@ -173,3 +179,10 @@ func writeError(w http.ResponseWriter, opID string, status int, code, field, msg
 	w.WriteHeader(status)
 	_, _ = w.Write(raw)
 }
+
+// adminIDs numbers the admin API's operation ids: "op_" and the count in
+// 27 decimal digits (base-62 characters, the contract's form), in order,
+// the same in every run. The zero value starts at 1.
+type adminIDs struct{ n atomic.Uint64 }
+
+func (a *adminIDs) next() string { return fmt.Sprintf("op_%027d", a.n.Add(1)) }

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -171,8 +172,14 @@ func TestIDSeedAndManualClock(t *testing.T) {
 	t.Parallel()
 	args := []string{"-id-seed", "42", "-clock", "manual", "-clock-start", "2030-01-02T03:04:05Z"}
 	var ids []string
-	for range 2 {
+	for run := range 2 {
 		p := startProgram(t, args...)
+		// Admin requests (a script polling health until the server is up)
+		// take nothing from the ids -id-seed replays.
+		for range run * 3 {
+			do(t, "GET", p.base+"/_acctfake/health", "", "").want(t, 200, "")
+			do(t, "GET", p.base+"/_acctfake/nope", p.admin, "").want(t, 404, "")
+		}
 		r := do(t, "POST", p.base+"/service_users", p.key, `{"name":"seeded"}`)
 		var u struct {
 			ID        string `json:"id"`
@@ -185,15 +192,18 @@ func TestIDSeedAndManualClock(t *testing.T) {
 			t.Errorf("created_at %q, want the manual clock's 2030-01-02T03:04:05Z", u.CreatedAt)
 		}
 		ids = append(ids, p.key+" "+u.ID)
-		// The operation ids of errors the fake, the admin API and the
-		// front end (a 431) answer follow the seed too.
+		// The operation ids of errors the fake and the front end (a 431)
+		// answer follow the seed too; the admin API numbers its own.
 		for _, r := range []response{
 			do(t, "GET", p.base+"/service_users/service_nope", p.key, ""),
-			do(t, "GET", p.base+"/_acctfake/nope", p.admin, ""),
 			send(t, "GET", p.base+"/api_keys", p.key, http.Header{"X-Big": {strings.Repeat("h", 2*maxHeaderBytes)}}, nil),
 		} {
 			r.errorBody(t)
 			ids[len(ids)-1] += " " + r.header.Get("Operation-Id")
+		}
+		r = do(t, "GET", p.base+"/_acctfake/nope", p.admin, "")
+		if r.errorBody(t); r.header.Get("Operation-Id") != fmt.Sprintf("op_%027d", 1+run*6) {
+			t.Errorf("run %d: the admin API's id %q, want its %d-th", run, r.header.Get("Operation-Id"), 1+run*6)
 		}
 	}
 	if ids[0] != ids[1] {
