@@ -15,6 +15,7 @@ import (
 
 	"golang.org/x/time/rate"
 
+	"github.com/acctapi/acctapi/internal/baseurl"
 	"github.com/acctapi/acctapi/internal/clienthook"
 	"github.com/acctapi/acctapi/internal/iox"
 	"github.com/acctapi/acctapi/internal/trunc"
@@ -90,29 +91,13 @@ type Option func(*Client) error
 
 // WithBaseURL sets the API's base URL, such as a fake's URL. It must be an
 // absolute http or https URL without user information, query or fragment;
-// a trailing slash is ignored.
+// trailing slashes are ignored.
 func WithBaseURL(raw string) Option {
 	return func(c *Client) error {
-		u, err := url.Parse(raw)
+		u, err := baseurl.Parse("acctapi: base URL", raw)
 		if err != nil {
-			var ue *url.Error
-			if errors.As(err, &ue) {
-				err = ue.Err // the URL itself may hold a password
-			}
-			return fmt.Errorf("acctapi: base URL: %w", err)
+			return err
 		}
-		if u.User != nil {
-			// Credentials go in the Authorization header, never in URLs.
-			return fmt.Errorf("acctapi: base URL %s: must not carry user information", u.Redacted())
-		}
-		if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return fmt.Errorf("acctapi: base URL %q: want an absolute http or https URL", raw)
-		}
-		if u.RawQuery != "" || u.Fragment != "" || u.ForceQuery {
-			return fmt.Errorf("acctapi: base URL %q: must not have a query or fragment", raw)
-		}
-		u.Path = strings.TrimSuffix(u.Path, "/")
-		u.RawPath = strings.TrimSuffix(u.RawPath, "/")
 		c.base = u
 		return nil
 	}

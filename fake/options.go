@@ -4,10 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"net/url"
 	"strconv"
-	"strings"
 	"time"
+
+	"github.com/acctapi/acctapi/internal/baseurl"
 )
 
 // DefaultIngressEndpoint is the ingress_endpoint a Kubernetes operator with
@@ -84,29 +84,9 @@ func WithAccount(a Account) Option {
 // "https://api.example/v2/service_users/…".
 func WithPublicBaseURL(u string) Option {
 	return func(cfg *config) error {
-		p, err := url.Parse(u)
+		p, err := baseurl.Parse("fake: WithPublicBaseURL", u)
 		if err != nil {
-			var ue *url.Error
-			if errors.As(err, &ue) {
-				err = ue.Err // the URL itself may hold a password
-			}
-			return fmt.Errorf("fake: WithPublicBaseURL: %w", err)
-		}
-		if p.User != nil {
-			return fmt.Errorf("fake: WithPublicBaseURL %s: must not carry user information", p.Redacted())
-		}
-		if (p.Scheme != "http" && p.Scheme != "https") || p.Host == "" {
-			return fmt.Errorf("fake: WithPublicBaseURL %q: want an absolute http or https URL", u)
-		}
-		if p.RawQuery != "" || p.Fragment != "" || p.ForceQuery {
-			return fmt.Errorf("fake: WithPublicBaseURL %q: must not have a query or fragment", u)
-		}
-		if p.RawPath == "" {
-			p.Path = strings.TrimRight(p.Path, "/")
-		} else if raw := strings.TrimRight(p.RawPath, "/"); raw != p.RawPath {
-			// Trim only real slashes: "/a%2F" keeps its escaped one.
-			p.RawPath = raw
-			p.Path, _ = url.PathUnescape(raw) // Parse unescaped it whole
+			return err
 		}
 		cfg.publicURL = p.String()
 		return nil
