@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/acctapi/acctapi/ratelimit"
+	"github.com/acctapi/acctapi/ratelimit/redisstore/internal/redistest"
 	"github.com/redis/go-redis/v9"
 	"pgregory.net/rapid"
 )
@@ -51,12 +52,12 @@ func run(m *testing.M) int {
 		return 1
 	}
 	defer os.RemoveAll(dir)
-	port, err := freePort()
+	port, err := redistest.FreePort()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	cmd, err := launch(bin, dir, port)
+	cmd, err := redistest.Launch(bin, dir, port)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1

@@ -14,6 +14,7 @@ import (
 
 	"github.com/acctapi/acctapi/ratelimit"
 	"github.com/acctapi/acctapi/ratelimit/redisstore"
+	"github.com/acctapi/acctapi/ratelimit/redisstore/internal/redistest"
 	"github.com/redis/go-redis/v9"
 	"github.com/redis/rueidis"
 )
@@ -54,7 +55,7 @@ import (
 // once.
 func BenchmarkClients(b *testing.B) {
 	ctx := context.Background()
-	addr := startRedis(b)
+	addr := redistest.Start(b)
 	src, err := os.ReadFile("../script.lua")
 	if err != nil {
 		b.Fatal(err)
