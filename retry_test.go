@@ -141,7 +141,7 @@ func TestRetryAfterHonoured(t *testing.T) {
 					t.Errorf("waited %v between attempts, want within [%v, %v]", got, tt.wantMin, tt.wantMax)
 				}
 				if got := virtualSince(t, start); got != f.at[1].Sub(f.at[0]) {
-					t.Errorf("Do took %v, want only the wait %v", got, f.at[1].Sub(f.at[0]))
+					t.Errorf("Do waited %v on the bubble's clock, want only the wait %v", got, f.at[1].Sub(f.at[0]))
 				}
 			})
 		})
@@ -165,7 +165,7 @@ func TestRetry429EveryMethod(t *testing.T) {
 					t.Fatalf("Do: %v", err)
 				}
 				if got := virtualSince(t, start); got != 2*time.Second {
-					t.Errorf("Do took %v, want 2s", got)
+					t.Errorf("Do waited %v on the bubble's clock, want 2s", got)
 				}
 				if diff := cmp.Diff([]string{method, method}, f.methods); diff != "" {
 					t.Errorf("methods sent (-want +got):\n%s", diff)
@@ -228,7 +228,7 @@ func TestRetryBounds(t *testing.T) {
 				start := time.Now()
 				err := c.Do(t.Context(), http.MethodGet, "/things", nil, nil, nil)
 				if got := virtualSince(t, start); got != tt.wantElapsed {
-					t.Errorf("Do took %v, want %v", got, tt.wantElapsed)
+					t.Errorf("Do waited %v on the bubble's clock, want %v", got, tt.wantElapsed)
 				}
 				if n := f.count(); n != tt.wantRequests {
 					t.Errorf("requests = %d, want %d", n, tt.wantRequests)
@@ -290,7 +290,7 @@ func TestRetryServerErrorsAndConnectionErrors(t *testing.T) {
 					}
 				}
 				if tt.wantRequests == 1 && elapsed != 0 {
-					t.Errorf("Do took %v without retrying, want 0", elapsed)
+					t.Errorf("Do waited %v on the bubble's clock without retrying, want 0", elapsed)
 				}
 				if tt.reply.err != nil {
 					if !errors.Is(err, errConn) {
@@ -349,7 +349,7 @@ func TestWithoutRetry(t *testing.T) {
 					t.Errorf("requests = %d, want 1", n)
 				}
 				if got := virtualSince(t, start); got != 0 {
-					t.Errorf("Do took %v, want 0", got)
+					t.Errorf("Do waited %v on the bubble's clock, want 0", got)
 				}
 			})
 		})

@@ -132,7 +132,7 @@ func TestRotateKeysRetriesRateLimit(t *testing.T) {
 			t.Fatal("not in a synctest bubble: the wait would be measured on the wall clock")
 		}
 		if waited := time.Since(begin); waited != 2*time.Second {
-			t.Errorf("RotateKeys took %v, want the Retry-After of 2s", waited)
+			t.Errorf("RotateKeys waited %v on the bubble's clock, want the Retry-After of 2s", waited)
 		}
 		if len(deleted) != 2 {
 			t.Errorf("deleted %v, want the 2 old keys", deleted)
