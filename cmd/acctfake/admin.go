@@ -34,6 +34,7 @@ type admin struct {
 	clock  *fake.ManualClock // nil: the real clock
 	start  *fake.Snapshot    // the state at start, fixtures loaded, for reset
 	routes []adminRoute
+	ids    adminIDs // its operation ids, apart from the fake's
 
 	mu        sync.Mutex // guards what follows; taken before the fake's own locks
 	faults    []*adminFault
@@ -198,12 +199,13 @@ func (a *admin) match(method, rest string) (adminOp, string, error) {
 		msg: fmt.Sprintf("No admin API path %s%s.", adminPrefix, trunc.String(rest, 128))}
 }
 
-// opID is the operation id the front end gave r, or a new one.
+// opID is the operation id the front end gave r, or a new one of the
+// admin API's own.
 func (a *admin) opID(r *http.Request) string {
 	if id, ok := r.Context().Value(opIDKey{}).(string); ok {
 		return id
 	}
-	return a.srv.NewOperationID()
+	return a.ids.next()
 }
 
 // answer writes a handler's result: out in JSON with status, or err in the

@@ -34,11 +34,11 @@ const adminPrefix = "/_acctfake/"
 // itself, so a 503 for a request that ran too long carries the id of its
 // journal entry. A request to the admin API (health polls included) takes
 // nothing from the fake's sequence, so it does not change the ids and
-// tokens that -id-seed replays: its id comes from adminIDs.
+// tokens that -id-seed replays: the admin API numbers its own (admin.ids).
 type frontend struct {
-	api, admin     http.Handler
+	api            http.Handler
+	admin          *admin
 	newID          func() string
-	adminIDs       adminIDs
 	maxHeaderBytes int
 	timeout        time.Duration
 	shutdown       context.Context // ends with the grace period
@@ -54,7 +54,7 @@ type opIDKey struct{}
 func (f *frontend) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h, opID := f.api, ""
 	if r.URL.Path == strings.TrimSuffix(adminPrefix, "/") || strings.HasPrefix(r.URL.Path, adminPrefix) {
-		h, opID = f.admin, f.adminIDs.next()
+		h, opID = f.admin, f.admin.ids.next()
 	} else {
 		opID = f.newID()
 	}
