@@ -56,9 +56,10 @@ type Decision struct {
 // at that time, and keys it sees afterwards start no earlier than it.
 //
 // Memory: a key costs a fixed number of bytes, whatever its length, that
-// depends on the capacity and the window: about 120 bytes at 100 per
-// minute, 64 at a capacity of 8 or less, more for capacities above 127
-// (wider counters).
+// depends on the capacity and the window: about 96 bytes at 100 per minute,
+// 72 at 30 per minute, 57 at a capacity of 8 or less, 203 at 250 per
+// minute, 336 to 400 for capacities in the thousands and beyond (100,000
+// keys; the bucket and the key's index entry).
 // Keys are stored as a 64-bit seeded hash; two keys share a bucket only if
 // their hashes collide, which could only make limiting stricter. A key
 // with no admitted request left inside the window is forgotten, a few at a
@@ -81,6 +82,7 @@ type Limiter struct {
 	ssec      uint32 // ring slot length in seconds
 	wslots    uint32 // wsec/ssec when ssec divides wsec, else 0
 	ring      uint32 // slots in a bucket's ring; 0 when capacity <= nGroups
+	uwords    uint32 // words of the ring in unary; 0 for a counter a slot
 	group     uint32 // admissions a group takes before a new one starts
 	ushift    uint8  // groups' time grid: (1s/256) << ushift
 	subShift  uint8  // unit of a bucket's sub: 2^subShift ns
@@ -144,6 +146,12 @@ func newLimiter(capacity int64, window time.Duration, maxBuckets int, store *sha
 // width (1, 2 or 4) unless width is 0, so tests can drive the wider
 // counters at small capacities.
 func newLimiterWidth(capacity int64, window time.Duration, maxBuckets, width int) *Limiter {
+	return newLimiterLayout(capacity, window, maxBuckets, width, false)
+}
+
+// newLimiterLayout is newLimiterWidth that never uses the unary ring when
+// counters is true, so tests can compare the two forms.
+func newLimiterLayout(capacity int64, window time.Duration, maxBuckets, width int, counters bool) *Limiter {
 	if width == 0 {
 		// Counters hold up to twice the capacity (see addGroup).
 		switch {
@@ -204,7 +212,11 @@ func newLimiterWidth(capacity int64, window time.Duration, maxBuckets, width int
 	// The earliest time the slot arithmetic handles without wrapping: a
 	// whole window and a whole ring after the epoch.
 	l.tmin = uint64(wsec+(ring+1)*ssec) * uint64(time.Second)
-	bytes := recordBytes(width, ring)
+	if uw := unaryWords(capacity, ring); ring != 0 && !counters && uw <= maxUnaryWords &&
+		recordBytes(width, ring, uw) < recordBytes(width, ring, 0) {
+		l.uwords = uint32(uw)
+	}
+	bytes := recordBytes(width, ring, int(l.uwords))
 	switch width {
 	case 1:
 		l.t = newShards[uint8](shards, perShard, bytes)

@@ -1,6 +1,7 @@
 package ratelimit
 
 import (
+	"math/bits"
 	"time"
 	"unsafe"
 )
@@ -46,47 +47,83 @@ import (
 //	8   last   uint64  ns since the epoch: the latest time seen (earlier
 //	                   times are treated as this one); the ring holds the
 //	                   slots up to last's
-//	16  total  uint32  sum of the ring
-//	20  sub    uint32  how far the newest group's grid time lies after the
+//	16  sub    uint32  how far the newest group's grid time lies after the
 //	                   latest admission, in units of 2^subShift ns (0 but
 //	                   for windows of about 18 hours or more), rounded
 //	                   down: the latest admission's time, exactly
-//	24  head   uint8   ring position of the oldest group
-//	25  n      uint8   live groups
-//	26  times  [nGroups]uint16
-//	42  grouped T, aligned to T: the sum of counts
+//	20  head   uint8   ring position of the oldest group
+//	21  n      uint8   live groups
+//	22  times  [nGroups]uint16
+//	38  grouped T, aligned to T: the sum of counts
+//	    total  T       the sum of the ring
 //	    counts [nGroups]T
-//	    ring   [ring]T; position p holds the slot congruent to p
+//	    ring   [ring]T; position p holds the slot congruent to p; or,
+//	                   when the limiter's uwords is not 0, the ring in
+//	                   unary, uwords words aligned to 8 (see unaryRing)
+//
+// With T = uint8 (capacities up to 127) the ring starts at 48; a ring of 61
+// one-byte slots (a window of a minute or more) makes a record of 112 bytes
+// and the unary ring of a capacity of 100, 5 words, one of 88. The unary
+// form is used when it is smaller and at most maxUnaryWords words.
 const (
 	nGroups  = 8
 	offLast  = 8
-	offTotal = 16
-	offSub   = 20
-	offHead  = 24
-	offN     = 25
-	offTimes = 26
+	offSub   = 16
+	offHead  = 20
+	offN     = 21
+	offTimes = 22
 )
 
-// recordBytes is the size of a bucket's record, a multiple of 8.
-func recordBytes(width int, ring uint32) int {
-	grouped := (offTimes + 2*nGroups + width - 1) / width * width
-	return (grouped + (1+nGroups+int(ring))*width + 7) / 8 * 8
+// maxUnaryWords bounds the unary ring, whose slot changes shift it whole
+// and whose rejections walk it, to 512 bits: capacities up to about 225
+// with a ring of 61 slots.
+const maxUnaryWords = 8
+
+// unaryWords returns the words a unary ring of ring slots needs when no
+// slot count exceeds capacity and the ring counts at most twice the
+// capacity: one bit per admission and one between slots.
+func unaryWords(capacity int64, ring uint32) int {
+	return int((2*capacity + int64(ring) - 1 + 63) / 64)
+}
+
+// groupedOffset is the offset of grouped for counters of width bytes;
+// total, counts and the ring follow it.
+func groupedOffset(width int) int {
+	return (offTimes + 2*nGroups + width - 1) / width * width
+}
+
+// ringOffset is the offset of the ring, unary or not.
+func ringOffset(width int, unary bool) int {
+	off := groupedOffset(width) + (2+nGroups)*width
+	if unary {
+		off = (off + 7) / 8 * 8
+	}
+	return off
+}
+
+// recordBytes is the size of a bucket's record, a multiple of 8, with a
+// ring of ring slots of width bytes, or uwords words when uwords is not 0.
+func recordBytes(width int, ring uint32, uwords int) int {
+	if uwords != 0 {
+		return ringOffset(width, true) + 8*uwords
+	}
+	return (ringOffset(width, false) + int(ring)*width + 7) / 8 * 8
 }
 
 // bucket is a view of one record.
 type bucket[T counter] struct{ p unsafe.Pointer }
 
-func (b bucket[T]) hash() *uint64  { return (*uint64)(b.p) }
-func (b bucket[T]) last() *uint64  { return (*uint64)(unsafe.Add(b.p, offLast)) }
-func (b bucket[T]) total() *uint32 { return (*uint32)(unsafe.Add(b.p, offTotal)) }
-func (b bucket[T]) sub() *uint32   { return (*uint32)(unsafe.Add(b.p, offSub)) }
-func (b bucket[T]) head() *uint8   { return (*uint8)(unsafe.Add(b.p, offHead)) }
-func (b bucket[T]) n() *uint8      { return (*uint8)(unsafe.Add(b.p, offN)) }
+func (b bucket[T]) hash() *uint64 { return (*uint64)(b.p) }
+func (b bucket[T]) last() *uint64 { return (*uint64)(unsafe.Add(b.p, offLast)) }
+func (b bucket[T]) sub() *uint32  { return (*uint32)(unsafe.Add(b.p, offSub)) }
+func (b bucket[T]) head() *uint8  { return (*uint8)(unsafe.Add(b.p, offHead)) }
+func (b bucket[T]) n() *uint8     { return (*uint8)(unsafe.Add(b.p, offN)) }
 func (b bucket[T]) times() *[nGroups]uint16 {
 	return (*[nGroups]uint16)(unsafe.Add(b.p, offTimes))
 }
 
-// groupedOff is the offset of grouped; counts and the ring follow it.
+// groupedOff is the offset of grouped; total, counts and the ring follow
+// it.
 func (b bucket[T]) groupedOff() uintptr {
 	var z T
 	w := unsafe.Sizeof(z)
@@ -95,14 +132,26 @@ func (b bucket[T]) groupedOff() uintptr {
 
 func (b bucket[T]) grouped() *T { return (*T)(unsafe.Add(b.p, b.groupedOff())) }
 
+func (b bucket[T]) total() *T {
+	var z T
+	return (*T)(unsafe.Add(b.p, b.groupedOff()+unsafe.Sizeof(z)))
+}
+
 func (b bucket[T]) counts() *[nGroups]T {
 	var z T
-	return (*[nGroups]T)(unsafe.Add(b.p, b.groupedOff()+unsafe.Sizeof(z)))
+	return (*[nGroups]T)(unsafe.Add(b.p, b.groupedOff()+2*unsafe.Sizeof(z)))
 }
 
 func (b bucket[T]) ring(n uint32) []T {
 	var z T
-	return unsafe.Slice((*T)(unsafe.Add(b.p, b.groupedOff()+(1+nGroups)*unsafe.Sizeof(z))), n)
+	return unsafe.Slice((*T)(unsafe.Add(b.p, b.groupedOff()+(2+nGroups)*unsafe.Sizeof(z))), n)
+}
+
+// unary returns the ring in its unary form, of n words.
+func (b bucket[T]) unary(n uint32) unaryRing {
+	var z T
+	off := (b.groupedOff() + (2+nGroups)*unsafe.Sizeof(z) + 7) &^ 7
+	return unsafe.Slice((*uint64)(unsafe.Add(b.p, off)), n)
 }
 
 // The groups' time grid has steps of u = (1s/256) << ushift: small enough
@@ -173,7 +222,7 @@ func (b bucket[T]) update(l *Limiter, t uint64) Decision {
 		ccur, cpos uint32
 		pre        T
 	)
-	if ring := l.ring; ring != 0 {
+	if ring := l.ring; ring != 0 && l.uwords == 0 {
 		slots = b.ring(ring)
 		ccur = l.slotDiv.div(csec)
 		cpos = l.ringDiv.mod(ccur)
@@ -214,41 +263,63 @@ func (b bucket[T]) update(l *Limiter, t uint64) Decision {
 	var (
 		cur, pos, jmin uint32
 		rc             int64
+		u              unaryRing
 	)
 	if ring := l.ring; ring != 0 {
 		total := b.total()
-		cur, pos = ccur, cpos
-		if uint32(sec) != csec {
+		if l.uwords != 0 {
+			u = b.unary(l.uwords)
 			cur = l.slotDiv.div(uint32(sec))
-			pos = l.ringDiv.mod(cur)
-			pre = slots[pos]
-		}
-		if lsec := uint32(last / uint64(time.Second)); lsec != uint32(sec) {
-			if head := l.slotDiv.div(lsec); cur != head {
-				// Clear the positions of slots head+1..cur: they held
-				// slots that are now older than the ring.
-				p := l.ringDiv.mod(head + 1)
-				for range min(cur-head, ring) {
-					*total -= uint32(slots[p])
-					slots[p] = 0
-					if p++; p == ring {
-						p = 0
+			if lsec := uint32(last / uint64(time.Second)); lsec != uint32(sec) {
+				if head := l.slotDiv.div(lsec); cur != head {
+					// Slots head+1..cur begin; as many of the oldest leave.
+					if k := cur - head; k >= ring {
+						clear(u)
+						*total = 0
+					} else {
+						*total -= T(u.drop(int(k)))
 					}
 				}
-				pre = 0 // cur's position was among them
+			}
+		} else {
+			cur, pos = ccur, cpos
+			if uint32(sec) != csec {
+				cur = l.slotDiv.div(uint32(sec))
+				pos = l.ringDiv.mod(cur)
+				pre = slots[pos]
+			}
+			if lsec := uint32(last / uint64(time.Second)); lsec != uint32(sec) {
+				if head := l.slotDiv.div(lsec); cur != head {
+					// Clear the positions of slots head+1..cur: they held
+					// slots that are now older than the ring.
+					p := l.ringDiv.mod(head + 1)
+					for range min(cur-head, ring) {
+						*total -= slots[p]
+						slots[p] = 0
+						if p++; p == ring {
+							p = 0
+						}
+					}
+					pre = 0 // cur's position was among them
+				}
 			}
 		}
 		// The ring holds cur-ring+1..cur, of which at most one is older
 		// than jmin, the oldest slot that may hold an admission inside the
-		// window; its position follows cur's.
+		// window; it is the oldest (in the byte ring, at the position
+		// after cur's).
 		jmin = l.jmin(uint32(sec), cur)
 		rc = int64(*total)
 		if old := cur - ring + 1; old < jmin {
-			p := pos + 1
-			if p == ring {
-				p = 0
+			if u != nil {
+				rc -= int64(u.run(0))
+			} else {
+				p := pos + 1
+				if p == ring {
+					p = 0
+				}
+				rc -= int64(slots[p])
 			}
-			rc -= int64(slots[p])
 		}
 		counted = min(counted, rc)
 	}
@@ -257,7 +328,11 @@ func (b bucket[T]) update(l *Limiter, t uint64) Decision {
 	if counted < l.capacity {
 		b.addGroup(l, t, q, n > 0 && t == newest, counted)
 		if l.ring != 0 {
-			slots[pos] = pre + 1
+			if u != nil {
+				u.add(uint(*b.total()) + uint(l.ring) - 1)
+			} else {
+				slots[pos] = pre + 1
+			}
 			*b.total()++
 		}
 		return Decision{Allowed: true, Remaining: l.capacity - counted - 1}
@@ -266,7 +341,14 @@ func (b bucket[T]) update(l *Limiter, t uint64) Decision {
 	// Rejected: the earliest time either count drops below capacity.
 	free := b.groupsFree(l, grouped-l.capacity+1, q, newest)
 	if l.ring != 0 {
-		free = min(free, b.ringFree(l, slots, jmin, rc))
+		need := rc - l.capacity + 1
+		var j uint32
+		if u != nil {
+			j = u.free(cur-l.ring+1, jmin, need, l.ring)
+		} else {
+			j = b.ringFree(l, slots, jmin, need)
+		}
+		free = min(free, l.slotLeaves(j))
 	}
 	return Decision{RetryAfter: ceilSeconds(time.Duration(free - caller))}
 }
@@ -332,19 +414,132 @@ func (b bucket[T]) groupsFree(l *Limiter, need int64, q, newest uint64) uint64 {
 	return newest + l.wns
 }
 
-// ringFree returns when the ring, counting counted now, will count fewer
-// than capacity: walking the oldest counted slots from jmin until enough
-// have left the window.
-func (b bucket[T]) ringFree(l *Limiter, slots []T, jmin uint32, counted int64) uint64 {
-	need := counted - l.capacity + 1
+// ringFree returns the slot at which the ring, counting need more
+// admissions than it may, will have released need of them: walking the
+// oldest counted slots from jmin.
+func (b bucket[T]) ringFree(l *Limiter, slots []T, jmin uint32, need int64) uint32 {
 	j := jmin
 	for p := l.ringDiv.mod(jmin); ; j++ {
 		if need -= int64(slots[p]); need <= 0 {
-			break
+			return j
 		}
 		if p++; p == l.ring {
 			p = 0
 		}
 	}
+}
+
+// slotLeaves returns when slot j has left the window: the end of the
+// slot, one window later.
+func (l *Limiter) slotLeaves(j uint32) uint64 {
 	return (uint64(j+1)*uint64(l.ssec) + uint64(l.wsec)) * uint64(time.Second)
+}
+
+// unaryRing is a bucket's ring in unary: its slots, oldest first, each as
+// as many one bits as it counts admissions, one zero bit between
+// consecutive slots, least significant bit of the first word first. A ring
+// of r slots counting total admissions uses total+r-1 bits, and every bit
+// after those is zero: a ring of empty slots is all zeros, a new slot
+// begins by the drop of an old one, and an admission in the newest slot
+// sets the bit after the used ones. No slot holds more than the capacity
+// and the ring no more than twice the capacity (see unaryWords), so for
+// small capacities it takes fewer bytes than a counter a slot: 5 words
+// (40 bytes) for 61 slots at a capacity of 100, where one-byte counters
+// take 61.
+type unaryRing []uint64
+
+// add sets bit i, the first unused one: an admission in the newest slot.
+func (u unaryRing) add(i uint) { u[i/64] |= 1 << (i % 64) }
+
+// run returns the number of one bits from bit i up to the next zero: the
+// count of the slot whose bits begin at i.
+func (u unaryRing) run(i int) int {
+	n := 0
+	for w, s := i/64, uint(i%64); w < len(u); w, s = w+1, 0 {
+		z := bits.TrailingZeros64(^(u[w] >> s))
+		n += z
+		if z < 64-int(s) {
+			break
+		}
+	}
+	return n
+}
+
+// drop removes the k oldest slots, 0 < k < the ring's length, with the
+// zero after each, and returns the admissions they counted. The k slots
+// that begin are empty: the zeros between them are the unused bits.
+func (u unaryRing) drop(k int) int {
+	// p: the bit after the k-th zero. The ring uses ring-1 zeros, at
+	// least k, so it lies among the used bits.
+	p, left := 0, k
+	for w, x := range u {
+		z := ^x
+		if c := bits.OnesCount64(z); left > c {
+			left -= c
+			continue
+		}
+		p = w*64 + selectBit(z, left-1) + 1
+		break
+	}
+	// Shift right by p bits.
+	ws, bs := p/64, uint(p%64)
+	for w := range u {
+		var v uint64
+		if j := w + ws; j < len(u) {
+			v = u[j] >> bs
+			if j+1 < len(u) && bs != 0 {
+				v |= u[j+1] << (64 - bs)
+			}
+		}
+		u[w] = v
+	}
+	return p - k
+}
+
+// free returns the slot at which the ring, whose oldest slot is first,
+// will have released need admissions counted from slot jmin on (jmin is
+// first or the slot after it): the unary form of ringFree. That is the
+// slot of the one bit need places after the bits of the slots before
+// jmin, and a bit's slot is first plus the zeros before it. need must not
+// exceed what the ring counts from jmin on; if it did, the newest slot
+// would be the answer.
+func (u unaryRing) free(first, jmin uint32, need int64, ring uint32) uint32 {
+	k := need - 1 // the k-th one bit, from 0
+	if jmin != first {
+		k += int64(u.run(0))
+	}
+	seen := 0 // one bits in the words before
+	for w, x := range u {
+		c := bits.OnesCount64(x)
+		if k >= int64(c) {
+			k -= int64(c)
+			seen += c
+			continue
+		}
+		p := w*64 + selectBit(x, int(k))
+		return first + uint32(p-seen-int(k))
+	}
+	return first + ring - 1
+}
+
+// selectBit returns the position of the set bit of x that has k set bits
+// before it; x must have more than k. Small k, the common case (a retry
+// delay in sparse traffic, a slot or two to drop), clears the bits below;
+// larger k halves the word six times.
+func selectBit(x uint64, k int) int {
+	if k < 8 {
+		for ; k > 0; k-- {
+			x &= x - 1
+		}
+		return bits.TrailingZeros64(x)
+	}
+	p := 0
+	for _, s := range [...]uint{32, 16, 8, 4, 2, 1} {
+		if lo := bits.OnesCount64(x & (1<<s - 1)); k >= lo {
+			k -= lo
+			x >>= s
+			p += int(s)
+		}
+	}
+	return p
 }

@@ -999,9 +999,16 @@ func TestMemoryPerBucket(t *testing.T) {
 		window        time.Duration
 		bucket, total float64
 	}{
-		{"capacity 8 per minute", 8, time.Minute, 56, 72},
-		{"capacity 10 per minute", 10, time.Minute, 112, 128},
-		{"capacity 30 per minute", 30, time.Minute, 112, 128},
+		// With a ring of one-byte counters, capacities 9 to 127 per minute
+		// took 112 bytes and 128 to 226 took 192 (two-byte counters); the
+		// ring in unary takes 2 words up to a capacity of 34, 5 at 100, 8
+		// at 226 (see unaryWords).
+		{"capacity 8 per minute", 8, time.Minute, 48, 60},
+		{"capacity 10 per minute", 10, time.Minute, 64, 76},
+		{"capacity 30 per minute", 30, time.Minute, 64, 76},
+		{"capacity 100 per minute", 100, time.Minute, 88, 100},
+		{"capacity 200 per minute", 200, time.Minute, 128, 140},
+		{"capacity 250 per minute", 250, time.Minute, 192, 204},
 		// Records above 128 bytes are rounded up to whole 64-byte lines
 		// (see newShards): 288, 328 and 368 bytes before.
 		{"capacity 1000 per 110s", 1000, 110 * time.Second, 320, 344},
@@ -1150,7 +1157,7 @@ func TestReclaimLosesNothing(t *testing.T) {
 func TestIndexModel(t *testing.T) {
 	t.Parallel()
 	rapid.Check(t, func(rt *rapid.T) {
-		sh := &(*newShards[uint8](1, 1<<20, recordBytes(1, 0)))[0]
+		sh := &(*newShards[uint8](1, 1<<20, recordBytes(1, 0, 0)))[0]
 		model := map[uint64]int32{}
 		// Few distinct home bits, so probe runs collide and wrap, and few
 		// distinct tags, so equal tags with different hashes are common.
@@ -1189,6 +1196,139 @@ func TestIndexModel(t *testing.T) {
 			}
 			if sh.ids.n != len(model) {
 				rt.Fatalf("n = %d, want %d", sh.ids.n, len(model))
+			}
+		}
+	})
+}
+
+// TestUnaryRingSameDecisions checks that the unary ring is only a smaller
+// form of the ring of counters: two limiters, one with each, fed the same
+// requests (times stepping back and jumping far, several keys, sweeps)
+// decide the same, to the retry delay and the remaining count.
+func TestUnaryRingSameDecisions(t *testing.T) {
+	t.Parallel()
+	var unary atomic.Int64
+	rapid.Check(t, func(rt *rapid.T) {
+		capacity := rapid.Int64Range(nGroups+1, 260).Draw(rt, "capacity")
+		window := time.Duration(rapid.SampledFrom([]int{10, 60, 70, 110, 190, 600, 610, 3600}).Draw(rt, "window_s")) * time.Second
+		width := rapid.SampledFrom([]int{0, 2}).Draw(rt, "width")
+		// One shard each (under 4,096 buckets), so that a key reclaimed
+		// and seen again starts at the same horizon in both.
+		a := newLimiterLayout(capacity, window, 1000, width, false)
+		b := newLimiterLayout(capacity, window, 1000, width, true)
+		if b.uwords != 0 {
+			rt.Fatalf("the limiter forced to counters has a unary ring")
+		}
+		if a.uwords != 0 {
+			unary.Add(1)
+		}
+		now := base
+		for range rapid.IntRange(1, 400).Draw(rt, "requests") {
+			step := time.Duration(rapid.OneOf(
+				rapid.Int64Range(0, int64(time.Second)),
+				rapid.Just(int64(0)),
+				rapid.Int64Range(-int64(5*time.Second), int64(window)),
+				rapid.Int64Range(0, int64(3*window)),
+			).Draw(rt, "step"))
+			now = now.Add(step)
+			if rapid.IntRange(0, 20).Draw(rt, "sweep") == 0 {
+				if x, y := a.Sweep(now), b.Sweep(now); x != y {
+					rt.Fatalf("%v: swept %d and %d", now.Sub(base), x, y)
+				}
+			}
+			key := fmt.Sprint(rapid.IntRange(0, 2).Draw(rt, "key"))
+			for range rapid.IntRange(1, int(capacity)).Draw(rt, "burst") {
+				if x, y := a.AllowAt(key, now), b.AllowAt(key, now); x != y {
+					rt.Fatalf("%v key %s: unary ring %+v, counters %+v", now.Sub(base), key, x, y)
+				}
+			}
+		}
+	})
+	if unary.Load() == 0 {
+		t.Fatal("no run used the unary ring")
+	}
+}
+
+// TestUnaryRingModel checks the unary ring's operations against a slice
+// of slot counts.
+func TestUnaryRingModel(t *testing.T) {
+	t.Parallel()
+	rapid.Check(t, func(rt *rapid.T) {
+		capacity := rapid.Int64Range(1, 200).Draw(rt, "capacity")
+		ring := uint32(rapid.IntRange(2, 70).Draw(rt, "ring"))
+		u := make(unaryRing, unaryWords(capacity, ring))
+		slots := make([]int64, ring) // oldest first
+		total := int64(0)
+		for range rapid.IntRange(1, 300).Draw(rt, "ops") {
+			switch rapid.IntRange(0, 2).Draw(rt, "op") {
+			case 0: // an admission in the newest slot, within the bounds
+				if slots[ring-1] < capacity && total < 2*capacity {
+					u.add(uint(total) + uint(ring) - 1)
+					slots[ring-1]++
+					total++
+				}
+			case 1: // k new slots
+				k := rapid.IntRange(1, int(ring)-1).Draw(rt, "k")
+				want := int64(0)
+				for _, c := range slots[:k] {
+					want += c
+				}
+				if got := int64(u.drop(k)); got != want {
+					rt.Fatalf("drop(%d) = %d, want %d", k, got, want)
+				}
+				slots = append(slots[k:], make([]int64, k)...)
+				total -= want
+			case 2: // when need admissions from slot jmin on have left
+				first := uint32(1000)
+				jmin := first + uint32(rapid.IntRange(0, 1).Draw(rt, "skip"))
+				counted := total
+				if jmin > first {
+					counted -= slots[0]
+				}
+				if counted == 0 {
+					continue
+				}
+				need := rapid.Int64Range(1, counted).Draw(rt, "need")
+				want, left := jmin, need
+				for i := jmin - first; ; i++ {
+					if left -= slots[i]; left <= 0 {
+						want = first + i
+						break
+					}
+				}
+				if got := u.free(first, jmin, need, ring); got != want {
+					rt.Fatalf("free(need %d) = slot %d, want %d (slots %v)", need, got-first, want-first, slots)
+				}
+			}
+			for i, off := 0, 0; i < int(ring); i++ {
+				if got := u.run(off); int64(got) != slots[i] {
+					rt.Fatalf("slot %d counts %d, want %d (slots %v)", i, got, slots[i], slots)
+				}
+				off += int(slots[i]) + 1
+			}
+			for i := int(total) + int(ring) - 1; i < 64*len(u); i++ {
+				if u[i/64]>>(i%64)&1 != 0 {
+					rt.Fatalf("bit %d beyond the used ones is set", i)
+				}
+			}
+		}
+	})
+}
+
+// TestSelectBit checks selectBit against a scan of the bits.
+func TestSelectBit(t *testing.T) {
+	t.Parallel()
+	rapid.Check(t, func(rt *rapid.T) {
+		x := rapid.Uint64().Draw(rt, "x")
+		var want []int
+		for i := range 64 {
+			if x>>i&1 != 0 {
+				want = append(want, i)
+			}
+		}
+		for k, p := range want {
+			if got := selectBit(x, k); got != p {
+				rt.Fatalf("selectBit(%#x, %d) = %d, want %d", x, k, got, p)
 			}
 		}
 	})
