@@ -83,8 +83,10 @@ type Limiter struct {
 	wslots    uint32 // wsec/ssec when ssec divides wsec, else 0
 	ring      uint32 // slots in a bucket's ring; 0 when capacity <= nGroups
 	uwords    uint32 // words of the ring in unary; 0 for a counter a slot
+	fast      bool   // update's fast path applies: the ring's oldest slot is never outside the window
 	group     uint32 // admissions a group takes before a new one starts
 	ushift    uint8  // groups' time grid: (1s/256) << ushift
+	gridNs    uint64 // the grid's step in ns: gridBase << ushift
 	subShift  uint8  // unit of a bucket's sub: 2^subShift ns
 	slotDiv   divider
 	ringDiv   divider
@@ -209,6 +211,7 @@ func newLimiterLayout(capacity int64, window time.Duration, maxBuckets, width in
 	for gridBase<<l.ushift>>l.subShift >= 1<<32 {
 		l.subShift++
 	}
+	l.gridNs = gridBase << l.ushift
 	// The earliest time the slot arithmetic handles without wrapping: a
 	// whole window and a whole ring after the epoch.
 	l.tmin = uint64(wsec+(ring+1)*ssec) * uint64(time.Second)
@@ -216,6 +219,7 @@ func newLimiterLayout(capacity int64, window time.Duration, maxBuckets, width in
 		recordBytes(width, ring, uw) < recordBytes(width, ring, 0) {
 		l.uwords = uint32(uw)
 	}
+	l.fast = ring == 0 || wslots == ring-1
 	bytes := recordBytes(width, ring, int(l.uwords))
 	switch width {
 	case 1:

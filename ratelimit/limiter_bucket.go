@@ -170,10 +170,10 @@ func (l *Limiter) gridSec(t, sec uint64) uint64 {
 	return (sec<<8 | (t-sec*uint64(time.Second))/gridBase) >> (l.ushift & 63)
 }
 
-// gridTime returns the time of grid index q.
+// gridTime returns the time of grid index q: q steps of gridBase<<ushift
+// ns (a second is 256 gridBase).
 func (l *Limiter) gridTime(q uint64) uint64 {
-	q <<= l.ushift & 63 // (the mask spares a check of the shift)
-	return q>>8*uint64(time.Second) + q&255*gridBase
+	return q * l.gridNs
 }
 
 // groupTime returns the time, in ns since the epoch, of a group stored as
@@ -209,7 +209,69 @@ func (b bucket[T]) idle(l *Limiter, t uint64) bool {
 // A time earlier than b's last is treated as last; the retry delay is still
 // measured from the caller's time, so that waiting it out lands the retry
 // where the bucket admits it.
+//
+// The common case, an admission later in the same second as the key's
+// latest request that the newest group takes, with no group leaving and
+// the ring's oldest slot inside the window, is decided here with no more
+// than it needs; everything else goes to updateAll, which decides the
+// same (TestLayoutsSameDecisions). With it, and a grid time computed by one
+// multiplication, ratelimit/bench's SingleKey went from 51 to 45 ns a
+// decision (clock included; medians of 3 alternating runs).
 func (b bucket[T]) update(l *Limiter, t uint64) Decision {
+	last, n := *b.last(), *b.n()
+	if t < last || n == 0 || !l.fast {
+		return b.updateAll(l, t)
+	}
+	sec := t / uint64(time.Second)
+	if start := sec * uint64(time.Second); last < start {
+		return b.updateAll(l, t) // (last <= t: the same second)
+	}
+	times, counts := b.times(), b.counts()
+	h := *b.head()
+	ni := (h + n - 1) % nGroups
+	q := l.gridSec(t, sec)
+	newest := l.groupTime(q, times[ni]) - uint64(*b.sub())<<(l.subShift&63)
+	if t-newest >= l.wns || h != ni && min(l.groupTime(q, times[h]), newest)+l.wns <= t {
+		return b.updateAll(l, t) // a group leaves
+	}
+	grouped := int64(*b.grouped())
+	counted := grouped
+	if l.ring != 0 {
+		// The same slot as last's; its oldest slot lies inside the window
+		// (l.fast), so the ring counts its total.
+		counted = min(counted, int64(*b.total()))
+	}
+	same := t == newest
+	if counted >= l.capacity || grouped >= 2*l.capacity ||
+		!same && counts[ni] >= T(l.group) && n < nGroups {
+		return b.updateAll(l, t) // rejected, collapsing, or a new group
+	}
+	if !same {
+		gt := l.gridTime(q)
+		if gt < t {
+			q++
+			gt += l.gridNs
+		}
+		times[ni] = uint16(q)
+		*b.sub() = uint32((gt - t) >> (l.subShift & 63))
+	}
+	counts[ni]++
+	*b.grouped()++
+	*b.last() = t
+	if ring := l.ring; ring != 0 {
+		total := b.total()
+		if l.uwords != 0 {
+			b.unary(l.uwords).add(uint(*total) + uint(ring) - 1)
+		} else {
+			b.ring(ring)[l.ringDiv.mod(l.slotDiv.div(uint32(sec)))]++
+		}
+		*total++
+	}
+	return Decision{Allowed: true, Remaining: l.capacity - counted - 1}
+}
+
+// updateAll is update for every case.
+func (b bucket[T]) updateAll(l *Limiter, t uint64) Decision {
 	caller := t
 	// The ring's slot for the caller's time, read first: with many keys
 	// the record is a cache miss, and so is this slot's line, some
