@@ -56,10 +56,11 @@ type Decision struct {
 // at that time, and keys it sees afterwards start no earlier than it.
 //
 // Memory: a key costs a fixed number of bytes, whatever its length, that
-// depends on the capacity and the window: about 96 bytes at 100 per minute,
-// 72 at 30 per minute, 57 at a capacity of 8 or less, 203 at 250 per
-// minute, 336 to 400 for capacities in the thousands and beyond (100,000
-// keys; the bucket and the key's index entry).
+// depends on the capacity and the window. Measured with 100,000 keys (the
+// bucket and the key's index entry): 57 bytes at a capacity of 8 or less,
+// 72 at 10 to 30 per minute, 96 at 100 per minute, 136 at 200 per minute,
+// 203 at 250 per minute (and up to 32,767 per minute), 336 at 1,000 per
+// 110 s (a window of 111 slots), 400 above 32,767 (four-byte counters).
 // Keys are stored as a 64-bit seeded hash; two keys share a bucket only if
 // their hashes collide, which could only make limiting stricter. A key
 // with no admitted request left inside the window is forgotten, a few at a
@@ -78,6 +79,7 @@ type Limiter struct {
 	capacity  int64
 	window    time.Duration
 	wns       uint64 // window in ns
+	wlast     uint64 // wns plus sub's rounding: a bucket this long after its last time is idle
 	wsec      uint32 // window in seconds
 	ssec      uint32 // ring slot length in seconds
 	wslots    uint32 // wsec/ssec when ssec divides wsec, else 0
@@ -212,6 +214,7 @@ func newLimiterLayout(capacity int64, window time.Duration, maxBuckets, width in
 		l.subShift++
 	}
 	l.gridNs = gridBase << l.ushift
+	l.wlast = wns + 1<<l.subShift - 1
 	// The earliest time the slot arithmetic handles without wrapping: a
 	// whole window and a whole ring after the epoch.
 	l.tmin = uint64(wsec+(ring+1)*ssec) * uint64(time.Second)

@@ -49,8 +49,9 @@ import (
 //	                   slots up to last's
 //	16  sub    uint32  how far the newest group's grid time lies after the
 //	                   latest admission, in units of 2^subShift ns (0 but
-//	                   for windows of about 18 hours or more), rounded
-//	                   down: the latest admission's time, exactly
+//	                   for windows of 65,536 s or more), rounded down: the
+//	                   latest admission's time, exactly when the unit is
+//	                   1 ns, else up to a unit later (see latest)
 //	20  head   uint8   ring position of the oldest group
 //	21  n      uint8   live groups
 //	22  times  [nGroups]uint16
@@ -75,7 +76,7 @@ const (
 )
 
 // maxUnaryWords bounds the unary ring, whose slot changes shift it whole
-// and whose rejections walk it, to 512 bits: capacities up to about 225
+// and whose rejections walk it, to 512 bits: capacities up to 226
 // with a ring of 61 slots.
 const maxUnaryWords = 8
 
@@ -190,7 +191,21 @@ func (l *Limiter) groupTime(q uint64, v uint16) uint64 {
 // it and less than two windows after it.
 func (b bucket[T]) newest(l *Limiter, q uint64) uint64 {
 	i := (*b.head() + *b.n() - 1) % nGroups
-	return l.groupTime(q, b.times()[i]) - uint64(*b.sub())<<(l.subShift&63)
+	return l.latest(q, b.times()[i], *b.sub())
+}
+
+// latest returns the time of the latest admission from the newest group's
+// grid index v and its sub, given q as for newest. It is exact when sub's
+// unit is 1 ns (windows under about 18 hours); above, sub is rounded down,
+// which may put the answer up to a unit less a nanosecond after the
+// admission, and after the bucket's last time: the groups are then kept
+// that much longer, never shorter, and every rule reads the same time (a
+// bucket is idle once last is a window and that much old, l.wlast, not
+// just a window). Comparisons with it must not subtract it from a time
+// (t-newest would wrap); they add the window to it instead. (A method of
+// the Limiter, not of the generic bucket, so it is inlined.)
+func (l *Limiter) latest(q uint64, v uint16, sub uint32) uint64 {
+	return l.groupTime(q, v) - uint64(sub)<<(l.subShift&63)
 }
 
 // idle reports whether b counts no admission inside the window at t (or
@@ -201,7 +216,7 @@ func (b bucket[T]) idle(l *Limiter, t uint64) bool {
 	}
 	last := *b.last()
 	t = max(t, last)
-	return t >= last+l.wns || t >= b.newest(l, l.grid(t))+l.wns
+	return t >= last+l.wlast || t >= b.newest(l, l.grid(t))+l.wns
 }
 
 // update applies one request at time t to b.
@@ -230,8 +245,8 @@ func (b bucket[T]) update(l *Limiter, t uint64) Decision {
 	h := *b.head()
 	ni := (h + n - 1) % nGroups
 	q := l.gridSec(t, sec)
-	newest := l.groupTime(q, times[ni]) - uint64(*b.sub())<<(l.subShift&63)
-	if t-newest >= l.wns || h != ni && min(l.groupTime(q, times[h]), newest)+l.wns <= t {
+	newest := l.latest(q, times[ni], *b.sub())
+	if t >= newest+l.wns || h != ni && min(l.groupTime(q, times[h]), newest)+l.wns <= t {
 		return b.updateAll(l, t) // a group leaves
 	}
 	grouped := int64(*b.grouped())
@@ -273,7 +288,8 @@ func (b bucket[T]) update(l *Limiter, t uint64) Decision {
 // updateAll is update for every case.
 func (b bucket[T]) updateAll(l *Limiter, t uint64) Decision {
 	caller := t
-	// The ring's slot for the caller's time, read first: with many keys
+	// The counter ring's slot for the caller's time, read first (the
+	// unary ring has no slot of its own to read): with many keys
 	// the record is a cache miss, and so is this slot's line, some
 	// hundred instructions later; read here, the two misses overlap (on
 	// ratelimit/bench's Keys100kParallel). It is the slot admissions count
@@ -304,8 +320,8 @@ func (b bucket[T]) updateAll(l *Limiter, t uint64) Decision {
 	newest := uint64(0)
 	if n > 0 {
 		// b.newest, by hand: generic methods are not inlined.
-		newest = l.groupTime(q, times[(h+n-1)%nGroups]) - uint64(*b.sub())<<(l.subShift&63)
-		if t-last >= w || t-newest >= w {
+		newest = l.latest(q, times[(h+n-1)%nGroups], *b.sub())
+		if t-last >= l.wlast || t >= newest+w {
 			n = 0
 		}
 	}
@@ -387,7 +403,12 @@ func (b bucket[T]) updateAll(l *Limiter, t uint64) Decision {
 	}
 	*b.last() = t
 
-	if counted < l.capacity {
+	// The unary ring has room for one more whenever counted < capacity
+	// (it then counts less than twice the capacity; see unaryWords). That
+	// is checked too, so that no input can write past the record or panic
+	// with the shard's lock held: were it ever false, the request would
+	// be rejected.
+	if counted < l.capacity && (u == nil || uint(*b.total())+uint(l.ring)-1 < 64*uint(len(u))) {
 		b.addGroup(l, t, q, n > 0 && t == newest, counted)
 		if l.ring != 0 {
 			if u != nil {

@@ -304,7 +304,7 @@ func TestLimiterProperties(t *testing.T) {
 		// Capacities of 8 or less use the groups alone; above, the groups
 		// are coarser and the ring bounds how late a request is admitted.
 		capacity := rapid.Int64Range(1, 24).Draw(rt, "capacity")
-		window := time.Duration(rapid.SampledFrom([]int{60, 70, 90, 110, 120, 170, 600, 610, 3600}).Draw(rt, "window_s")) * time.Second
+		window := time.Duration(rapid.SampledFrom([]int{60, 70, 90, 110, 120, 170, 600, 610, 3600, 65600, 86400}).Draw(rt, "window_s")) * time.Second
 		// Counter width in bytes (0: chosen by capacity). Wider counters
 		// come with capacities beyond what a short run can fill; forcing
 		// them here runs their code, and their slot rule, at small ones.
@@ -1212,7 +1212,9 @@ func TestLayoutsSameDecisions(t *testing.T) {
 	var unary, fast atomic.Int64
 	rapid.Check(t, func(rt *rapid.T) {
 		capacity := rapid.Int64Range(1, 260).Draw(rt, "capacity")
-		window := time.Duration(rapid.SampledFrom([]int{10, 60, 70, 110, 190, 600, 610, 3600}).Draw(rt, "window_s")) * time.Second
+		// Windows of 65,536 s or more keep the newest group's sub in
+		// units above 1 ns.
+		window := time.Duration(rapid.SampledFrom([]int{10, 60, 70, 110, 190, 600, 610, 3600, 65600, 86400, 366 * 86400}).Draw(rt, "window_s")) * time.Second
 		width := rapid.SampledFrom([]int{0, 2, 4}).Draw(rt, "width")
 		// One shard each (under 4,096 buckets), so that a key reclaimed
 		// and seen again starts at the same horizon in all.
@@ -1350,4 +1352,36 @@ func TestSelectBit(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestLongWindowSameInstant pins a bug found in review: with windows of
+// 65,536 s or more the newest group's time is kept to units above 1 ns,
+// rounded so that it could lie after the key's latest time; a request at
+// that latest time then read the groups as a window old and dropped them,
+// admitting without limit (with the unary ring, an index out of range).
+// Every offset from the epoch is tried, since the rounding depends on it.
+func TestLongWindowSameInstant(t *testing.T) {
+	t.Parallel()
+	for _, window := range []time.Duration{65536 * time.Second, 24 * time.Hour, maxWindow} {
+		for _, capacity := range []int64{1, 10, 100, 1000} {
+			shift := mustLimiter(t, capacity, window).subShift
+			if shift == 0 {
+				t.Fatalf("window %v keeps sub in ns", window)
+			}
+			start := time.Now()
+			for off := range time.Duration(1) << shift {
+				l := mustLimiter(t, capacity, window)
+				now := start.Add(off)
+				admitted := int64(0)
+				for range 3 * capacity {
+					if l.AllowAt("k", now).Allowed {
+						admitted++
+					}
+				}
+				if admitted != capacity {
+					t.Fatalf("window %v, capacity %d, offset %v: %d admitted at one instant", window, capacity, off, admitted)
+				}
+			}
+		}
+	}
 }
