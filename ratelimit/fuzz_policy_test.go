@@ -137,8 +137,8 @@ func errorParts(err error) []error {
 // asJSON returns doc, JSON or YAML, as JSON.
 func asJSON(t *testing.T, doc []byte) []byte {
 	t.Helper()
-	if d := bytes.TrimSpace(doc); len(d) > 0 && (d[0] == '{' || d[0] == '[') {
-		return doc
+	if d := bytes.Trim(doc, " \t\n\r"); len(d) > 0 && (d[0] == '{' || d[0] == '[') {
+		return doc // JSON, with JSON's white space only around it
 	}
 	var v any
 	if err := yaml.Unmarshal(doc, &v); err != nil {

@@ -13,11 +13,13 @@ import (
 )
 
 // decodeDocument reads a policy document into its top-level members. A
-// document whose first non-blank character is "{" or "[" is JSON;
-// anything else is YAML, converted to JSON so that one strict decoder
-// checks both.
+// document whose first character after JSON's white space (space, tab,
+// line feed, carriage return) is "{" or "[" is JSON; anything else is
+// YAML, converted to JSON so that one strict decoder checks both. (Other
+// Unicode spaces, a vertical tab or a no-break space, are white space to
+// neither: a document starting with one is YAML, and refused.)
 func decodeDocument(doc []byte) (map[string]json.RawMessage, error) {
-	trimmed := bytes.TrimSpace(doc)
+	trimmed := bytes.Trim(doc, jsonSpace)
 	var top any
 	if len(trimmed) > 0 && (trimmed[0] == '{' || trimmed[0] == '[') {
 		d := json.NewDecoder(bytes.NewReader(trimmed))
@@ -55,6 +57,9 @@ func decodeDocument(doc []byte) (map[string]json.RawMessage, error) {
 	}
 	return out, nil
 }
+
+// jsonSpace is JSON's white space (RFC 8259, section 2).
+const jsonSpace = " \t\n\r"
 
 // duplicateMember reports an object member named twice, which YAML
 // refuses too; encoding/json would keep the last silently.

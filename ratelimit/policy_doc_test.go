@@ -58,6 +58,10 @@ func TestPolicyDocumentErrors(t *testing.T) {
 		{"bad indentation", "on_http_request:\n  - actions: []\n - name: x\n", "the policy is not valid YAML: yaml: line 2: did not find expected key"},
 		{"JSON with a trailing comma", "{\"on_http_request\": [],\n}", "the policy is not valid JSON: line 2, column 1: invalid character '}'"},
 		{"JSON then more", `{} {}`, "data after the top-level value"},
+		// Only JSON's white space may come before JSON (found by
+		// FuzzNewPolicy: "\v{}" was read as JSON).
+		{"a vertical tab before JSON", "\v{}", "the policy is not valid YAML: yaml: control characters are not allowed"},
+		{"a no-break space before JSON", "\u00a0{}", "the policy is a string"},
 		{"JSON then a brace", `{} }`, "data after the top-level value"},
 		{"JSON duplicate member", `{"on_http_request": [{"actions": [], "expressions": ["true"], "actions": []}]}`, `member "actions" appears twice`},
 		{"YAML duplicate member", "on_http_request: []\non_http_request: []\n", `"on_http_request" already defined`},
