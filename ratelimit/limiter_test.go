@@ -304,7 +304,9 @@ func TestLimiterProperties(t *testing.T) {
 		// Capacities of 8 or less use the groups alone; above, the groups
 		// are coarser and the ring bounds how late a request is admitted.
 		capacity := rapid.Int64Range(1, 24).Draw(rt, "capacity")
-		window := time.Duration(rapid.SampledFrom([]int{60, 70, 90, 110, 120, 170, 600, 610, 3600, 65600, 86400}).Draw(rt, "window_s")) * time.Second
+		// Windows around slot-length changes (60 s, 120 s, 180 s: slots
+		// of 1, 2 and 3 s) and sub's unit (65,536 s), and the smallest.
+		window := time.Duration(rapid.SampledFrom([]int{1, 2, 59, 60, 61, 70, 90, 110, 119, 120, 121, 170, 179, 600, 610, 3600, 65535, 65536, 65600, 86400}).Draw(rt, "window_s")) * time.Second
 		// Counter width in bytes (0: chosen by capacity). Wider counters
 		// come with capacities beyond what a short run can fill; forcing
 		// them here runs their code, and their slot rule, at small ones.
