@@ -38,11 +38,13 @@ type Decision struct {
 //
 // It is never more permissive than an exact sliding log of its admissions
 // (a request is admitted only if fewer than capacity admitted requests lie
-// in the window (now-window, now]), and close to one: with a capacity of 8
-// or less it behaves as that log, to a few milliseconds; above that it
-// admits a request at most one sub-window of max(1s, window/60) later than
-// the log would, and a burst at one instant leaves the window exactly one
-// window later. [Decision.RetryAfter] is truthful (a request for the key
+// in the window (now-window, now]), and close to one. With a capacity of
+// 8 or less it behaves as that log, but that an admission other than the
+// latest may leave the window up to a step of its time grid late (about
+// window/16,000: 4 ms for windows up to 64 s, 250 ms at an hour, 8 s at a
+// day). Above that it admits a request at most one sub-window of
+// max(1s, window/60) later than the log would. At any capacity, a burst
+// at one instant leaves the window exactly one window later. [Decision.RetryAfter] is truthful (a request for the key
 // sent that much later, with none in between, is admitted) and at most
 // max(1s, window/60) longer than the log's answer.
 //
@@ -65,13 +67,18 @@ type Decision struct {
 // their hashes collide, which could only make limiting stricter. A key
 // with no admitted request left inside the window is forgotten, a few at a
 // time as new keys arrive, or all at once by [Limiter.Sweep]; while times
-// move forward, forgetting never changes a decision.
+// move forward and the limiter is below its cap of keys, forgetting never
+// changes a decision (at the cap, see below).
 //
 // The number of keys held at once is capped ([WithMaxBuckets]). At the
 // cap, keys that have no bucket share one overflow bucket until room is
 // freed: the limit still holds for every key, but those keys also limit
 // each other. Keys that have a bucket are never evicted early, so a flood
-// of new keys cannot reset anyone's limit.
+// of new keys cannot reset anyone's limit. A key that gets a bucket while
+// the overflow bucket still counts requests starts with what it counts
+// (the key may have been admitted through it), so a key that was forgotten
+// and comes back then may be limited by other keys' requests: stricter,
+// never looser.
 //
 // A Limiter is safe for concurrent use by multiple goroutines. The zero
 // value is not usable; create one with [NewLimiter].
@@ -79,7 +86,6 @@ type Limiter struct {
 	capacity  int64
 	window    time.Duration
 	wns       uint64 // window in ns
-	wlast     uint64 // wns plus sub's rounding: a bucket this long after its last time is idle
 	wsec      uint32 // window in seconds
 	ssec      uint32 // ring slot length in seconds
 	wslots    uint32 // wsec/ssec when ssec divides wsec, else 0
@@ -89,7 +95,6 @@ type Limiter struct {
 	group     uint32 // admissions a group takes before a new one starts
 	ushift    uint8  // groups' time grid: (1s/256) << ushift
 	gridNs    uint64 // the grid's step in ns: gridBase << ushift
-	subShift  uint8  // unit of a bucket's sub: 2^subShift ns
 	slotDiv   divider
 	ringDiv   divider
 	epoch     time.Time
@@ -210,11 +215,7 @@ func newLimiterLayout(capacity int64, window time.Duration, maxBuckets, width in
 	for gridBase<<l.ushift*(1<<15-4) < 2*wns {
 		l.ushift++
 	}
-	for gridBase<<l.ushift>>l.subShift >= 1<<32 {
-		l.subShift++
-	}
 	l.gridNs = gridBase << l.ushift
-	l.wlast = wns + 1<<l.subShift - 1
 	// The earliest time the slot arithmetic handles without wrapping: a
 	// whole window and a whole ring after the epoch.
 	l.tmin = uint64(wsec+(ring+1)*ssec) * uint64(time.Second)

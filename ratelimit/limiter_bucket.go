@@ -47,13 +47,13 @@ import (
 //	8   last   uint64  ns since the epoch: the latest time seen (earlier
 //	                   times are treated as this one); the ring holds the
 //	                   slots up to last's
-//	16  sub    uint32  how far the newest group's grid time lies after the
-//	                   latest admission, in units of 2^subShift ns (0 but
-//	                   for windows of 65,536 s or more), rounded down: the
-//	                   latest admission's time, exactly when the unit is
-//	                   1 ns, else up to a unit later (see latest)
-//	20  head   uint8   ring position of the oldest group
-//	21  n      uint8   live groups
+//	16  sub    41 bits how far the newest group's grid time lies after the
+//	                   latest admission, in ns: the latest admission's
+//	                   time, exactly; bytes 16 to 20 hold its low 40 bits
+//	                   and bit 7 of byte 21 its 41st (a grid step is less
+//	                   than 2^41 ns for every window up to 366 days)
+//	21  head   3 bits  ring position of the oldest group (bits 0-2)
+//	    n      4 bits  live groups (bits 3-6)
 //	22  times  [nGroups]uint16
 //	38  grouped T, aligned to T: the sum of counts
 //	    total  T       the sum of the ring
@@ -69,10 +69,19 @@ import (
 const (
 	nGroups  = 8
 	offLast  = 8
-	offSub   = 16
-	offHead  = 20
-	offN     = 21
+	offSub   = 16 // the word at 16 holds sub, head and n (and times[0])
 	offTimes = 22
+)
+
+// The word at offSub: sub's low 40 bits, then head, n and sub's 41st bit
+// in its sixth byte.
+const (
+	subLow   = 1<<40 - 1
+	subHigh  = 47 // the bit of the word holding sub's 41st
+	headBit  = 40 // head: bits 40-42
+	nBit     = 43 // n: bits 43-46
+	headMask = 7
+	nMask    = 15
 )
 
 // maxUnaryWords bounds the unary ring, whose slot changes shift it whole
@@ -116,9 +125,28 @@ type bucket[T counter] struct{ p unsafe.Pointer }
 
 func (b bucket[T]) hash() *uint64 { return (*uint64)(b.p) }
 func (b bucket[T]) last() *uint64 { return (*uint64)(unsafe.Add(b.p, offLast)) }
-func (b bucket[T]) sub() *uint32  { return (*uint32)(unsafe.Add(b.p, offSub)) }
-func (b bucket[T]) head() *uint8  { return (*uint8)(unsafe.Add(b.p, offHead)) }
-func (b bucket[T]) n() *uint8     { return (*uint8)(unsafe.Add(b.p, offN)) }
+
+// word is the word at offSub, which holds sub, head and n; its top two
+// bytes are times[0], which the setters leave alone.
+func (b bucket[T]) word() *uint64 { return (*uint64)(unsafe.Add(b.p, offSub)) }
+
+func (b bucket[T]) sub() uint64 {
+	w := *b.word()
+	return w&subLow | w>>subHigh&1<<40
+}
+
+func (b bucket[T]) head() uint8 { return uint8(*b.word()>>headBit) & headMask }
+func (b bucket[T]) n() uint8    { return uint8(*b.word()>>nBit) & nMask }
+
+func (b bucket[T]) setSub(s uint64) {
+	p := b.word()
+	*p = *p&^(subLow|1<<subHigh) | s&subLow | s>>40&1<<subHigh
+}
+
+func (b bucket[T]) setHeadN(h, n uint8) {
+	p := b.word()
+	*p = *p&^(headMask<<headBit|nMask<<nBit) | uint64(h)<<headBit | uint64(n)<<nBit
+}
 func (b bucket[T]) times() *[nGroups]uint16 {
 	return (*[nGroups]uint16)(unsafe.Add(b.p, offTimes))
 }
@@ -190,33 +218,28 @@ func (l *Limiter) groupTime(q uint64, v uint16) uint64 {
 // group, which must exist), given q, the grid index of a time at or after
 // it and less than two windows after it.
 func (b bucket[T]) newest(l *Limiter, q uint64) uint64 {
-	i := (*b.head() + *b.n() - 1) % nGroups
-	return l.latest(q, b.times()[i], *b.sub())
+	i := (b.head() + b.n() - 1) % nGroups
+	return l.latest(q, b.times()[i], b.sub())
 }
 
-// latest returns the time of the latest admission from the newest group's
-// grid index v and its sub, given q as for newest. It is exact when sub's
-// unit is 1 ns (windows under about 18 hours); above, sub is rounded down,
-// which may put the answer up to a unit less a nanosecond after the
-// admission, and after the bucket's last time: the groups are then kept
-// that much longer, never shorter, and every rule reads the same time (a
-// bucket is idle once last is a window and that much old, l.wlast, not
-// just a window). Comparisons with it must not subtract it from a time
-// (t-newest would wrap); they add the window to it instead. (A method of
-// the Limiter, not of the generic bucket, so it is inlined.)
-func (l *Limiter) latest(q uint64, v uint16, sub uint32) uint64 {
-	return l.groupTime(q, v) - uint64(sub)<<(l.subShift&63)
+// latest returns the time of the latest admission, exactly, from the
+// newest group's grid index v and its sub, given q as for newest.
+// Comparisons with it add the window to it rather than subtract it from a
+// time, which could not wrap even if it were later. (A method of the
+// Limiter, not of the generic bucket, so it is inlined.)
+func (l *Limiter) latest(q uint64, v uint16, sub uint64) uint64 {
+	return l.groupTime(q, v) - sub
 }
 
 // idle reports whether b counts no admission inside the window at t (or
 // at last, if that is later).
 func (b bucket[T]) idle(l *Limiter, t uint64) bool {
-	if *b.n() == 0 {
+	if b.n() == 0 {
 		return true
 	}
 	last := *b.last()
 	t = max(t, last)
-	return t >= last+l.wlast || t >= b.newest(l, l.grid(t))+l.wns
+	return t >= last+l.wns || t >= b.newest(l, l.grid(t))+l.wns
 }
 
 // update applies one request at time t to b.
@@ -233,7 +256,10 @@ func (b bucket[T]) idle(l *Limiter, t uint64) bool {
 // multiplication, ratelimit/bench's SingleKey went from 51 to 45 ns a
 // decision (clock included; medians of 3 alternating runs).
 func (b bucket[T]) update(l *Limiter, t uint64) Decision {
-	last, n := *b.last(), *b.n()
+	// The word holding sub, head and n, read once (see bucket.word).
+	wp := b.word()
+	w := *wp
+	last, n := *b.last(), uint8(w>>nBit)&nMask
 	if t < last || n == 0 || !l.fast {
 		return b.updateAll(l, t)
 	}
@@ -242,10 +268,10 @@ func (b bucket[T]) update(l *Limiter, t uint64) Decision {
 		return b.updateAll(l, t) // (last <= t: the same second)
 	}
 	times, counts := b.times(), b.counts()
-	h := *b.head()
+	h := uint8(w>>headBit) & headMask
 	ni := (h + n - 1) % nGroups
 	q := l.gridSec(t, sec)
-	newest := l.latest(q, times[ni], *b.sub())
+	newest := l.latest(q, times[ni], w&subLow|w>>subHigh&1<<40)
 	if t >= newest+l.wns || h != ni && min(l.groupTime(q, times[h]), newest)+l.wns <= t {
 		return b.updateAll(l, t) // a group leaves
 	}
@@ -267,8 +293,10 @@ func (b bucket[T]) update(l *Limiter, t uint64) Decision {
 			q++
 			gt += l.gridNs
 		}
+		// The word first: its top bytes are times[0], which may be ni's.
+		s := gt - t
+		*wp = w&^(subLow|1<<subHigh) | s&subLow | s>>40&1<<subHigh
 		times[ni] = uint16(q)
-		*b.sub() = uint32((gt - t) >> (l.subShift & 63))
 	}
 	counts[ni]++
 	*b.grouped()++
@@ -316,12 +344,12 @@ func (b bucket[T]) updateAll(l *Limiter, t uint64) Decision {
 	// time is the latest admission, exactly; an older group's rounded time
 	// may lie after it, but its admissions do not.
 	times, counts := b.times(), b.counts()
-	h, n := *b.head(), *b.n()
+	h, n := b.head(), b.n()
 	newest := uint64(0)
 	if n > 0 {
 		// b.newest, by hand: generic methods are not inlined.
-		newest = l.latest(q, times[(h+n-1)%nGroups], *b.sub())
-		if t-last >= l.wlast || t >= newest+w {
+		newest = l.latest(q, times[(h+n-1)%nGroups], b.sub())
+		if t-last >= w || t >= newest+w {
 			n = 0
 		}
 	}
@@ -333,7 +361,7 @@ func (b bucket[T]) updateAll(l *Limiter, t uint64) Decision {
 		h = (h + 1) % nGroups
 		n--
 	}
-	*b.head(), *b.n() = h, n
+	b.setHeadN(h, n)
 	grouped := int64(*b.grouped())
 	counted := grouped
 
@@ -449,7 +477,7 @@ func (b bucket[T]) updateAll(l *Limiter, t uint64) Decision {
 // (every admission counted lies at or before t).
 func (b bucket[T]) addGroup(l *Limiter, t, q uint64, same bool, counted int64) {
 	times, counts := b.times(), b.counts()
-	h, n := *b.head(), *b.n()
+	h, n := b.head(), b.n()
 	newest := (h + n - 1) % nGroups
 	full := int64(*b.grouped()) >= 2*l.capacity
 	if same && !full {
@@ -465,10 +493,10 @@ func (b bucket[T]) addGroup(l *Limiter, t, q uint64, same bool, counted int64) {
 		gt = l.gridTime(q)
 	}
 	tq := uint16(q)
-	*b.sub() = uint32((gt - t) >> (l.subShift & 63))
+	b.setSub(gt - t)
 	switch {
 	case full:
-		*b.head(), *b.n() = 0, 1
+		b.setHeadN(0, 1)
 		counts[0], times[0] = T(counted+1), tq
 		*b.grouped() = T(counted + 1)
 		return
@@ -478,7 +506,7 @@ func (b bucket[T]) addGroup(l *Limiter, t, q uint64, same bool, counted int64) {
 	default:
 		i := (h + n) % nGroups
 		counts[i], times[i] = 1, tq
-		*b.n() = n + 1
+		b.setHeadN(h, n+1)
 	}
 	*b.grouped()++
 }
@@ -487,7 +515,7 @@ func (b bucket[T]) addGroup(l *Limiter, t, q uint64, same bool, counted int64) {
 // q is the grid index of last, and newest the latest admission.
 func (b bucket[T]) groupsFree(l *Limiter, need int64, q, newest uint64) uint64 {
 	times, counts := b.times(), b.counts()
-	h, n := *b.head(), *b.n()
+	h, n := b.head(), b.n()
 	for i := range n - 1 {
 		g := (h + i) % nGroups
 		if need -= int64(counts[g]); need <= 0 {

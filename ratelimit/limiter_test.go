@@ -410,7 +410,10 @@ func TestPeriodicBurstsProperty(t *testing.T) {
 	t.Parallel()
 	rapid.Check(t, func(rt *rapid.T) {
 		capacity := rapid.Int64Range(1, 300).Draw(rt, "capacity")
-		window := time.Duration(rapid.SampledFrom([]int{60, 70, 90, 110, 120, 190, 600, 3600}).Draw(rt, "window_s")) * time.Second
+		// Long windows too: a burst at any nanosecond must leave exactly
+		// one window later (found by a black-box check: above 65,528 s the
+		// newest admission's time was rounded to a few ns).
+		window := time.Duration(rapid.SampledFrom([]int{60, 70, 90, 110, 120, 190, 600, 3600, 65529, 86400, 366 * 86400}).Draw(rt, "window_s")) * time.Second
 		width := rapid.SampledFrom([]int{0, 2, 4}).Draw(rt, "width")
 		l := newLimiterWidth(capacity, window, DefaultMaxBuckets, width)
 		slot := retryTolerance(window)
@@ -1357,21 +1360,19 @@ func TestSelectBit(t *testing.T) {
 }
 
 // TestLongWindowSameInstant pins a bug found in review: with windows of
-// 65,536 s or more the newest group's time is kept to units above 1 ns,
-// rounded so that it could lie after the key's latest time; a request at
-// that latest time then read the groups as a window old and dropped them,
-// admitting without limit (with the unary ring, an index out of range).
-// Every offset from the epoch is tried, since the rounding depends on it.
+// 65,529 s or more the newest group's time was kept to units above 1 ns
+// (up to 512 ns at 366 days), rounded so that it could lie after the key's
+// latest time; a request at that latest time then read the groups as a
+// window old and dropped them, admitting without limit (with the unary
+// ring, an index out of range). It is now kept in ns at every window.
+// Offsets of 0 to 1,023 ns from one start are tried, since the rounding
+// depended on them.
 func TestLongWindowSameInstant(t *testing.T) {
 	t.Parallel()
-	for _, window := range []time.Duration{65536 * time.Second, 24 * time.Hour, maxWindow} {
-		for _, capacity := range []int64{1, 10, 100, 1000} {
-			shift := mustLimiter(t, capacity, window).subShift
-			if shift == 0 {
-				t.Fatalf("window %v keeps sub in ns", window)
-			}
+	for _, window := range []time.Duration{65529 * time.Second, 65536 * time.Second, 24 * time.Hour, maxWindow} {
+		for _, capacity := range []int64{1, 10, 100} {
 			start := time.Now()
-			for off := range time.Duration(1) << shift {
+			for off := range time.Duration(1024) {
 				l := mustLimiter(t, capacity, window)
 				now := start.Add(off)
 				admitted := int64(0)
@@ -1385,5 +1386,57 @@ func TestLongWindowSameInstant(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestSubFits checks that the newest group's sub, at most a grid step,
+// fits its 41 bits at every window a limiter accepts, and that the word
+// holding it keeps head, n and times[0] apart.
+func TestSubFits(t *testing.T) {
+	t.Parallel()
+	for _, w := range []time.Duration{time.Second, time.Minute, 65528 * time.Second, 65529 * time.Second, 24 * time.Hour, maxWindow} {
+		if l := mustLimiter(t, 10, w); l.gridNs > 1<<41 {
+			t.Errorf("window %v: grid step %d ns does not fit 41 bits", w, l.gridNs)
+		}
+	}
+	rec := make([]uint64, recordBytes(1, 0, 0)/8)
+	b := bucket[uint8]{unsafe.Pointer(&rec[0])}
+	b.times()[0] = 0xBEEF
+	for _, c := range []struct {
+		sub  uint64
+		h, n uint8
+	}{{0, 0, 0}, {1<<41 - 1, 7, 8}, {1 << 40, 3, 1}, {1<<40 - 1, 0, 15}, {12345678901, 5, 2}} {
+		b.setSub(c.sub)
+		b.setHeadN(c.h, c.n)
+		b.setSub(c.sub)
+		if b.sub() != c.sub || b.head() != c.h || b.n() != c.n || b.times()[0] != 0xBEEF {
+			t.Errorf("set %d, %d, %d: read %d, %d, %d, times[0] %#x", c.sub, c.h, c.n, b.sub(), b.head(), b.n(), b.times()[0])
+		}
+	}
+}
+
+// TestForgottenKeyInheritsOverflow pins what [Limiter] documents at its
+// cap (found by a black-box check, which read "forgetting never changes a
+// decision" as holding there too): a key forgotten by Sweep that gets a
+// new bucket while the overflow bucket counts other keys' requests starts
+// with that count, so it is refused where a limiter that kept its bucket
+// admits it.
+func TestForgottenKeyInheritsOverflow(t *testing.T) {
+	t.Parallel()
+	swept := mustLimiter(t, 1, time.Second, WithMaxBuckets(1))
+	kept := mustLimiter(t, 1, time.Second, WithMaxBuckets(1))
+	for _, l := range []*Limiter{swept, kept} {
+		l.AllowAt("a", base)                      // a's own bucket
+		l.AllowAt("b", base.Add(time.Nanosecond)) // at the cap: the overflow bucket
+	}
+	t1 := base.Add(time.Second)
+	if n := swept.Sweep(t1); n != 1 {
+		t.Fatalf("Sweep reclaimed %d buckets, want a's", n)
+	}
+	if d := kept.AllowAt("a", t1); !d.Allowed {
+		t.Fatalf("a, its bucket kept: %+v; want admitted", d)
+	}
+	if d := swept.AllowAt("a", t1); d.Allowed || d.RetryAfter != time.Second {
+		t.Fatalf("a, forgotten while b's request is in the overflow bucket: %+v; want refused for 1s", d)
 	}
 }
