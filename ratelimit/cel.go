@@ -10,6 +10,7 @@ import (
 	"github.com/google/cel-go/cel"
 	"github.com/google/cel-go/checker"
 	"github.com/google/cel-go/common/ast"
+	"github.com/google/cel-go/common/overloads"
 	"github.com/google/cel-go/common/types"
 	"github.com/google/cel-go/common/types/ref"
 	"github.com/google/cel-go/common/types/traits"
@@ -34,6 +35,10 @@ const (
 	maxInputSize = 1 << 20
 	// maxRangeSize bounds lists.range(n).
 	maxRangeSize = 10_000
+	// maxKeyBytes bounds a bucket key's value, a list's joined form
+	// included, and every value a function turns into text (see
+	// keyString): what a request can make an expression build.
+	maxKeyBytes = maxInputSize
 )
 
 // env returns the CEL environment shared by bucket keys and rule
@@ -93,13 +98,65 @@ func compile(expr string, want *cel.Type, prov *providers) (compiled, error) {
 			return compiled{}, err
 		}
 	}
+	// An expression runs untracked only if its estimated worst case is
+	// within the limit and it uses nothing but what the estimate models
+	// (see untrackable); every other one runs under the cost limit. (A
+	// black-box check found that estimates miss functions whose output
+	// outgrows their cost, such as '%s'.format or basic_auth.encode in a
+	// lists.range(n).map, which then ran untracked out of memory. Tracking
+	// every expression took a rule such as req.url.path.startsWith('/v1/')
+	// from about 360 to 650 ns a request, so plain ones stay untracked.)
 	popts := []cel.ProgramOption{cel.EvalOptions(cel.OptOptimize)}
-	if est, err := e.EstimateCost(checked, sizeEstimator{}); err != nil || est.Max > maxEvalCost {
-		popts = append(popts, cel.CostLimit(maxEvalCost), costOptions)
+	if est, err := e.EstimateCost(checked, sizeEstimator{}); err != nil || est.Max > maxEvalCost || !untrackable(checked) {
+		popts = append(popts, cel.CostLimit(maxEvalCost))
+		popts = append(popts, costOptions...)
 	}
 	p, err := e.Program(checked, popts...)
 	return compiled{prog: p, checked: checked}, err
 }
+
+// untrackable reports whether checked's cost estimate bounds its
+// evaluation: it has no comprehension (whose range cel-go's estimate may
+// not know) and calls only operators, the catalogue's request functions
+// (named "__...", whose results are request data of at most
+// maxInputSize), conversions and the string tests cel-go charges by size,
+// and the functions of linearOverloads (charged by their argument).
+// matches is bounded a call before it runs, but an expression may call
+// it hundreds of times, so it runs tracked, charged by its steps.
+func untrackable(checked *cel.Ast) bool {
+	ok := true
+	ast.PostOrderVisit(checked.NativeRep().Expr(), ast.NewExprVisitor(func(e ast.Expr) {
+		switch e.Kind() {
+		case ast.ComprehensionKind:
+			ok = false
+		case ast.CallKind:
+			name := e.AsCall().FunctionName()
+			if name == "__matches" || !strings.HasPrefix(name, "_") && !strings.HasPrefix(name, "@") && !modelled[name] {
+				ok = false
+			}
+		}
+	}))
+	return ok
+}
+
+// modelled are the functions untrackable accepts beyond operators and the
+// catalogue's request functions.
+var modelled = func() map[string]bool {
+	m := map[string]bool{}
+	for _, f := range []string{
+		"startsWith", "endsWith", "contains", "size", "string", "int", "uint", "double", "bool", "bytes",
+		"type", "dyn", "timestamp", "duration",
+		// linearOverloads' functions
+		"json.decode", "queryString.decode", "url.parse", "url.escape", "url.unescape",
+		"isJson", "decodeBase64", "encodeBase64", "isQueryString", "isURL", "lower", "upper",
+	} {
+		m[f] = true
+	}
+	for _, h := range hashes {
+		m["hash."+h.name] = true
+	}
+	return m
+}()
 
 // checkProviders reports the variables and functions of checked that need
 // a provider prov lacks, naming the option that supplies it.
@@ -161,9 +218,12 @@ func (sizeEstimator) EstimateCallCost(function, overload string, _ *checker.AstN
 
 // costOptions charge, at run time, the functions of linearOverloads by the
 // length of their argument (one unit per ten bytes, as cel-go charges
-// string scans), and json.encode by the length of its output (cel-go
-// charges it the maximum, which would make it fail under any limit).
-var costOptions = func() cel.ProgramOption {
+// string scans), json.encode by the length of its output (cel-go charges
+// it the maximum, which would make it fail under any limit), and every
+// other call cel-go does not charge by size by the size of its result
+// (see resultCost), so that no function builds more than the limit pays
+// for.
+var costOptions = func() []cel.ProgramOption {
 	byLength := func(v ref.Val) *uint64 {
 		n := uint64(1)
 		switch v := v.(type) {
@@ -176,12 +236,60 @@ var costOptions = func() cel.ProgramOption {
 	}
 	opts := []interpreter.CostTrackerOption{
 		interpreter.OverloadCostTracker("json_encode_dyn", func(_ []ref.Val, result ref.Val) *uint64 { return byLength(result) }),
+		// matches: a unit per ten of its steps (see boundedMatch).
+		interpreter.OverloadCostTracker("rl_matches_string", func(args []ref.Val, _ ref.Val) *uint64 {
+			n := uint64(1)
+			if c := patternFor(str(args[1])); c.err == nil {
+				if steps := (len(str(args[0])) + 1) * c.steps; steps <= maxMatchSteps {
+					n += uint64(steps) / 10 // (a call over the limit did not run)
+				}
+			}
+			return &n
+		}),
 	}
 	for _, id := range linearOverloads {
 		opts = append(opts, interpreter.OverloadCostTracker(id, func(args []ref.Val, _ ref.Val) *uint64 { return byLength(args[0]) }))
 	}
-	return cel.CostTrackerOptions(opts...)
+	return []cel.ProgramOption{cel.CostTrackerOptions(opts...), cel.CostTracking(resultCost{})}
 }()
+
+// resultCost charges a call by the size of its result, one unit per ten
+// bytes of text and one per element of a list or map, unless cel-go
+// charges the call by the size of its arguments (string comparisons,
+// concatenation, matches, contains...), which it then does. A function
+// with nothing else to charge it, an encoder or '%s'.format, thus pays for
+// what it builds.
+type resultCost struct{}
+
+// sizedByCEL are the overloads cel-go charges by their arguments' size.
+var sizedByCEL = map[string]bool{
+	overloads.StartsWithString: true, overloads.EndsWithString: true,
+	overloads.StringToBytes: true, overloads.BytesToString: true, overloads.ExtQuoteString: true,
+	overloads.InList:     true,
+	overloads.LessString: true, overloads.GreaterString: true, overloads.LessEqualsString: true, overloads.GreaterEqualsString: true,
+	overloads.LessBytes: true, overloads.GreaterBytes: true, overloads.LessEqualsBytes: true, overloads.GreaterEqualsBytes: true,
+	overloads.Equals: true, overloads.NotEquals: true,
+	overloads.AddString: true, overloads.AddBytes: true,
+	overloads.Matches: true, overloads.MatchesString: true, overloads.ContainsString: true,
+}
+
+func (resultCost) CallCost(_, overload string, _ []ref.Val, result ref.Val) *uint64 {
+	if sizedByCEL[overload] {
+		return nil
+	}
+	n := uint64(1)
+	switch v := result.(type) {
+	case types.String:
+		n += uint64(len(v)) / 10
+	case types.Bytes:
+		n += uint64(len(v)) / 10
+	case traits.Sizer:
+		if s, ok := v.Size().(types.Int); ok && s > 0 {
+			n += uint64(s)
+		}
+	}
+	return &n
+}
 
 // literalHeader reports whether checked is getReqHeader('<literal>') and
 // returns the canonical header name.
@@ -217,8 +325,19 @@ func (h requestHandle) Value() any                     { return h.a }
 // keyString turns a bucket-key value into its part of the key, following
 // the contract (§7): a list joins its elements' forms with ","; null is "";
 // anything else uses its CEL string form. It fails for values with no
-// string form (maps, for example).
+// string form (maps, for example), and for forms longer than maxKeyBytes:
+// a list of a thousand references to one long string costs an expression
+// little, and its joined form would be a thousand times as long.
 func keyString(v ref.Val) (string, error) {
+	s, err := keyForm(v, maxKeyBytes)
+	if err == nil && len(s) > maxKeyBytes {
+		err = fmt.Errorf("the value is longer than %d bytes", maxKeyBytes)
+	}
+	return s, err
+}
+
+// keyForm is keyString, joining at most about limit bytes of a list.
+func keyForm(v ref.Val, limit int) (string, error) {
 	switch v := v.(type) {
 	case types.String:
 		return string(v), nil
@@ -228,12 +347,15 @@ func keyString(v ref.Val) (string, error) {
 		var b strings.Builder
 		it := v.Iterator()
 		for i := 0; it.HasNext() == types.True; i++ {
-			s, err := keyString(it.Next())
+			s, err := keyForm(it.Next(), limit-b.Len())
 			if err != nil {
 				return "", err
 			}
 			if i > 0 {
 				b.WriteByte(',')
+			}
+			if b.Len()+len(s) > limit {
+				return "", fmt.Errorf("the value is longer than %d bytes", maxKeyBytes)
 			}
 			b.WriteString(s)
 		}

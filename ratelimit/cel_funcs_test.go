@@ -278,3 +278,103 @@ func TestCostBudget(t *testing.T) {
 		t.Errorf("lists.range(1e8): %+v; want an evaluation error", res)
 	}
 }
+
+// TestCostOfWhatIsBuilt pins findings of a black-box check: functions that
+// build text from their arguments (basic_auth.encode, '%s'.format,
+// queryString.encode) were charged one unit a call, so an expression
+// calling one a few hundred times on a 1 MiB header ran untracked and
+// allocated gigabytes (lists.range(10000) ran the process out of
+// memory); and a bucket key that is a list of a thousand references to one
+// header joined into a gigabyte. Each now stops with an evaluation error:
+// the call is charged by what it builds, and a key by its length.
+func TestCostOfWhatIsBuilt(t *testing.T) {
+	t.Parallel()
+	big := strings.Repeat("a", 1<<20-64)
+	for _, tt := range []struct{ expr, want string }{
+		{"lists.range(10000).map(i, basic_auth.encode(getReqHeader('x')[0], getReqHeader('x')[0])).size()", "cost limit"},
+		{"lists.range(10000).map(i, '%s'.format([getReqHeader('x')[0]])).size()", "cost limit"},
+		{"lists.range(10000).map(i, queryString.encode({'a': getReqHeader('x')[0]})).size()", "cost limit"},
+		{"lists.range(1000).map(i, getReqHeader('x')[0])", "longer than 1048576 bytes"},
+		{"[getReqHeader('x')[0], getReqHeader('x')[0]]", "longer than 1048576 bytes"},
+	} {
+		r := newRequest("GET", "http://h/")
+		r.Header.Set("X", big)
+		res := mustLimit(t, keyConfig(tt.expr)).EvaluateAt(r, base)
+		if res.ErrorCode != CodeEvalFailed || res.Limited || !strings.Contains(res.ErrorMessage, tt.want) {
+			t.Errorf("%s: result %+v; want an evaluation error containing %q", tt.expr, res.ErrorCode+" "+res.ErrorMessage, tt.want)
+		}
+		if len(res.BucketKey) > 1<<20 {
+			t.Errorf("%s: a bucket key of %d bytes", tt.expr, len(res.BucketKey))
+		}
+	}
+	// Under the limit, the same functions still work.
+	r := newRequest("GET", "http://h/")
+	r.Header.Set("X", "k")
+	for _, expr := range []string{"basic_auth.encode(getReqHeader('x')[0], 'p')", "'%s-1'.format([getReqHeader('x')[0]])", "lists.range(3).map(i, getReqHeader('x')[0])"} {
+		if res := mustLimit(t, keyConfig(expr)).EvaluateAt(r, base); res.ErrorCode != "" || res.BucketKey == "" {
+			t.Errorf("%s: %+v; want a bucket key", expr, res)
+		}
+	}
+}
+
+// TestMatchesBounded pins a finding of a black-box check: one matches call
+// ran for seconds (a{1000}b over a 1 MiB header: 5 s; a pattern taken from
+// the request: 48 s), charged only after it returned. matches now refuses
+// a call whose string length times compiled pattern size exceeds
+// maxMatchSteps, before running it, and charges what it runs.
+func TestMatchesBounded(t *testing.T) {
+	t.Parallel()
+	big := strings.Repeat("a", 1<<20-64)
+	for _, tt := range []struct{ expr, want string }{
+		{"getReqHeader('x')[0].matches('a{1000}b')", "over the limit"},
+		{"matches(getReqHeader('x')[0], getReqHeader('p')[0])", "over the limit"},
+		{"getReqHeader('x')[0].matches('[')", "missing closing ]"},
+		{"lists.range(10000).map(i, getReqHeader('x')[0].substring(0, 10000).matches('a{100}b')).size()", "cost limit"},
+	} {
+		r := newRequest("GET", "http://h/")
+		r.Header.Set("X", big)
+		r.Header.Set("P", strings.Repeat("a", 1000)+"b")
+		res := mustLimit(t, keyConfig(tt.expr)).EvaluateAt(r, base)
+		if res.ErrorCode != CodeEvalFailed || !strings.Contains(res.ErrorMessage, tt.want) {
+			t.Errorf("%s: %s %s; want an evaluation error containing %q", tt.expr, res.ErrorCode, res.ErrorMessage, tt.want)
+		}
+	}
+	r := newRequest("GET", "http://h/api/v2/users")
+	for expr, want := range map[string]string{
+		"req.url.path.matches('^/api/v[0-9]+/') ? 'api' : 'other'": "api",
+		"matches(req.url.path, '^/web/') ? 'web' : 'other'":        "other",
+		"string(req.url.path.matches(dyn('users$')))":              "true",
+	} {
+		res := mustLimit(t, keyConfig(expr)).EvaluateAt(r, base)
+		if res.ErrorCode != "" || !strings.HasSuffix(res.BucketKey, want) {
+			t.Errorf("%s: %+v; want the key %q", expr, res, want)
+		}
+	}
+}
+
+// TestUntrackedOnlyWhenModelled checks which expressions may run without
+// the runtime cost limit: only those made of what the cost estimate
+// models.
+func TestUntrackedOnlyWhenModelled(t *testing.T) {
+	t.Parallel()
+	for expr, want := range map[string]bool{
+		"req.url.path.startsWith('/v1/')":                   true,
+		"req.host + ':' + string(req.url.port)":             true,
+		"getReqHeader('x')[0].lower()":                      true,
+		"hash.md5(req.host)":                                true,
+		"req.url.path.matches('^/api/')":                    false,
+		"'%s'.format([req.host])":                           false,
+		"basic_auth.encode(req.host, 'p')":                  false,
+		"lists.range(3).map(i, req.host)":                   false,
+		"getReqHeader('x').exists(h, h == 'a') ? 'a' : 'b'": false,
+		"['a', 'b'].join(',')":                              false,
+	} {
+		c, err := compile(expr, nil, nil)
+		if err != nil {
+			t.Fatalf("%s: %v", expr, err)
+		}
+		if got := untrackable(c.checked); got != want {
+			t.Errorf("%s: untrackable %v, want %v", expr, got, want)
+		}
+	}
+}

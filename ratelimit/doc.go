@@ -74,9 +74,16 @@
 // empty name and value; split, lastIndexOf and getMilliseconds behave as
 // in cel-go.
 //
-// Every expression's evaluation is bounded: one whose worst case, with
-// every input at most 1 MiB, is within 1,000,000 cost units runs as is;
-// any other runs under that limit and fails to evaluate beyond it.
+// Every expression's evaluation is bounded: one made only of operators,
+// the request's variables and functions, conversions, string tests and
+// the string functions whose cost is known, and whose worst case with
+// every input at most 1 MiB is within 1,000,000 cost units, runs as is;
+// any other runs under that limit, every function charged by what it
+// reads or builds, and fails to evaluate beyond it. A call of matches
+// whose string length times its pattern's compiled size exceeds 2,000,000
+// fails before it runs, and a bucket-key value (a list's joined form
+// included) may be at most 1 MiB. A YAML policy document may be at most
+// 4 MiB with its aliases expanded.
 //
 // A bucket-key value that is a list joins its elements with ","; other
 // values use their CEL string form; null is "". A bucket key that fails to
