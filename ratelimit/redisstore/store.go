@@ -108,7 +108,11 @@ func WithPrefix(prefix string) Option {
 // still expire on the server's clock (window + slot after their latest
 // admission), so a test's times must not run ahead of it by more than
 // that, and must lie between 1970 and 2106 (the record's slot numbers
-// are 32-bit). In production, processes with skewed clocks could together
+// are 32-bit). Times are used to the microsecond, as the server's are
+// (the nanoseconds are dropped): two requests less than a window apart
+// but a whole number of microseconds apart once truncated can both be
+// admitted, where the in-process limiter, which keeps nanoseconds, admits
+// one. In production, processes with skewed clocks could together
 // admit more than capacity under this option; leave it out.
 func WithCallerClock() Option {
 	return func(s *Store) { s.callerClock = true }
@@ -125,7 +129,14 @@ func WithCallerClock() Option {
 // type, the store waits for the answer on another goroutine and returns
 // at the deadline (the command still runs to the client's own read
 // timeout), at the cost of a goroutine per decision.
+//
+// New panics if c is nil, as http.Handle does with a nil handler: a nil
+// client would otherwise fail on the first decision, on a goroutine of
+// its own where no caller could recover.
 func New(c redis.Scripter, opts ...Option) *Store {
+	if c == nil {
+		panic("redisstore: New with a nil client")
+	}
 	s := &Store{c: c, prefix: DefaultPrefix, guard: true}
 	switch c := c.(type) {
 	case *redis.Client:

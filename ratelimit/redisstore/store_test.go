@@ -272,3 +272,15 @@ func TestBadBucket(t *testing.T) {
 		}
 	}
 }
+
+// TestNewNilClient checks that a nil client is refused when the store is
+// made (found by a black-box check: it was accepted, and the first
+// decision crashed the process from a goroutine no caller could recover).
+func TestNewNilClient(t *testing.T) {
+	defer func() {
+		if r := recover(); r == nil || !strings.Contains(fmt.Sprint(r), "nil client") {
+			t.Errorf("recovered %v; want a panic naming the nil client", r)
+		}
+	}()
+	New(nil)
+}
