@@ -224,18 +224,8 @@ func (sizeEstimator) EstimateCallCost(function, overload string, _ *checker.AstN
 // (see resultCost), so that no function builds more than the limit pays
 // for.
 var costOptions = func() []cel.ProgramOption {
-	byLength := func(v ref.Val) *uint64 {
-		n := uint64(1)
-		switch v := v.(type) {
-		case types.String:
-			n += uint64(len(v)) / 10
-		case types.Bytes:
-			n += uint64(len(v)) / 10
-		}
-		return &n
-	}
 	opts := []interpreter.CostTrackerOption{
-		interpreter.OverloadCostTracker("json_encode_dyn", func(_ []ref.Val, result ref.Val) *uint64 { return byLength(result) }),
+		interpreter.OverloadCostTracker("json_encode_dyn", func(_ []ref.Val, result ref.Val) *uint64 { return sizeCost(result) }),
 		// matches: a unit per ten of its steps (see boundedMatch).
 		interpreter.OverloadCostTracker("rl_matches_string", func(args []ref.Val, _ ref.Val) *uint64 {
 			n := uint64(1)
@@ -248,7 +238,7 @@ var costOptions = func() []cel.ProgramOption {
 		}),
 	}
 	for _, id := range linearOverloads {
-		opts = append(opts, interpreter.OverloadCostTracker(id, func(args []ref.Val, _ ref.Val) *uint64 { return byLength(args[0]) }))
+		opts = append(opts, interpreter.OverloadCostTracker(id, func(args []ref.Val, _ ref.Val) *uint64 { return sizeCost(args[0]) }))
 	}
 	return []cel.ProgramOption{cel.CostTrackerOptions(opts...), cel.CostTracking(resultCost{})}
 }()
@@ -269,16 +259,24 @@ var sizedByCEL = map[string]bool{
 	overloads.LessString: true, overloads.GreaterString: true, overloads.LessEqualsString: true, overloads.GreaterEqualsString: true,
 	overloads.LessBytes: true, overloads.GreaterBytes: true, overloads.LessEqualsBytes: true, overloads.GreaterEqualsBytes: true,
 	overloads.Equals: true, overloads.NotEquals: true,
-	overloads.AddString: true, overloads.AddBytes: true,
-	overloads.Matches: true, overloads.MatchesString: true, overloads.ContainsString: true,
+	overloads.AddString: true, overloads.AddBytes: true, overloads.ContainsString: true,
+	// (cel-go's matches is not reachable: matches is a macro for
+	// __matches, charged by costOptions.)
 }
 
 func (resultCost) CallCost(_, overload string, _ []ref.Val, result ref.Val) *uint64 {
 	if sizedByCEL[overload] {
 		return nil
 	}
+	return sizeCost(result)
+}
+
+// sizeCost is the cost of reading or building v: one unit, plus one per
+// ten bytes of text (as cel-go charges string scans) or one per element
+// of a list or map.
+func sizeCost(v ref.Val) *uint64 {
 	n := uint64(1)
-	switch v := result.(type) {
+	switch v := v.(type) {
 	case types.String:
 		n += uint64(len(v)) / 10
 	case types.Bytes:

@@ -13,6 +13,7 @@ import (
 	"hash"
 	"hash/crc32"
 	"hash/crc64"
+	"hash/maphash"
 	"math/bits"
 	"math/rand/v2"
 	"net/netip"
@@ -22,7 +23,6 @@ import (
 	"regexp/syntax"
 	"sort"
 	"strings"
-	"sync"
 	"sync/atomic"
 
 	"github.com/google/cel-go/cel"
@@ -558,26 +558,30 @@ func xxhash64(b []byte) uint64 {
 // 1,000). A call beyond it fails to evaluate, before it runs.
 const maxMatchSteps = 2_000_000
 
-// matchCache holds compiled patterns and their sizes, up to
-// maxCachedPatterns of them (patterns from requests would otherwise grow
-// it without bound; past the cap, patterns are compiled for each call).
+// matchCache holds compiled patterns of up to maxCachedPattern bytes,
+// each in the slot its hash picks, the latest compiled there staying: a
+// bounded cache that patterns taken from requests cannot grow, and in
+// which the cost tracker finds the pattern the call it charges has just
+// compiled.
 var (
-	matchCache        sync.Map // string -> *compiledPattern
-	matchCacheLen     atomic.Int64
-	maxCachedPatterns = int64(1024)
+	matchCache       [256]atomic.Pointer[compiledPattern]
+	matchSeed        = maphash.MakeSeed()
+	maxCachedPattern = 4096
 )
 
 type compiledPattern struct {
-	re    *regexp.Regexp
-	steps int // instructions of the compiled program
-	err   error
+	pattern string
+	re      *regexp.Regexp
+	steps   int // instructions of the compiled program
+	err     error
 }
 
 func patternFor(p string) *compiledPattern {
-	if c, ok := matchCache.Load(p); ok {
-		return c.(*compiledPattern)
+	slot := &matchCache[maphash.String(matchSeed, p)%uint64(len(matchCache))]
+	if c := slot.Load(); c != nil && c.pattern == p {
+		return c
 	}
-	c := &compiledPattern{}
+	c := &compiledPattern{pattern: p}
 	c.re, c.err = regexp.Compile(p)
 	if c.err == nil {
 		re, _ := syntax.Parse(p, syntax.Perl)
@@ -588,10 +592,8 @@ func patternFor(p string) *compiledPattern {
 			c.steps = len(prog.Inst)
 		}
 	}
-	if len(p) <= 1024 && matchCacheLen.Load() < maxCachedPatterns {
-		if _, loaded := matchCache.LoadOrStore(p, c); !loaded {
-			matchCacheLen.Add(1)
-		}
+	if len(p) <= maxCachedPattern {
+		slot.Store(c)
 	}
 	return c
 }

@@ -297,12 +297,7 @@ func TestCostOfWhatIsBuilt(t *testing.T) {
 		{"lists.range(1000).map(i, getReqHeader('x')[0])", "longer than 1048576 bytes"},
 		{"[getReqHeader('x')[0], getReqHeader('x')[0]]", "longer than 1048576 bytes"},
 	} {
-		r := newRequest("GET", "http://h/")
-		r.Header.Set("X", big)
-		res := mustLimit(t, keyConfig(tt.expr)).EvaluateAt(r, base)
-		if res.ErrorCode != CodeEvalFailed || res.Limited || !strings.Contains(res.ErrorMessage, tt.want) {
-			t.Errorf("%s: result %+v; want an evaluation error containing %q", tt.expr, res.ErrorCode+" "+res.ErrorMessage, tt.want)
-		}
+		res := wantEvalError(t, tt.expr, tt.want, map[string]string{"X": big})
 		if len(res.BucketKey) > 1<<20 {
 			t.Errorf("%s: a bucket key of %d bytes", tt.expr, len(res.BucketKey))
 		}
@@ -331,13 +326,7 @@ func TestMatchesBounded(t *testing.T) {
 		{"getReqHeader('x')[0].matches('[')", "missing closing ]"},
 		{"lists.range(10000).map(i, getReqHeader('x')[0].substring(0, 10000).matches('a{100}b')).size()", "cost limit"},
 	} {
-		r := newRequest("GET", "http://h/")
-		r.Header.Set("X", big)
-		r.Header.Set("P", strings.Repeat("a", 1000)+"b")
-		res := mustLimit(t, keyConfig(tt.expr)).EvaluateAt(r, base)
-		if res.ErrorCode != CodeEvalFailed || !strings.Contains(res.ErrorMessage, tt.want) {
-			t.Errorf("%s: %s %s; want an evaluation error containing %q", tt.expr, res.ErrorCode, res.ErrorMessage, tt.want)
-		}
+		wantEvalError(t, tt.expr, tt.want, map[string]string{"X": big, "P": strings.Repeat("a", 1000) + "b"})
 	}
 	r := newRequest("GET", "http://h/api/v2/users")
 	for expr, want := range map[string]string{
@@ -377,4 +366,20 @@ func TestUntrackedOnlyWhenModelled(t *testing.T) {
 			t.Errorf("%s: untrackable %v, want %v", expr, got, want)
 		}
 	}
+}
+
+// wantEvalError evaluates the bucket key expr on a request with headers
+// and wants it to fail to evaluate, not limiting the request, with a
+// message containing want. It returns the result.
+func wantEvalError(t *testing.T, expr, want string, headers map[string]string) Result {
+	t.Helper()
+	r := newRequest("GET", "http://h/")
+	for k, v := range headers {
+		r.Header.Set(k, v)
+	}
+	res := mustLimit(t, keyConfig(expr)).EvaluateAt(r, base)
+	if res.ErrorCode != CodeEvalFailed || res.Limited || !strings.Contains(res.ErrorMessage, want) {
+		t.Errorf("%s: %s %s (limited %v); want an evaluation error containing %q", expr, res.ErrorCode, res.ErrorMessage, res.Limited, want)
+	}
+	return res
 }

@@ -44,9 +44,10 @@ type Decision struct {
 // window/16,000: 4 ms for windows up to 64 s, 250 ms at an hour, 8 s at a
 // day). Above that it admits a request at most one sub-window of
 // max(1s, window/60) later than the log would. At any capacity, a burst
-// at one instant leaves the window exactly one window later. [Decision.RetryAfter] is truthful (a request for the key
-// sent that much later, with none in between, is admitted) and at most
-// max(1s, window/60) longer than the log's answer.
+// at one instant leaves the window exactly one window later.
+// [Decision.RetryAfter] is truthful (a request for the key sent that much
+// later, with none in between, is admitted) and at most max(1s, window/60)
+// longer than the log's answer.
 //
 // Time is passed in, and used with nanosecond precision, from 68 years
 // before the limiter was created to 68 years after; earlier times (the zero

@@ -130,18 +130,20 @@ func (b bucket[T]) last() *uint64 { return (*uint64)(unsafe.Add(b.p, offLast)) }
 // bytes are times[0], which the setters leave alone.
 func (b bucket[T]) word() *uint64 { return (*uint64)(unsafe.Add(b.p, offSub)) }
 
-func (b bucket[T]) sub() uint64 {
-	w := *b.word()
-	return w&subLow | w>>subHigh&1<<40
-}
-
+func (b bucket[T]) sub() uint64 { return subOf(*b.word()) }
 func (b bucket[T]) head() uint8 { return uint8(*b.word()>>headBit) & headMask }
 func (b bucket[T]) n() uint8    { return uint8(*b.word()>>nBit) & nMask }
 
 func (b bucket[T]) setSub(s uint64) {
 	p := b.word()
-	*p = *p&^(subLow|1<<subHigh) | s&subLow | s>>40&1<<subHigh
+	*p = withSub(*p, s)
 }
+
+// subOf returns the sub held in w, the word at offSub.
+func subOf(w uint64) uint64 { return w&subLow | w>>subHigh&1<<40 }
+
+// withSub returns w, the word at offSub, holding sub s.
+func withSub(w, s uint64) uint64 { return w&^(subLow|1<<subHigh) | s&subLow | s>>40&1<<subHigh }
 
 func (b bucket[T]) setHeadN(h, n uint8) {
 	p := b.word()
@@ -151,36 +153,30 @@ func (b bucket[T]) times() *[nGroups]uint16 {
 	return (*[nGroups]uint16)(unsafe.Add(b.p, offTimes))
 }
 
-// groupedOff is the offset of grouped; total, counts and the ring follow
-// it.
-func (b bucket[T]) groupedOff() uintptr {
+// width is the size of T in bytes: a constant of each instantiation, so
+// the offsets below fold to constants.
+func (b bucket[T]) width() int {
 	var z T
-	w := unsafe.Sizeof(z)
-	return (offTimes + 2*nGroups + w - 1) / w * w
+	return int(unsafe.Sizeof(z))
 }
 
-func (b bucket[T]) grouped() *T { return (*T)(unsafe.Add(b.p, b.groupedOff())) }
+func (b bucket[T]) grouped() *T { return (*T)(unsafe.Add(b.p, groupedOffset(b.width()))) }
 
 func (b bucket[T]) total() *T {
-	var z T
-	return (*T)(unsafe.Add(b.p, b.groupedOff()+unsafe.Sizeof(z)))
+	return (*T)(unsafe.Add(b.p, groupedOffset(b.width())+b.width()))
 }
 
 func (b bucket[T]) counts() *[nGroups]T {
-	var z T
-	return (*[nGroups]T)(unsafe.Add(b.p, b.groupedOff()+2*unsafe.Sizeof(z)))
+	return (*[nGroups]T)(unsafe.Add(b.p, groupedOffset(b.width())+2*b.width()))
 }
 
 func (b bucket[T]) ring(n uint32) []T {
-	var z T
-	return unsafe.Slice((*T)(unsafe.Add(b.p, b.groupedOff()+(2+nGroups)*unsafe.Sizeof(z))), n)
+	return unsafe.Slice((*T)(unsafe.Add(b.p, ringOffset(b.width(), false))), n)
 }
 
 // unary returns the ring in its unary form, of n words.
 func (b bucket[T]) unary(n uint32) unaryRing {
-	var z T
-	off := (b.groupedOff() + (2+nGroups)*unsafe.Sizeof(z) + 7) &^ 7
-	return unsafe.Slice((*uint64)(unsafe.Add(b.p, off)), n)
+	return unsafe.Slice((*uint64)(unsafe.Add(b.p, ringOffset(b.width(), true))), n)
 }
 
 // The groups' time grid has steps of u = (1s/256) << ushift: small enough
@@ -271,7 +267,7 @@ func (b bucket[T]) update(l *Limiter, t uint64) Decision {
 	h := uint8(w>>headBit) & headMask
 	ni := (h + n - 1) % nGroups
 	q := l.gridSec(t, sec)
-	newest := l.latest(q, times[ni], w&subLow|w>>subHigh&1<<40)
+	newest := l.latest(q, times[ni], subOf(w))
 	if t >= newest+l.wns || h != ni && min(l.groupTime(q, times[h]), newest)+l.wns <= t {
 		return b.updateAll(l, t) // a group leaves
 	}
@@ -294,8 +290,7 @@ func (b bucket[T]) update(l *Limiter, t uint64) Decision {
 			gt += l.gridNs
 		}
 		// The word first: its top bytes are times[0], which may be ni's.
-		s := gt - t
-		*wp = w&^(subLow|1<<subHigh) | s&subLow | s>>40&1<<subHigh
+		*wp = withSub(w, gt-t)
 		times[ni] = uint16(q)
 	}
 	counts[ni]++

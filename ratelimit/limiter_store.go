@@ -63,11 +63,12 @@ func newShards[T counter](n, perShard, recordBytes int) *shards[T] {
 	// or four-byte counters) start on a 64-byte line, so that the header a
 	// decision reads (hash to the groups' counts: 58 bytes with two-byte
 	// counters, 80 with four-byte ones, of which the first group's count
-	// ends at 52) lies in one line, or starts one. It costs up to 63 bytes a record (328 to 384 at a
-	// capacity of 2^30 an hour) and saved 0.8 of the 3.7 cache lines a
-	// decision missed on ratelimit/bench's Keys100kParallel (callgrind's
-	// cache model with a 4 MiB last level; 14% less time from one
-	// goroutine). A chunk's slice of 8 KiB is itself 64-byte aligned.
+	// ends at 52) lies in one line, or starts one. It costs up to 63 bytes
+	// a record (328 to 384 at a capacity of 2^30 an hour) and saved 0.8 of
+	// the 3.7 cache lines a decision missed on ratelimit/bench's
+	// Keys100kParallel (callgrind's cache model with a 4 MiB last level;
+	// 14% less time from one goroutine). A chunk's slice of 8 KiB is itself
+	// 64-byte aligned.
 	if recordBytes > 128 {
 		recordBytes = (recordBytes + 63) / 64 * 64
 	}
