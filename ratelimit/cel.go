@@ -56,7 +56,8 @@ var env = sync.OnceValues(func() (*cel.Env, error) {
 		v := &catalogue[i]
 		opts = append(opts, cel.Variable(v.name, v.typ))
 	}
-	return cel.NewEnv(append(opts, funcOptions()...)...)
+	opts = append(opts, funcOptions()...)
+	return cel.NewEnv(append(opts, boundedBuilders()...)...)
 })
 
 // compiled is a checked and planned expression.
@@ -177,8 +178,21 @@ func checkProviders(checked *cel.Ast, prov *providers) error {
 				add(v.name, v.need)
 			}
 		}
-		if e.Kind() == ast.CallKind && e.AsCall().FunctionName() == "__secrets_get" {
+		if e.Kind() != ast.CallKind {
+			return
+		}
+		switch c := e.AsCall(); c.FunctionName() {
+		case "__secrets_get":
 			add("secrets.get", provSecrets)
+		case "__present":
+			// has(<variable>) reads the variable too.
+			if a := c.Args(); len(a) == 2 && a[1].Kind() == ast.LiteralKind {
+				if name, ok := a[1].AsLiteral().(types.String); ok {
+					if v, ok := varIndex[string(name)]; ok && v.need != provNone {
+						add(v.name, v.need)
+					}
+				}
+			}
 		}
 	}))
 	if len(missing) == 0 {

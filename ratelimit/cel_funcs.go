@@ -233,7 +233,8 @@ func funcOptions() []cel.EnvOption {
 			if lo < 0 || hi < lo {
 				return types.NewErr("rand.int: want 0 <= min <= max, got min %d and max %d", lo, hi)
 			}
-			return lo + types.Int(rand.Int64N(int64(hi-lo)+1))
+			// hi-lo+1 is at most 2^63: it fits a uint64, not an int64.
+			return lo + types.Int(rand.Uint64N(uint64(hi-lo)+1))
 		}),
 		requestFunc("secrets_get", []*cel.Type{strT, strT}, strT, func(a *activation, v []ref.Val) ref.Val {
 			s, err := a.prov.secrets(str(v[0]), str(v[1]))
@@ -412,6 +413,9 @@ func encodeQueryString(m ref.Val) ref.Val {
 	mp, ok := m.(traits.Mapper)
 	if !ok {
 		return types.NewErr("queryString.encode: not a map")
+	}
+	if queryStringSize(mp) > maxKeyBytes {
+		return tooLong("queryString.encode")
 	}
 	q := url.Values{}
 	for it := mp.Iterator(); it.HasNext() == types.True; {

@@ -1,6 +1,7 @@
 package ratelimit
 
 import (
+	"runtime"
 	"strings"
 	"testing"
 
@@ -35,7 +36,7 @@ var funcTests = []struct {
 	{"hasReqCookie('nope')", false},
 	// encoding, hashing, JSON, query strings, URLs
 	{"base64.decode('aGVsbG8=')", []byte("hello")},
-	{"base64.decode('aGVsbG8')", []byte("hello")},
+	{"base64.decode('aGVsbG8')", failsWith("illegal base64 data")}, // as documented (cel-go accepts it)
 	{"base64.encode(b'hello')", "aGVsbG8="},
 	{"basic_auth.encode('user', 'pass')", "Basic dXNlcjpwYXNz"},
 	{"hash.crc32('hello')", "3610a686"},
@@ -141,6 +142,7 @@ var funcTests = []struct {
 	{"rand.double() >= 0.0 && rand.double() < 1.0", true},
 	{"rand.int() in [0, 1]", true},
 	{"rand.int(5, 5)", int64(5)},
+	{"rand.int(0, 9223372036854775807) >= 0", true}, // the span once overflowed int64
 	{"rand.int(3, 1)", failsWith("rand.int")},
 	{"secrets.get('v', 'n')", "s3cret"},
 	{"secrets.get('v', 'x')", failsWith("no such secret")},
@@ -382,4 +384,61 @@ func wantEvalError(t *testing.T, expr, want string, headers map[string]string) R
 		t.Errorf("%s: %s %s (limited %v); want an evaluation error containing %q", expr, res.ErrorCode, res.ErrorMessage, res.Limited, want)
 	}
 	return res
+}
+
+// TestBoundedBuilders pins a finding of a black-box check: join,
+// json.encode and format were charged by what they built after building
+// it, so a list of a thousand references to a 1 MiB header, joined,
+// allocated about 5 GB in one request before failing. Each builder now
+// refuses before building more than maxKeyBytes, and the evaluation
+// allocates little more than the request itself (checked by the bytes
+// allocated, not by time; the test is not parallel, so nothing else
+// allocates meanwhile).
+func TestBoundedBuilders(t *testing.T) {
+	big := strings.Repeat("a", 1<<20-64)
+	r := newRequest("GET", "http://h/")
+	r.Header.Set("X", big)
+	for range 1000 {
+		r.Header.Add("X-Forwarded-For", "1.2.3.4")
+	}
+	for _, tt := range []struct{ expr, want string }{
+		{"getReqHeader('x-forwarded-for').map(ip, getReqHeader('x')[0]).join(',')", "join: the result would be longer than 1048576 bytes"},
+		{"lists.range(1000).map(i, getReqHeader('x')[0]).join()", "join: the result would be longer"},
+		{"getReqHeader('x-forwarded-for').map(ip, getReqHeader('x')[0]).encodeJson()", "json.encode: the result would be longer"},
+		{"json.encode({'a': lists.range(1000).map(i, getReqHeader('x')[0])})", "json.encode: the result would be longer"},
+		{"'%s'.format([lists.range(1000).map(i, getReqHeader('x')[0])])", "format: the result would be longer"},
+		{"'%x'.format([getReqHeader('x')[0]])", "format: the result would be longer"},
+		{"getReqHeader('x')[0].replace('a', 'bb')", "replace: the result would be longer"},
+		{"getReqHeader('x')[0].replace('', 'b', 600000)", "replace: the result would be longer"},
+		{"queryString.encode({'a': getReqHeader('x')[0], 'b': getReqHeader('x')[0]})", "queryString.encode: the result would be longer"},
+		{"queryString.encode({'a': getReqHeader('x')[0].substring(0, 400000).replace('a', '/')})", "queryString.encode: the result would be longer"},
+		{"getReqHeader('x')[0].split('')", "split: the result would have more than 1000000 elements"},
+		{"getReqHeader('x')[0].split('a', 1000001)", "split: the result would have more than"},
+	} {
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		res := mustLimit(t, keyConfig(tt.expr)).EvaluateAt(r, base)
+		runtime.ReadMemStats(&after)
+		if res.ErrorCode != CodeEvalFailed || !strings.Contains(res.ErrorMessage, tt.want) {
+			t.Errorf("%s: %s %s; want an evaluation error containing %q", tt.expr, res.ErrorCode, res.ErrorMessage, tt.want)
+		}
+		if n := after.TotalAlloc - before.TotalAlloc; n > 16<<20 {
+			t.Errorf("%s: allocated %d MiB", tt.expr, n>>20)
+		}
+	}
+	// Within the bound they work as cel-go's.
+	r.Header.Set("X", "a<b")
+	for expr, want := range map[string]string{
+		"['a', 'b'].join(',') + ['c'].join()":                                                        "a,bc",
+		"getReqHeader('x').encodeJson()":                                                             `["a\u003cb"]`,
+		"'%s-%x-%d'.format([getReqHeader('x')[0], 'hi', 3])":                                         "a<b-6869-3",
+		"'aaa'.replace('a', 'bb') + 'aaa'.replace('a', 'b', 1)":                                      "bbbbbbbaa",
+		"'a,b,c'.split(',').join('|') + 'abc'.split('').join('.') + 'a,b,c'.split(',', 2).join('|')": "a|b|ca.b.ca|b,c",
+		"queryString.encode({'k': getReqHeader('x')[0]})":                                            "k=a%3Cb",
+	} {
+		res := mustLimit(t, keyConfig(expr)).EvaluateAt(r, base)
+		if res.ErrorCode != "" || res.BucketKey != want {
+			t.Errorf("%s: %+v; want the key %q", expr, res, want)
+		}
+	}
 }

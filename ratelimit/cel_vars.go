@@ -488,7 +488,7 @@ func reqVars() []varSpec {
 		}),
 		strVar("req.url.raw", provNone, func(a *activation) string {
 			uri := a.r.RequestURI
-			if strings.Contains(uri, "://") {
+			if u, err := url.Parse(uri); err == nil && u.IsAbs() && u.Host != "" {
 				return uri // the request line had an absolute URL
 			}
 			if uri == "" {

@@ -10,6 +10,7 @@ import (
 	"crypto/x509/pkix"
 	"encoding/asn1"
 	"errors"
+	"maps"
 	"math/big"
 	"net"
 	"net/http"
@@ -456,6 +457,13 @@ func TestProviderRequired(t *testing.T) {
 	if len(exprs) < 100 {
 		t.Fatalf("only %d provider-backed names", len(exprs))
 	}
+	for name, option := range maps.Clone(exprs) {
+		if !strings.Contains(name, "(") {
+			// has() reads the variable too (it once skipped the check
+			// and then dereferenced the missing provider).
+			exprs["has("+name+")"] = option
+		}
+	}
 	for expr, option := range exprs {
 		cfg := keyConfig("[" + expr + "]")
 		if err := cfg.Validate(); err != nil {
@@ -464,6 +472,24 @@ func TestProviderRequired(t *testing.T) {
 		_, err := NewLimit(cfg)
 		if err == nil || !strings.Contains(err.Error(), "ratelimit."+option) {
 			t.Errorf("%s: NewLimit error %v; want one naming ratelimit.%s", expr, err, option)
+		}
+	}
+}
+
+// TestRawURLOriginForm checks req.url.raw for a request line in origin
+// form whose query holds "://" (once taken for an absolute URL), and in
+// absolute form.
+func TestRawURLOriginForm(t *testing.T) {
+	t.Parallel()
+	for uri, want := range map[string]string{
+		"/login?next=https://evil.example/x": "http://example.com/login?next=https://evil.example/x",
+		"/a://b":                             "http://example.com/a://b",
+		"http://api.example.com/v1?x=1":      "http://api.example.com/v1?x=1",
+	} {
+		r := httptest.NewRequest("GET", uri, nil)
+		r.RequestURI = uri
+		if got := evalExpr(t, "req.url.raw", r); got != types.String(want) {
+			t.Errorf("%s: req.url.raw = %v; want %s", uri, got, want)
 		}
 	}
 }
