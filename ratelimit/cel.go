@@ -243,7 +243,7 @@ var costOptions = func() []cel.ProgramOption {
 		// matches: a unit per ten of its steps (see boundedMatch).
 		interpreter.OverloadCostTracker("rl_matches_string", func(args []ref.Val, _ ref.Val) *uint64 {
 			n := uint64(1)
-			if c := patternFor(str(args[1])); c.err == nil {
+			if c := patternFor(str(args[1]), 0, false); c.err == nil {
 				if steps := (len(str(args[0])) + 1) * c.steps; steps <= maxMatchSteps {
 					n += uint64(steps) / 10 // (a call over the limit did not run)
 				}

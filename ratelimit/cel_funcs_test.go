@@ -8,6 +8,8 @@ import (
 	"github.com/google/cel-go/common/types"
 	"github.com/google/cel-go/common/types/ref"
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/acctapi/acctapi/internal/trunc"
 )
 
 // failsWith is the wanted value of an expression that fails to evaluate:
@@ -439,6 +441,34 @@ func TestBoundedBuilders(t *testing.T) {
 		res := mustLimit(t, keyConfig(expr)).EvaluateAt(r, base)
 		if res.ErrorCode != "" || res.BucketKey != want {
 			t.Errorf("%s: %+v; want the key %q", expr, res, want)
+		}
+	}
+}
+
+// TestMatchesPatternFromRequest pins a finding of a black-box check: a
+// pattern taken from the request was compiled before the bound was
+// checked (a 7 KB a{1000}a{1000}... took 0.7 s and 904 MB), and the error
+// quoted the whole pattern. The size is now bounded from the parse tree
+// before compiling, patterns are at most 64 KiB, and errors are short.
+// Checked by the bytes allocated (the test is not parallel).
+func TestMatchesPatternFromRequest(t *testing.T) {
+	for _, tt := range []struct{ pattern, want string }{
+		{strings.Repeat("a{1000}", 1000), "over the limit"},
+		{strings.Repeat("([a-z]{10}){100}", 400), "over the limit"},
+		{strings.Repeat("(a|b)", 200_000), "longer than 65536 bytes"},
+		{"[" + strings.Repeat("a", 50_000), "missing closing ]"},
+	} {
+		r := newRequest("GET", "http://h/path")
+		r.Header.Set("P", tt.pattern)
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		res := mustLimit(t, keyConfig("req.url.path.matches(getReqHeader('p')[0])")).EvaluateAt(r, base)
+		runtime.ReadMemStats(&after)
+		if res.ErrorCode != CodeEvalFailed || !strings.Contains(res.ErrorMessage, tt.want) || len(res.ErrorMessage) > 400 {
+			t.Errorf("%.20s...: %s %q; want a short evaluation error containing %q", tt.pattern, res.ErrorCode, trunc.String(res.ErrorMessage, 500), tt.want)
+		}
+		if n := after.TotalAlloc - before.TotalAlloc; n > 4<<20 {
+			t.Errorf("%.20s...: allocated %d MiB", tt.pattern, n>>20)
 		}
 	}
 }
