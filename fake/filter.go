@@ -3,7 +3,6 @@ package fake
 import (
 	"fmt"
 	"net/http"
-	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -11,10 +10,10 @@ import (
 	"time"
 
 	"github.com/google/cel-go/cel"
+	"github.com/google/cel-go/checker"
 	celast "github.com/google/cel-go/common/ast"
 	"github.com/google/cel-go/common/types"
 	"github.com/google/cel-go/common/types/ref"
-	"github.com/google/cel-go/common/types/traits"
 	"github.com/google/cel-go/interpreter"
 
 	"github.com/acctapi/acctapi"
@@ -42,9 +41,31 @@ const (
 	filterFieldsVar      = "obj"
 )
 
-// filterEnv is the CEL environment of list filters: obj (one item, as a
-// map of its filterable fields), time.now, and add/subtract on timestamps
-// taking durations such as "7d" or "1h30m". It is built once and immutable.
+// filterFieldTypes are the CEL types of every list's filterable fields
+// (contract §3), each declared as the variable obj.<field>: text is a
+// nullable string, so that `== null` type-checks (it is false: the fake
+// stores no null text), and times are timestamps. A filter comparing a
+// field with a value of another type (obj.created_at == "2026-...",
+// obj.description == 1) is then refused when compiled, as contract §3
+// requires, rather than matching nothing, or failing only on the items
+// it reaches. TestFilterFieldTypes checks that every list's fields are
+// here.
+var filterFieldTypes = map[string]*cel.Type{
+	"id":                  cel.NullableType(cel.StringType),
+	"description":         cel.NullableType(cel.StringType),
+	"metadata":            cel.NullableType(cel.StringType),
+	"owner_id":            cel.NullableType(cel.StringType),
+	"subject_common_name": cel.NullableType(cel.StringType),
+	"created_at":          cel.TimestampType,
+	"not_before":          cel.TimestampType,
+	"not_after":           cel.TimestampType,
+}
+
+// filterEnv is the CEL environment of list filters: obj.<field> for each
+// filterable field (filterFieldTypes), time.now, and add/subtract on
+// timestamps taking durations such as "7d" or "1h30m". It has no macros:
+// has() is not among contract §3's constructs. It is built once and
+// immutable.
 var filterEnv = sync.OnceValues(func() (*cel.Env, error) {
 	shift := func(sign int64) func(lhs, rhs ref.Val) ref.Val {
 		return func(lhs, rhs ref.Val) ref.Val {
@@ -60,17 +81,19 @@ var filterEnv = sync.OnceValues(func() (*cel.Env, error) {
 			return types.Timestamp{Time: t}
 		}
 	}
-	return cel.NewEnv(
-		cel.Variable(filterFieldsVar, cel.MapType(cel.StringType, cel.DynType)),
-		cel.Variable("time.now", cel.TimestampType),
+	opts := []cel.EnvOption{cel.Variable("time.now", cel.TimestampType)}
+	for name, t := range filterFieldTypes {
+		opts = append(opts, cel.Variable(filterFieldsVar+"."+name, t))
+	}
+	return cel.NewEnv(append(opts,
 		cel.Function("add", cel.MemberOverload("timestamp_add_duration_string",
 			[]*cel.Type{cel.TimestampType, cel.StringType}, cel.TimestampType, cel.BinaryBinding(shift(1)))),
 		cel.Function("subtract", cel.MemberOverload("timestamp_subtract_duration_string",
 			[]*cel.Type{cel.TimestampType, cel.StringType}, cel.TimestampType, cel.BinaryBinding(shift(-1)))),
-		cel.ClearMacros(), cel.Macros(cel.HasMacro),
+		cel.ClearMacros(),
 		cel.ParserRecursionLimit(maxFilterDepth),
 		cel.ParserExpressionSizeLimit(maxFilterLen),
-	)
+	)...)
 })
 
 // CEL's ranges: a duration is at most 10,000 years either way, a
@@ -256,7 +279,7 @@ func compileFilter(expr string, fields []string) (*filter, error) {
 		return nil, badFilter("%v", err)
 	}
 	f := &filter{prg: prg, base: celguard.EvalCost + celguard.Nodes(ast.NativeRep().Expr())/4}
-	if est, err := env.EstimateCost(ast, filterCosts); err == nil && est.Max <= maxFilterCost {
+	if est, err := env.EstimateCost(ast, filterEstimator{}); err == nil && est.Max <= maxFilterCost {
 		if f.fast, err = env.Program(ast); err != nil {
 			return nil, badFilter("%v", err)
 		}
@@ -300,6 +323,47 @@ func checkFilterLiteral(_, s string) error {
 // from outside) the size is unknown, so an expression whose cost grows
 // with them has no static bound and is always tracked.
 var filterCosts = celguard.Costs{Size: fieldSize}
+
+// filterEstimator is filterCosts for CEL's static estimator. A field is
+// the variable obj.<field>, whose path CEL gives as one name
+// (["obj.metadata"]); celguard's model, like fieldSize, reads member paths
+// (["obj", "metadata"]), so the estimator shows it nodes with their paths
+// split.
+type filterEstimator struct{}
+
+var _ checker.CostEstimator = filterEstimator{}
+
+// EstimateSize implements checker.CostEstimator.
+func (filterEstimator) EstimateSize(n checker.AstNode) *checker.SizeEstimate {
+	return filterCosts.EstimateSize(splitPath{n})
+}
+
+// EstimateCallCost implements checker.CostEstimator.
+func (filterEstimator) EstimateCallCost(fn, overload string, target *checker.AstNode, args []checker.AstNode) *checker.CallEstimate {
+	if target != nil {
+		t := checker.AstNode(splitPath{*target})
+		target = &t
+	}
+	split := make([]checker.AstNode, len(args))
+	for i, a := range args {
+		split[i] = splitPath{a}
+	}
+	return filterCosts.EstimateCallCost(fn, overload, target, split)
+}
+
+// splitPath is a node whose path "obj.<field>" reads ["obj", "<field>"].
+type splitPath struct{ checker.AstNode }
+
+// Path implements checker.AstNode.
+func (n splitPath) Path() []string {
+	p := n.AstNode.Path()
+	if len(p) == 1 {
+		if field, ok := strings.CutPrefix(p[0], filterFieldsVar+"."); ok {
+			return []string{filterFieldsVar, field}
+		}
+	}
+	return p
+}
 
 // fieldSize is the most bytes the field at path (["obj", "metadata"])
 // holds, when known.
@@ -357,8 +421,8 @@ func (fc *filterCache) compile(kind, expr string, fields []string) (*filter, err
 	return f, nil
 }
 
-// activation binds obj and time.now for one evaluation; a list request
-// reuses one for every item.
+// activation binds obj.<field> and time.now for one evaluation; a list
+// request reuses one for every item.
 type activation struct {
 	obj *objVal
 	now ref.Val
@@ -366,11 +430,13 @@ type activation struct {
 
 // ResolveName implements interpreter.Activation.
 func (a *activation) ResolveName(name string) (any, bool) {
-	switch name {
-	case filterFieldsVar:
-		return a.obj, true
-	case "time.now":
+	if name == "time.now" {
 		return a.now, true
+	}
+	if field, ok := strings.CutPrefix(name, filterFieldsVar+"."); ok && slices.Contains(a.obj.names, field) {
+		if v := a.obj.field(field); v != nil {
+			return v, true
+		}
 	}
 	return nil, false
 }
@@ -378,8 +444,8 @@ func (a *activation) ResolveName(name string) (any, bool) {
 // Parent implements interpreter.Activation.
 func (a *activation) Parent() interpreter.Activation { return nil }
 
-// objVal is obj, one item as CEL sees it: a map from the list's filterable
-// field names to the item's values. A field's value is made only when the
+// objVal is one item as a filter sees it: the list's filterable field
+// names and the item's values. A field's value is made only when the
 // filter reads it, so an item costs nothing for the fields a filter does
 // not name; a list request reuses one objVal for every item, its field
 // function reading the item the request is at.
@@ -387,81 +453,6 @@ type objVal struct {
 	names []string                  // the filterable fields
 	field func(name string) ref.Val // a field of the current item, or nil
 }
-
-var (
-	_ traits.Mapper = (*objVal)(nil)
-	_ ref.Val       = (*objVal)(nil)
-)
-
-// find returns the field key names, when it is one of the filterable ones.
-func (o *objVal) find(key ref.Val) (ref.Val, bool) {
-	name, ok := key.(types.String)
-	if !ok || !slices.Contains(o.names, string(name)) {
-		return nil, false
-	}
-	v := o.field(string(name))
-	return v, v != nil
-}
-
-// Find implements traits.Mapper.
-func (o *objVal) Find(key ref.Val) (ref.Val, bool) { return o.find(key) }
-
-// Get implements traits.Indexer.
-func (o *objVal) Get(key ref.Val) ref.Val {
-	if v, ok := o.find(key); ok {
-		return v
-	}
-	return types.NewErr("no such key: %v", key)
-}
-
-// Contains implements traits.Container.
-func (o *objVal) Contains(key ref.Val) ref.Val {
-	_, ok := o.find(key)
-	return types.Bool(ok)
-}
-
-// Size implements traits.Sizer.
-func (o *objVal) Size() ref.Val { return types.Int(len(o.names)) }
-
-// Iterator implements traits.Iterable: the field names.
-func (o *objVal) Iterator() traits.Iterator {
-	return types.NewStringList(types.DefaultTypeAdapter, o.names).Iterator()
-}
-
-// native returns the item's fields as a Go map.
-func (o *objVal) native() map[string]any {
-	m := make(map[string]any, len(o.names))
-	for _, n := range o.names {
-		if v := o.field(n); v != nil {
-			m[n] = v.Value()
-		}
-	}
-	return m
-}
-
-// ConvertToNative implements ref.Val.
-func (o *objVal) ConvertToNative(t reflect.Type) (any, error) {
-	return types.DefaultTypeAdapter.NativeToValue(o.native()).ConvertToNative(t)
-}
-
-// ConvertToType implements ref.Val.
-func (o *objVal) ConvertToType(t ref.Type) ref.Val {
-	if t == types.TypeType {
-		return types.MapType
-	}
-	return types.DefaultTypeAdapter.NativeToValue(o.native()).ConvertToType(t)
-}
-
-// Equal implements ref.Val.
-func (o *objVal) Equal(other ref.Val) ref.Val {
-	return types.DefaultTypeAdapter.NativeToValue(o.native()).Equal(other)
-}
-
-// Type implements ref.Val.
-func (o *objVal) Type() ref.Type { return types.MapType }
-
-// Value implements ref.Val.
-func (o *objVal) Value() any { return o.native() }
 
 // matcher returns a function that evaluates the filter on one item's
 // fields, with time.now bound to now. It is for one goroutine and one

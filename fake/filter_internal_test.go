@@ -17,6 +17,7 @@ import (
 
 	"github.com/acctapi/acctapi"
 	"github.com/acctapi/acctapi/account"
+	"github.com/acctapi/acctapi/internal/resources"
 )
 
 // keyField is obj's fields of an API key, as the fake's API key list
@@ -104,7 +105,7 @@ func TestFilterCostBound(t *testing.T) {
 		{`obj.metadata.endsWith("m") && size(obj.metadata) > 3 && obj.metadata.size() < 5000`, true},
 		{`obj.created_at > time.now.subtract("7d") || obj.created_at.add("1d12h") > time.now`, true},
 		{`obj.id == "ak_x" || obj.id in ["a", "b"]`, true},
-		{`has(obj.metadata) && !(obj.owner_id == "")`, true}, // equality is bounded by the literal
+		{`obj.metadata != null && !(obj.owner_id == "")`, true}, // equality is bounded by the literal
 		{`obj.metadata < "n" && obj.description >= "é" && obj.metadata != "ü"`, true},
 		{`obj.owner_id in ["usr_1", "service_1", ""]`, true},
 		{`obj.owner_id.contains("service")`, false},  // owner_id's size is unknown
@@ -148,7 +149,7 @@ func TestFilterGrammar(t *testing.T) {
 		`obj.metadata in ["a", "b"] && obj.id in ["ak_1"] && 1 in [1, 2u, 3.0, true, null, b"x"]`,
 		`size(obj.metadata) > 3 && obj.description.size() <= 255`,
 		`obj.description.startsWith("a") || obj.description.endsWith("b") || obj.metadata.contains("c")`,
-		`obj.description == "" || obj.metadata == null || has(obj.owner_id)`,
+		`obj.description == "" || obj.metadata == null || obj.owner_id != null`,
 		`-1 < 0 && 1.5 > 0.5 && "a" < "b"`,
 	}
 	for _, expr := range accepted {
@@ -182,7 +183,14 @@ func TestFilterGrammar(t *testing.T) {
 		{`obj.metadata.lowerAscii() == ""`, "the function lowerAscii is not supported"},
 		{`obj == obj`, "obj may be used only as obj.<field>"},
 		{`obj.nope == ""`, "unsupported field: obj.nope"},
-		{`has(obj.nope)`, "unsupported field: obj.nope"},
+		{`has(obj.metadata)`, "the function has is not supported"},
+		// A field compared with a value of another type is refused, not
+		// an empty answer (contract §3: times compare as timestamps).
+		{`obj.created_at == "2026-11-24T06:31:09Z"`, "no matching overload for '_==_' applied to '(timestamp, string)'"},
+		{`obj.created_at > "2020"`, "no matching overload"},
+		{`obj.description == 1`, "no matching overload for '_==_' applied to '(wrapper(string), int)'"},
+		{`obj.description == b"k"`, "no matching overload"},
+		{`obj.metadata < 5`, "no matching overload"},
 		{`obj.description.x == ""`, "obj.description has no members"},
 		{`obj.id.startsWith("ak_")`, "startsWith is not supported on obj.id"},
 		{`"ak_123".contains(obj.id)`, "contains is not supported on obj.id"},
@@ -440,5 +448,24 @@ func TestFilterCache(t *testing.T) {
 		if len(fc.m) > maxCachedFilters {
 			t.Fatalf("%d cached filters", len(fc.m))
 		}
+	}
+}
+
+// TestFilterFieldTypes checks that every list's filterable fields
+// (internal/resources, contract §3) have a CEL type, so that a filter on
+// any of them type-checks its comparisons.
+func TestFilterFieldTypes(t *testing.T) {
+	t.Parallel()
+	n := 0
+	for _, d := range resources.All() {
+		for _, f := range d.Filter {
+			n++
+			if filterFieldTypes[f] == nil {
+				t.Errorf("%s: filterable field %s has no type in filterFieldTypes", d.Name, f)
+			}
+		}
+	}
+	if n == 0 {
+		t.Fatal("no list has filterable fields")
 	}
 }

@@ -64,7 +64,7 @@ func FuzzFilter(f *testing.F) {
 		strings.Repeat(`obj.description == "x" || `, 150) + "false",
 		`obj.metadata.matches("[\\pL\\pN]{1000}z")`,
 		`[obj.id].exists(x, x.startsWith("ak_"))`,
-		`obj.metadata in ["a", "b", obj.description] || has(obj.owner_id)`,
+		`obj.metadata in ["a", "b", obj.description] || obj.owner_id != null`,
 		`obj.metadata.contains("` + strings.Repeat("m", 199) + `z") || size(obj.metadata) == 200`,
 		`time.now.add("999999d") < time.now || timestamp("9999-12-31T23:59:59Z").add("1d") > time.now`,
 	} {
