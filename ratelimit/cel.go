@@ -1,6 +1,7 @@
 package ratelimit
 
 import (
+	"errors"
 	"fmt"
 	"reflect"
 	"slices"
@@ -303,6 +304,29 @@ func sizeCost(v ref.Val) *uint64 {
 	return &n
 }
 
+// budgetError is the error of an evaluation one of the package's own
+// bounds stopped: a function refusing to build or match more than its
+// bound, a bucket key longer than maxKeyBytes. With cel-go's cost limit
+// (see overBudgetErr), it is what a request can provoke in an expression
+// that handles every failure its inputs can cause, so a bucket key that
+// fails with it still limits (see Limit).
+type budgetError struct{ msg string }
+
+func (e *budgetError) Error() string { return e.msg }
+
+// overBudget returns a budgetError as a CEL error value.
+func overBudget(format string, args ...any) ref.Val {
+	return types.WrapErr(&budgetError{fmt.Sprintf(format, args...)})
+}
+
+// overBudgetErr reports whether err, from an evaluation, is a
+// budgetError or cel-go's cost limit.
+func overBudgetErr(err error) bool {
+	var b *budgetError
+	var c interpreter.EvalCancelledError
+	return errors.As(err, &b) || errors.As(err, &c) && c.Cause == interpreter.CostLimitExceeded
+}
+
 // literalHeader reports whether checked is getReqHeader('<literal>') and
 // returns the canonical header name.
 func literalHeader(checked *cel.Ast) (string, bool) {
@@ -343,7 +367,7 @@ func (h requestHandle) Value() any                     { return h.a }
 func keyString(v ref.Val) (string, error) {
 	s, err := keyForm(v, maxKeyBytes)
 	if err == nil && len(s) > maxKeyBytes {
-		err = fmt.Errorf("the value is longer than %d bytes", maxKeyBytes)
+		err = &budgetError{fmt.Sprintf("the value is longer than %d bytes", maxKeyBytes)}
 	}
 	return s, err
 }
@@ -367,7 +391,7 @@ func keyForm(v ref.Val, limit int) (string, error) {
 				b.WriteByte(',')
 			}
 			if b.Len()+len(s) > limit {
-				return "", fmt.Errorf("the value is longer than %d bytes", maxKeyBytes)
+				return "", &budgetError{fmt.Sprintf("the value is longer than %d bytes", maxKeyBytes)}
 			}
 			b.WriteString(s)
 		}

@@ -56,7 +56,7 @@ var celBindings = sync.OnceValue(func() map[string][]*functions.Overload {
 // tooLong is the error of a function refusing to build more than
 // maxKeyBytes.
 func tooLong(fn string) ref.Val {
-	return types.NewErr("%s: the result would be longer than %d bytes", fn, maxKeyBytes)
+	return overBudget("%s: the result would be longer than %d bytes", fn, maxKeyBytes)
 }
 
 // boundedBuilders returns the environment options redefining the
@@ -110,14 +110,14 @@ func boundedBuilders() []cel.EnvOption {
 		cel.Function("split",
 			cel.MemberOverload("string_split_string", []*cel.Type{strT, strT}, strList, cel.BinaryBinding(func(s, sep ref.Val) ref.Val {
 				if splitCount(str(s), str(sep), -1) > maxEvalCost {
-					return types.NewErr("split: the result would have more than %d elements", maxEvalCost)
+					return overBudget("split: the result would have more than %d elements", maxEvalCost)
 				}
 				return split.Binary(s, sep)
 			})),
 			cel.MemberOverload("string_split_string_int", []*cel.Type{strT, strT, intT}, strList, cel.FunctionBinding(func(args ...ref.Val) ref.Val {
 				n, _ := args[2].(types.Int)
 				if splitCount(str(args[0]), str(args[1]), int64(n)) > maxEvalCost {
-					return types.NewErr("split: the result would have more than %d elements", maxEvalCost)
+					return overBudget("split: the result would have more than %d elements", maxEvalCost)
 				}
 				return splitN.Function(args...)
 			}))),

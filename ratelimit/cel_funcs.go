@@ -599,7 +599,7 @@ func patternFor(p string, n int, compile bool) *compiledPattern {
 	}
 	c := &compiledPattern{pattern: p}
 	if len(p) > maxPatternBytes {
-		c.err = fmt.Errorf("the pattern is longer than %d bytes", maxPatternBytes)
+		c.err = &budgetError{fmt.Sprintf("the pattern is longer than %d bytes", maxPatternBytes)}
 		return c
 	}
 	re, err := syntax.Parse(p, syntax.Perl)
@@ -654,11 +654,14 @@ func progSize(re *syntax.Regexp) int {
 // string's length times the pattern's size exceeds maxMatchSteps.
 func boundedMatch(s, p string) ref.Val {
 	c := patternFor(p, len(s)+1, true)
+	if _, ok := c.err.(*budgetError); ok {
+		return overBudget("matches: %v", c.err)
+	}
 	if c.err != nil {
 		return types.NewErr("matches: %s", trunc.String(c.err.Error(), 200))
 	}
 	if steps := (len(s) + 1) * c.steps; steps > maxMatchSteps || c.re == nil {
-		return types.NewErr("matches: a %d-byte string against a pattern of %d steps is %d steps, over the limit of %d", len(s), c.steps, steps, maxMatchSteps)
+		return overBudget("matches: a %d-byte string against a pattern of %d steps is %d steps, over the limit of %d", len(s), c.steps, steps, maxMatchSteps)
 	}
 	return types.Bool(c.re.MatchString(s))
 }

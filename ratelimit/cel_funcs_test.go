@@ -262,18 +262,18 @@ func TestUnknownNames(t *testing.T) {
 }
 
 // TestCostBudget checks that an expression whose work has no small bound
-// stops at the cost limit: the bucket key fails to evaluate and the
-// request is not limited.
+// stops at the cost limit: the bucket key fails to evaluate, and the
+// request is counted in the bucket of all over-budget requests.
 func TestCostBudget(t *testing.T) {
 	t.Parallel()
 	cfg := keyConfig("lists.range(10000).map(x, lists.range(10000).map(y, x + y)).size()")
 	cfg.Capacity = 1
 	l := mustLimit(t, cfg)
 	r := newRequest("GET", "http://h/")
-	for range 2 {
+	for i := range 2 {
 		res := l.EvaluateAt(r, base)
-		if res.ErrorCode != CodeEvalFailed || res.Limited || !strings.Contains(res.ErrorMessage, "cost limit") {
-			t.Fatalf("result %+v; want an evaluation error for the cost limit", res)
+		if res.ErrorCode != CodeEvalFailed || res.Limited != (i == 1) || !strings.Contains(res.ErrorMessage, "cost limit") {
+			t.Fatalf("request %d: result %+v; want an evaluation error for the cost limit, limited %v", i, res, i == 1)
 		}
 	}
 	// lists.range is capped, so even one call cannot build a huge list.
@@ -469,6 +469,35 @@ func TestMatchesPatternFromRequest(t *testing.T) {
 		}
 		if n := after.TotalAlloc - before.TotalAlloc; n > 4<<20 {
 			t.Errorf("%.20s...: allocated %d MiB", tt.pattern, n>>20)
+		}
+	}
+}
+
+// TestOverBudgetStillLimits pins a finding of a black-box check: a key
+// that handles every failure its inputs can cause,
+// getReqHeader('x-forwarded-for')[0].split(',')[0], failed on the
+// package's own bound when a client padded the header with a million
+// commas, and a key that fails does not limit (contract §7): the padded
+// requests went through unlimited. Requests whose key a bound stops now
+// share one bucket; other failures still do not limit.
+func TestOverBudgetStillLimits(t *testing.T) {
+	t.Parallel()
+	cfg := keyConfig("hasReqHeader('x-forwarded-for') ? getReqHeader('x-forwarded-for')[0].split(',')[0].trim() : conn.client_ip")
+	cfg.Capacity = 1
+	l := mustLimit(t, cfg)
+	for i, pad := range []string{strings.Repeat(",", 1_040_000), strings.Repeat(",", 1_040_001)} {
+		r := newRequest("GET", "http://h/")
+		r.Header.Set("X-Forwarded-For", "1.2.3.4"+pad)
+		res := l.EvaluateAt(r, base)
+		if res.ErrorCode != CodeEvalFailed || !strings.Contains(res.ErrorMessage, "split: the result would have more than") || res.Limited != (i == 1) || res.Reject != (i == 1) {
+			t.Errorf("padded request %d: %+v; want an evaluation error, limited %v", i, res, i == 1)
+		}
+	}
+	// A failure the request's data causes within the bounds does not limit.
+	l = mustLimit(t, keyConfig("getReqHeader('x-missing')[0]"))
+	for range 3 {
+		if res := l.EvaluateAt(newRequest("GET", "http://h/"), base); res.ErrorCode != CodeEvalFailed || res.Limited {
+			t.Errorf("missing header: %+v; want an evaluation error, not limited", res)
 		}
 	}
 }

@@ -79,16 +79,22 @@
 // the string functions whose cost is known, and whose worst case with
 // every input at most 1 MiB is within 1,000,000 cost units, runs as is;
 // any other runs under that limit, every function charged by what it
-// reads or builds, and fails to evaluate beyond it. A call of matches
-// whose string length times its pattern's compiled size exceeds 2,000,000
-// fails before it runs, and a bucket-key value (a list's joined form
-// included) may be at most 1 MiB. A YAML policy document may be at most
-// 4 MiB with its aliases expanded.
+// reads or builds, and fails to evaluate beyond it. join, format,
+// json.encode, queryString.encode and replace refuse, before building it,
+// a result of more than 1 MiB, and split a list of more than 1,000,000
+// elements. A call of matches whose string length times its pattern's
+// compiled size exceeds 2,000,000 fails before it compiles or runs (a
+// pattern may be at most 64 KiB), and a bucket-key value (a list's joined
+// form included) may be at most 1 MiB. A YAML policy document may be at
+// most 4 MiB with its aliases expanded.
 //
 // A bucket-key value that is a list joins its elements with ","; other
 // values use their CEL string form; null is "". A bucket key that fails to
 // evaluate does not limit the request: the result carries
-// [CodeEvalFailed] and a message, and processing continues. With several
+// [CodeEvalFailed] and a message, and processing continues. The exception
+// is a key stopped by one of the bounds above: such requests are counted
+// in one bucket they all share, so that a client cannot lift a limit by
+// sending a request costly enough to evaluate. With several
 // bucket keys, each combination of values is one bucket; the values are
 // length-prefixed, so ("a|b", "c") and ("a", "b|c") differ.
 //

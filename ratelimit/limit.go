@@ -35,7 +35,10 @@ type Result struct {
 	Remaining int64
 	// ErrorCode and ErrorMessage are actions.ngrok.rate_limit.error.code and
 	// .message: set when a bucket key failed to evaluate ([CodeEvalFailed]),
-	// in which case the request is not limited and not counted, or when the
+	// in which case the request is not limited and not counted (unless the
+	// package's own bounds on an evaluation stopped it: the request is then
+	// counted in one bucket all such requests share, so that no request can
+	// lift the limit by being costly to evaluate), or when the
 	// limit's [Store] failed or timed out ([CodeStoreFailed]), in which case
 	// the [FailureMode] decided (FailOpen: not limited, not counted;
 	// FailClosed: limited, retry-after one second).
@@ -149,7 +152,7 @@ func (l *Limit) decide(a *activation, now time.Time) Result {
 	if len(l.keys) == 1 {
 		s, err := l.keys[0].eval(a)
 		if err != nil {
-			return evalError(0, err)
+			return l.evalError(a, now, 0, err)
 		}
 		key = s
 	} else {
@@ -158,7 +161,7 @@ func (l *Limit) decide(a *activation, now time.Time) Result {
 		for i, k := range l.keys {
 			s, err := k.eval(a)
 			if err != nil {
-				return evalError(i, err)
+				return l.evalError(a, now, i, err)
 			}
 			if i > 0 {
 				b = append(b, ',')
@@ -183,11 +186,34 @@ func (l *Limit) decide(a *activation, now time.Time) Result {
 	return res
 }
 
-func evalError(i int, err error) Result {
-	return Result{
+// overBudgetKey is the bucket of the requests whose bucket key one of the
+// package's bounds stopped (see budgetError); no request's data makes it
+// the value of a key by accident.
+const overBudgetKey = "\x00ratelimit: bucket key over budget"
+
+// evalError is the result of bucket key i failing to evaluate with err.
+// The request is not limited (contract §7), unless the failure is one of
+// the package's own bounds (overBudgetErr): then it is counted in the
+// bucket overBudgetKey, which all such requests share. Otherwise a client
+// could lift any limit whose key splits, maps or joins request data by
+// sending a request large enough to exceed the bound (a black-box check
+// did it with an X-Forwarded-For of a million commas), though the
+// expression handles every failure its inputs can cause.
+func (l *Limit) evalError(a *activation, now time.Time, i int, err error) Result {
+	res := Result{
 		ErrorCode:    CodeEvalFailed,
 		ErrorMessage: fmt.Sprintf("failed to evaluate CEL expression on bucket_key[%d] for rate-limit at runtime: %v", i, err),
 	}
+	if !overBudgetErr(err) {
+		return res
+	}
+	d, serr := l.limiter.AllowContext(a.r.Context(), overBudgetKey, now)
+	res.Limited, res.Reject = !d.Allowed, !d.Allowed && l.enforce
+	res.RetryAfter, res.Remaining = d.RetryAfter, d.Remaining
+	if serr != nil {
+		return storeError(res, serr)
+	}
+	return res
 }
 
 // keyProgram is one compiled bucket-key expression. A bare variable of
