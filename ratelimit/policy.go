@@ -1,9 +1,7 @@
 package ratelimit
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -94,7 +92,7 @@ type (
 	}
 	actionDoc struct {
 		Type   string          `json:"type"`
-		Config json.RawMessage `json:"config"`
+		Config any `json:"config"` // decoded by the action's type
 	}
 	customResponseDoc struct {
 		StatusCode int               `json:"status_code"`
@@ -147,17 +145,18 @@ func NewPolicy(doc []byte, opts ...PolicyOption) (*Policy, error) {
 		}
 	}
 	var rules []ruleDoc
-	if raw, ok := top["on_http_request"]; ok {
-		if err := strictUnmarshal(raw, &rules); err != nil {
-			errs = append(errs, field.Invalid("on_http_request", "%v", err))
-			rules = nil
-		}
+	decodeErr := decodeValue("on_http_request", top["on_http_request"], &rules)
+	if decodeErr != nil {
+		errs = append(errs, decodeErr)
 	}
 	for i, rd := range rules {
 		path := fmt.Sprintf("on_http_request[%d]", i)
 		r, err := p.compileRule(path, rd, o)
 		if err != nil {
-			errs = append(errs, err)
+			// What did not decode is reported once, not again as missing.
+			if err := without(err, decodeErr); err != nil {
+				errs = append(errs, err)
+			}
 			continue
 		}
 		if len(r.actions) > 0 {
@@ -210,18 +209,16 @@ func compileAction(ad actionDoc, o options) (policyAction, error) {
 	switch ad.Type {
 	case ActionType:
 		var cfg Config
-		if err := strictUnmarshal(ad.Config, &cfg); err != nil {
-			return policyAction{}, field.Invalid("config", "%v", err)
-		}
+		derr := decodeValue("config", ad.Config, &cfg)
 		l, err := newLimit(cfg, o)
-		if err != nil {
-			return policyAction{}, field.Prefix("config", err)
+		if derr != nil || err != nil {
+			return policyAction{}, errors.Join(derr, without(field.Prefix("config", err), derr))
 		}
 		return policyAction{limit: l}, nil
 	case ActionTypeCustomResponse:
 		var cd customResponseDoc
-		if err := strictUnmarshal(ad.Config, &cd); err != nil {
-			return policyAction{}, field.Invalid("config", "%v", err)
+		if err := decodeValue("config", ad.Config, &cd); err != nil {
+			return policyAction{}, err
 		}
 		// 1xx codes are informational: net/http would send a 200 after
 		// them, not the response the policy describes.
@@ -267,13 +264,24 @@ func sortedKeys[V any](m map[string]V) []string {
 // nothing was skipped.
 func (p *Policy) Skipped() []string { return slices.Clone(p.skipped) }
 
-func strictUnmarshal(raw json.RawMessage, v any) error {
-	if len(raw) == 0 {
-		raw = json.RawMessage("{}")
+// without returns the field errors of err whose paths are not at or below
+// those of decoded's, joined: a member that failed to decode is reported
+// by its decoding error alone, not again by the validation of what it
+// left empty.
+func without(err, decoded error) error {
+	bad := field.Errors(decoded)
+	var keep []error
+	for _, e := range field.Errors(err) {
+		if !slices.ContainsFunc(bad, func(d *field.Error) bool {
+			return e.Field == d.Field || strings.HasPrefix(e.Field, d.Field+".") || strings.HasPrefix(e.Field, d.Field+"[")
+		}) {
+			keep = append(keep, e)
+		}
 	}
-	d := json.NewDecoder(bytes.NewReader(raw))
-	d.DisallowUnknownFields()
-	return d.Decode(v)
+	if len(keep) == 0 && len(field.Errors(err)) == 0 {
+		return err // not field errors: keep as is
+	}
+	return errors.Join(keep...)
 }
 
 // Handler returns next wrapped in the policy. When no action answers, next

@@ -15,10 +15,10 @@ import (
 // decodeDocument reads a policy document into its top-level members. A
 // document whose first character after JSON's white space (space, tab,
 // line feed, carriage return) is "{" or "[" is JSON; anything else is
-// YAML, converted to JSON so that one strict decoder checks both. (Other
+// YAML, read into the same values, which decodeValue checks for both. (Other
 // Unicode spaces, a vertical tab or a no-break space, are white space to
 // neither: a document starting with one is YAML, and refused.)
-func decodeDocument(doc []byte) (map[string]json.RawMessage, error) {
+func decodeDocument(doc []byte) (map[string]any, error) {
 	trimmed := bytes.Trim(doc, jsonSpace)
 	var top any
 	if len(trimmed) > 0 && (trimmed[0] == '{' || trimmed[0] == '[') {
@@ -47,15 +47,7 @@ func decodeDocument(doc []byte) (map[string]json.RawMessage, error) {
 	if err := bareAction(m); err != nil {
 		return nil, err
 	}
-	out := make(map[string]json.RawMessage, len(m))
-	for k, v := range m {
-		raw, err := json.Marshal(v)
-		if err != nil {
-			return nil, field.Invalid(k, "cannot be read: %v", err)
-		}
-		out[k] = raw
-	}
-	return out, nil
+	return m, nil
 }
 
 // jsonSpace is JSON's white space (RFC 8259, section 2).

@@ -223,11 +223,11 @@ func TestNewPolicyErrors(t *testing.T) {
 		{"unknown phase", `{"on_request": []}`, []string{"on_request"}},
 		{"unknown action", `{"on_http_request": [{"actions": [{"type": "deny"}]}]}`, []string{"on_http_request[0].actions[0].type"}},
 		{"no actions", `{"on_http_request": [{"expressions": ["true"]}]}`, []string{"on_http_request[0].actions"}},
-		{"unknown rule member", `{"on_http_request": [{"action": []}]}`, []string{"on_http_request"}},
+		{"unknown rule member", `{"on_http_request": [{"action": []}]}`, []string{"on_http_request[0].action", "on_http_request[0].actions"}},
 		{"bad config", `{"on_http_request": [{"actions": [` + rl + `, {"type": "rate-limit", "config": {"name": "n", "algorithm": "sliding_window", "capacity": 0, "rate": "60s", "bucket_key": ["req.host"]}}]}]}`,
 			[]string{"on_http_request[0].actions[1].config.capacity"}},
-		{"unknown config member", `{"on_http_request": [{"actions": [{"type": "rate-limit", "config": {"nam": "n"}}]}]}`,
-			[]string{"on_http_request[0].actions[0].config"}},
+		{"unknown config member", `{"on_http_request": [{"actions": [{"type": "rate-limit", "config": {"nam": "x", "name": "n", "algorithm": "sliding_window", "capacity": 1, "rate": "60s", "bucket_key": ["req.host"]}}]}]}`,
+			[]string{"on_http_request[0].actions[0].config.nam"}},
 		{"expression not boolean", `{"on_http_request": [{"expressions": ["req.host"], "actions": [` + rl + `]}]}`,
 			[]string{"on_http_request[0].expressions[0]"}},
 		{"expression does not compile", `{"on_http_request": [{"expressions": ["req.host =="], "actions": [` + rl + `]}]}`,
@@ -249,6 +249,65 @@ func TestNewPolicyErrors(t *testing.T) {
 			}
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("fields (-want +got):\n%s\nerror: %v", diff, err)
+			}
+		})
+	}
+}
+
+// TestPolicyTypeErrors pins findings of a black-box check: a member of the
+// wrong type was reported with encoding/json's message, naming Go types
+// ("cannot unmarshal string into Go struct field Config.bucket_key of
+// type []string"), at the enclosing member, and it stopped the rest of
+// the document from being checked. Each is now reported at its own path,
+// in the document's terms, with every other error.
+func TestPolicyTypeErrors(t *testing.T) {
+	t.Parallel()
+	const cfg = "{name: n, algorithm: sliding_window, capacity: 1, rate: 60s, bucket_key: [req.host]}"
+	rl := func(member, value string) string {
+		members := map[string]string{"name": "n", "algorithm": "sliding_window", "capacity": "1", "rate": "60s", "bucket_key": "[req.host]"}
+		members[member] = value
+		var b strings.Builder
+		for _, k := range sortedKeys(members) {
+			fmt.Fprintf(&b, "%s: %s, ", k, members[k])
+		}
+		return "on_http_request:\n  - actions:\n      - type: rate-limit\n        config: {" + b.String() + "}\n"
+	}
+	tests := []struct {
+		name, doc string
+		want      map[string]string // field: part of its reason
+	}{
+		{"rules not a list", "on_http_request: {actions: []}", map[string]string{"on_http_request": "must be a list, not an object"}},
+		{"expressions a string", "on_http_request:\n  - expressions: 'req.method == \"GET\"'\n    actions: [{type: rate-limit, config: " + cfg + "}]\n",
+			map[string]string{"on_http_request[0].expressions": `must be a list, not the string "req.method == \"GET\""`}},
+		{"bucket_key a string", rl("bucket_key", "conn.client_ip"), map[string]string{"on_http_request[0].actions[0].config.bucket_key": "must be a list"}},
+		{"rate a number", rl("rate", "60"), map[string]string{"on_http_request[0].actions[0].config.rate": "must be a string, not the number 60"}},
+		{"enforce not a boolean", rl("enforce", "no"), map[string]string{"on_http_request[0].actions[0].config.enforce": `must be true or false, not the string "no"`}},
+		{"capacity not whole", rl("capacity", "1.5"), map[string]string{"on_http_request[0].actions[0].config.capacity": "must be a whole number, not the number 1.5"}},
+		{"errors in two rules", "on_http_request:\n  - expresions: [true]\n    actions: [{type: rate-limit, config: " + cfg + "}]\n  - expressions: [req.nope]\n    actions: [{type: rate-limit, config: " + cfg + "}]\n",
+			map[string]string{"on_http_request[0].expresions": `did you mean "expressions"`, "on_http_request[1].expressions[0]": "req.nope"}},
+		{"three config errors", "on_http_request:\n  - actions: [{type: rate-limit, config: {name: n, algorithm: sliding_window, capacity: 1.5, rate: 65s, bucket_key: []}}]\n",
+			map[string]string{"on_http_request[0].actions[0].config.capacity": "whole number", "on_http_request[0].actions[0].config.rate": "65s", "on_http_request[0].actions[0].config.bucket_key": "1 to 10"}},
+		{"custom-response headers", "on_http_request:\n  - actions: [{type: custom-response, config: {status_code: 429, headers: {x: [1]}}}]\n",
+			map[string]string{"on_http_request[0].actions[0].config.headers.x": "must be a string, not a list"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			_, err := NewPolicy([]byte(tt.doc))
+			got := map[string]string{}
+			for _, fe := range acctapi.FieldErrors(err) {
+				got[fe.Field] = fe.Reason
+			}
+			if len(got) != len(tt.want) {
+				t.Errorf("errors %v; want one for each of %v", err, tt.want)
+			}
+			for f, want := range tt.want {
+				if !strings.Contains(got[f], want) {
+					t.Errorf("%s: %q; want it to contain %q (all: %v)", f, got[f], want, err)
+				}
+			}
+			if err != nil && (strings.Contains(err.Error(), "Go ") || strings.Contains(err.Error(), "json:")) {
+				t.Errorf("the error names Go's types: %v", err)
 			}
 		})
 	}
