@@ -120,19 +120,65 @@ func memberMacro(member string, args int, fn string) cel.Macro {
 // hasMacro is has() that also accepts the documentation's index form,
 // has(m[k]) meaning k in m, and a variable whose value may be absent,
 // has(req.url.port).
+//
+// has(x[i]) of a list is whether i is an index of x; has(<name>) of a name
+// that no variable begins (req.cookie) does not compile, naming it and
+// the closest valid names, as a use of it outside has() does.
 var hasMacro = cel.GlobalMacro(operators.Has, 1, func(eh cel.MacroExprFactory, target ast.Expr, args []ast.Expr) (ast.Expr, *cel.Error) {
 	arg := args[0]
 	if arg.Kind() == ast.CallKind && arg.AsCall().FunctionName() == operators.Index && len(arg.AsCall().Args()) == 2 {
 		c := arg.AsCall()
-		return eh.NewCall(operators.In, c.Args()[1], c.Args()[0]), nil
+		return eh.NewCall("__has_index", c.Args()[0], c.Args()[1]), nil
 	}
 	if name, ok := dottedName(arg); ok {
 		if _, ok := varIndex[name]; ok {
 			return eh.NewCall("__present", eh.NewIdent(varRequest), eh.NewLiteral(types.String(name))), nil
 		}
+		if root, _, _ := strings.Cut(name, "."); namespaces[root] && !declaredPrefix(name) {
+			return nil, eh.NewError(arg.ID(), "unknown name "+name+hint(name))
+		}
 	}
 	return parser.MakeHas(eh, target, args)
 })
+
+// namespaces are the first parts of the catalogue's variable names.
+var namespaces = func() map[string]bool {
+	m := map[string]bool{}
+	for i := range catalogue {
+		root, _, _ := strings.Cut(catalogue[i].name, ".")
+		m[root] = true
+	}
+	return m
+}()
+
+// declaredPrefix reports whether a variable is name or a part of it
+// before a dot (req.url.query_params for req.url.query_params.a).
+func declaredPrefix(name string) bool {
+	for p := name; ; {
+		if _, ok := varIndex[p]; ok {
+			return true
+		}
+		i := strings.LastIndexByte(p, '.')
+		if i < 0 {
+			return false
+		}
+		p = p[:i]
+	}
+}
+
+// hasIndex is has(x[k]): k in x for a map, 0 <= k < size(x) for a list.
+func hasIndex(x, k ref.Val) ref.Val {
+	switch x := x.(type) {
+	case traits.Mapper:
+		_, found := x.Find(k)
+		return types.Bool(found)
+	case traits.Lister:
+		i, ok := k.(types.Int)
+		n, _ := x.Size().(types.Int)
+		return types.Bool(ok && i >= 0 && i < n)
+	}
+	return types.NewErr("has(x[k]): x is neither a map nor a list")
+}
 
 // dottedName returns the qualified name a chain of selections spells
 // ("req.url.port"), if e is one.
@@ -194,6 +240,11 @@ func funcOptions() []cel.EnvOption {
 		}),
 	}
 	opts := []cel.EnvOption{
+		cel.Function("__has_index",
+			cel.Overload("rl_has_index_map", []*cel.Type{cel.MapType(cel.TypeParamType("K"), cel.TypeParamType("V")), cel.TypeParamType("K")}, boolT,
+				cel.BinaryBinding(hasIndex)),
+			cel.Overload("rl_has_index_list", []*cel.Type{cel.ListType(cel.TypeParamType("E")), intT}, boolT,
+				cel.BinaryBinding(hasIndex))),
 		cel.Function("__matches", cel.Overload("rl_matches_string", []*cel.Type{strT, strT}, boolT,
 			cel.BinaryBinding(func(s, p ref.Val) ref.Val { return boundedMatch(str(s), str(p)) }))),
 		requestFunc("getReqHeader", []*cel.Type{strT}, strList, func(a *activation, v []ref.Val) ref.Val {

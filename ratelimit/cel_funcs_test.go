@@ -152,6 +152,9 @@ var funcTests = []struct {
 	{"has(req.headers['x-missing'])", false},
 	{"has(req.url.port)", true},
 	{"has(req.url.query_params.a)", true},
+	{"has(getReqHeader('x-api-key')[1])", true}, // has() of a list index (once refused: '@in' on a list)
+	{"has(getReqHeader('x-api-key')[2])", false},
+	{"has(req.url.query_params['a'])", true},
 	{"inCidrRange('10.1.2.3', '10.0.0.0/8')", true},
 	{"inCidrRange('::ffff:10.1.2.3', '10.0.0.0/8')", true},
 	{"inCidrRange('10.1.2.3', 'bogus')", false},
@@ -252,6 +255,14 @@ func TestUnknownNames(t *testing.T) {
 		{"getReqHeader(1)", "found no matching overload for 'getReqHeader' applied to '(int)'"},
 		{"secrets.get(1, 2)", "found no matching overload for 'secrets.get' applied to '(int, int)'"},
 		{"__acctapi_request", "unknown name __acctapi_request"},
+		// Findings of a black-box check: has() of an unknown name named
+		// only its root; a name moved under req.url, a JavaScript
+		// spelling and an abbreviation found no close names.
+		{"has(req.cookie)", "unknown name req.cookie; did you mean req.cookies"},
+		{"has(conn.geo.citty)", "unknown name conn.geo.citty; did you mean conn.geo.city"},
+		{"req.path", "unknown name req.path; did you mean req.url.path"},
+		{"req.url.path.includes('/x')", "did you mean contains?"},
+		{"conn.tls.ja4", "conn.tls.ja4_fingerprint"},
 	}
 	for _, tt := range tests {
 		_, err := NewLimit(keyConfig(tt.expr))

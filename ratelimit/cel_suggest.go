@@ -123,12 +123,26 @@ func hint(name string) string {
 	if s := closest(name, 3, knownNames()); len(s) > 0 {
 		return "; did you mean " + strings.Join(s, ", ") + "?"
 	}
+	last := name[strings.LastIndexByte(name, '.')+1:]
+	if s, ok := synonyms[last]; ok {
+		return "; did you mean " + s + "?"
+	}
 	return ""
 }
 
+// synonyms are the CEL names of functions other languages spell
+// differently.
+var synonyms = map[string]string{
+	"includes": "contains", "has_prefix": "startsWith", "hasPrefix": "startsWith", "has_suffix": "endsWith",
+	"hasSuffix": "endsWith", "length": "size", "len": "size", "toLowerCase": "lower", "toUpperCase": "upper",
+	"toLower": "lower", "toUpper": "upper", "substr": "substring", "strip": "trim", "regex": "matches",
+}
+
 // closest returns up to n of names nearest to name by edit distance,
-// nearest first, among those within a third of its length (or that
-// extend it: req.url for req.url.sheme's parent).
+// nearest first, among those within a third of its length, those that
+// extend it (req.url for req.url.sheme's parent; conn.tls.ja4_fingerprint
+// for conn.tls.ja4), and those in the same namespace that end with the
+// same part (req.url.path for req.path).
 func closest(name string, n int, names []string) []string {
 	type cand struct {
 		name string
@@ -136,9 +150,12 @@ func closest(name string, n int, names []string) []string {
 	}
 	var cs []cand
 	limit := max(2, len(name)/3)
+	root, _, _ := strings.Cut(name, ".")
+	last := name[strings.LastIndexByte(name, '.')+1:]
 	for _, c := range names {
 		d := editDistance(name, c)
-		if d <= limit || strings.HasPrefix(c, name+".") {
+		sameEnd := strings.Contains(name, ".") && strings.HasPrefix(c, root+".") && strings.HasSuffix(c, "."+last)
+		if d <= limit || strings.HasPrefix(c, name+".") || strings.HasPrefix(c, name+"_") || sameEnd {
 			cs = append(cs, cand{c, d})
 		}
 	}
