@@ -2,11 +2,13 @@ package fake
 
 import (
 	"bytes"
+	"encoding"
 	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
 	"reflect"
+	"strconv"
 	"strings"
 	"sync"
 	"unicode/utf8"
@@ -42,6 +44,19 @@ func decode(body []byte, v any, ms *members) error {
 		return fromValidation(err)
 	case errors.As(err, &syn), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
 		return errorf(http.StatusBadRequest, acctapi.CodeInvalidJSON, "The request body is not valid JSON.")
+	}
+	if errors.As(err, &typ) || strings.HasPrefix(err.Error(), "json: unknown field ") {
+		// The body is valid JSON (encoding/json scans a whole value before
+		// decoding it). Its error names a member by its name alone or by Go
+		// type names ("OperatorCreate.region"); the walk names it by its
+		// JSON path, indexes and map keys included ("sources[1].type",
+		// "labels.env"), and finds the first fault in the body's order.
+		sc := memberScanner{b: body, ms: ms, types: true}
+		if werr := sc.value(reflect.TypeOf(v), ""); werr != nil {
+			return werr
+		}
+	}
+	switch {
 	case errors.As(err, &typ):
 		field := typ.Field
 		if field == "" {
@@ -133,6 +148,10 @@ type memberScanner struct {
 	b  []byte
 	i  int
 	ms *members
+	// types also checks that each value is of the JSON type its Go type
+	// takes, as encoding/json does (decode sets it only once encoding/json
+	// has refused the body, to name the member by its JSON path).
+	types bool
 }
 
 func (sc *memberScanner) space() {
@@ -146,49 +165,137 @@ func (sc *memberScanner) space() {
 	}
 }
 
-// value scans one value whose Go type is t (nil: anything).
+// value scans one value whose Go type is t (nil: anything) at path, its
+// JSON path ("" for the body; with types unset, only containers get theirs).
 func (sc *memberScanner) value(t reflect.Type, path string) error {
 	for t != nil && t.Kind() == reflect.Pointer {
 		t = t.Elem()
+	}
+	if t != nil && sc.opaque(t) {
+		t = nil
 	}
 	sc.space()
 	if sc.i >= len(sc.b) {
 		return nil
 	}
-	switch sc.b[sc.i] {
+	switch c := sc.b[sc.i]; c {
 	case '{':
+		if sc.types && t != nil && t.Kind() != reflect.Struct && t.Kind() != reflect.Map && t.Kind() != reflect.Interface {
+			return wrongType(path, t)
+		}
 		return sc.object(t, path)
 	case '[':
+		if sc.types && t != nil && t.Kind() != reflect.Slice && t.Kind() != reflect.Array && t.Kind() != reflect.Interface {
+			return wrongType(path, t)
+		}
 		sc.i++
 		var elem reflect.Type
 		if t != nil && (t.Kind() == reflect.Slice || t.Kind() == reflect.Array) {
 			elem = t.Elem()
 		}
-		for {
+		for n := 0; ; {
 			sc.space()
 			if sc.i >= len(sc.b) {
 				return nil
 			}
-			if sc.b[sc.i] == ']' {
+			switch sc.b[sc.i] {
+			case ']':
 				sc.i++
 				return nil
-			}
-			if sc.b[sc.i] == ',' {
+			case ',':
 				sc.i++
 				continue
 			}
-			if err := sc.value(elem, path); err != nil {
+			sub := path
+			if sc.types || sc.b[sc.i] == '{' || sc.b[sc.i] == '[' {
+				sub = truncate(path+"["+strconv.Itoa(n)+"]", 64) // only nested values need their path
+			}
+			if err := sc.value(elem, sub); err != nil {
 				return err
 			}
+			n++
 		}
 	case '"':
 		sc.str()
+		if sc.types && t != nil && t.Kind() != reflect.String && t.Kind() != reflect.Interface &&
+			(t.Kind() != reflect.Slice || t.Elem().Kind() != reflect.Uint8) {
+			return wrongType(path, t)
+		}
 	default: // a number, true, false or null
+		start := sc.i
 		for sc.i < len(sc.b) && !strings.ContainsRune(",]} \t\r\n", rune(sc.b[sc.i])) {
 			sc.i++
 		}
+		if sc.types && t != nil && c != 'n' {
+			return checkScalar(string(sc.b[start:sc.i]), t, path)
+		}
 	}
 	return nil
+}
+
+var (
+	jsonUnmarshaler = reflect.TypeFor[json.Unmarshaler]()
+	textUnmarshaler = reflect.TypeFor[encoding.TextUnmarshaler]()
+)
+
+// opaque reports whether values of t decode themselves (time.Time), so
+// that the walk checks neither their JSON type nor their members. A struct
+// that decodes itself but has JSON members (an event target) is walked.
+func (sc *memberScanner) opaque(t reflect.Type) bool {
+	pt := reflect.PointerTo(t)
+	if !pt.Implements(jsonUnmarshaler) && !pt.Implements(textUnmarshaler) {
+		return false
+	}
+	return t.Kind() != reflect.Struct || len(sc.ms.of(t)) == 0
+}
+
+// checkScalar checks a number, true or false (lit) against t, as
+// encoding/json decodes it.
+func checkScalar(lit string, t reflect.Type, path string) error {
+	k := t.Kind()
+	if lit == "true" || lit == "false" {
+		if k == reflect.Bool || k == reflect.Interface {
+			return nil
+		}
+		return wrongType(path, t)
+	}
+	var err error
+	switch {
+	case k == reflect.Interface:
+		return nil
+	case reflect.Int <= k && k <= reflect.Int64:
+		_, err = strconv.ParseInt(lit, 10, t.Bits())
+	case reflect.Uint <= k && k <= reflect.Uintptr:
+		_, err = strconv.ParseUint(lit, 10, t.Bits())
+	case k == reflect.Float32 || k == reflect.Float64:
+		_, err = strconv.ParseFloat(lit, t.Bits())
+	default:
+		return wrongType(path, t)
+	}
+	if err == nil {
+		return nil
+	}
+	f := path
+	if errors.Is(err, strconv.ErrRange) {
+		return &apiError{status: http.StatusBadRequest, code: acctapi.CodeInvalidValue, field: path,
+			msg: "The value of " + f + " is out of range."}
+	}
+	want := "an integer"
+	if k >= reflect.Uint && k <= reflect.Uintptr {
+		want = "a whole number, 0 or more"
+	}
+	return &apiError{status: http.StatusBadRequest, code: acctapi.CodeInvalidValue, field: path,
+		msg: "The value of " + f + " must be " + want + " (a JSON number without a fraction or exponent)."}
+}
+
+// wrongType is the error for a value at path of another JSON type than
+// Go type t takes.
+func wrongType(path string, t reflect.Type) *apiError {
+	if path == "" {
+		return errorf(http.StatusBadRequest, acctapi.CodeInvalidValue, "The request body must be a JSON %s.", jsonKind(t.Kind().String()))
+	}
+	return &apiError{status: http.StatusBadRequest, code: acctapi.CodeInvalidValue, field: path,
+		msg: "The value of " + path + " must be a JSON " + jsonKind(t.Kind().String()) + "."}
 }
 
 // str skips a string and returns its contents as they appear, and whether
@@ -285,7 +392,7 @@ func (sc *memberScanner) object(t reflect.Type, path string) error {
 		sc.i++ // :
 		sc.space()
 		sub := path
-		if sc.i < len(sc.b) && (sc.b[sc.i] == '{' || sc.b[sc.i] == '[') {
+		if sc.types || sc.i < len(sc.b) && (sc.b[sc.i] == '{' || sc.b[sc.i] == '[') {
 			sub = field() // only nested values need their path
 		}
 		if err := sc.value(ft, sub); err != nil {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"iter"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -14,7 +15,8 @@ import (
 // maxJournal bounds the journal's entries; the oldest are dropped first.
 const maxJournal = 100_000
 
-// maxJournalBody bounds how much of each body the journal keeps.
+// maxJournalBody bounds how much of each body the journal keeps: a
+// longer one is redacted whole, then cut (see cutBody).
 const maxJournalBody = 64 << 10
 
 // DefaultJournalBudget is the most memory, in bytes, that a server's
@@ -28,7 +30,15 @@ const DefaultJournalBudget = 64 << 20
 // that failed authentication (the server does not read it), and the values
 // of the members token, cloud_secret_access_key (aws_secret_access_key in
 // the real service's dialect), client_secret and api_key in either body
-// read "REDACTED".
+// read "REDACTED". A body that is not JSON and may spell one of those
+// names is withheld: it reads "(unparseable body withheld: it may hold a
+// secret)".
+//
+// A body is kept whole up to 64 KiB. A longer one, and one that does not
+// fit the journal's byte budget (see [Server.SetJournalBudget]), is
+// redacted whole and then cut: it reads as its first bytes, at a UTF-8
+// boundary, followed by " …[cut: N bytes in all]", where N is the body's
+// size on the wire. What is cut is no longer valid JSON.
 type Entry struct {
 	// Time is the server clock's time when the request arrived.
 	Time time.Time
@@ -42,9 +52,11 @@ type Entry struct {
 	Status int
 	// OperationID is the op_ id of the answer (also in every error body).
 	OperationID string
-	// RequestBody is the request's body, secrets redacted.
+	// RequestBody is the request's body, secrets redacted; cut when long
+	// (see above).
 	RequestBody string
-	// ResponseBody is the answer's body, secrets redacted.
+	// ResponseBody is the answer's body, secrets redacted; cut when long
+	// (see above).
 	ResponseBody string
 	// Dropped reports that the connection was closed instead of answering
 	// (a [Fault] with Drop or DropAfter). After Drop, Status is 0 and
@@ -53,11 +65,15 @@ type Entry struct {
 	Dropped bool
 }
 
-// journal records requests. Bodies are kept as they came and redacted when
-// [Server.Journal] reads them, so that a request pays nothing for it.
-// Entries are kept in chunks (see journalChunk), so that recording one
-// never copies those before it. The journal keeps at most limit() entries
-// and budget bytes, dropping the oldest entries one by one beyond either.
+// journal records requests. Bodies of up to maxJournalBody bytes that fit
+// the budget are kept as they came and redacted when [Server.Journal] reads
+// them, so that a request pays nothing for it; a longer one, or one cut to
+// fit, is redacted when recorded (see journalEntry.finish), since redaction
+// needs the whole body. Entries are kept in chunks (see journalChunk), so
+// that recording one never copies those before it. The journal keeps at
+// most limit() entries and budget bytes, dropping the oldest entries one by
+// one beyond either; the newest is always kept, its bodies cut to fit the
+// budget if they must.
 type journal struct {
 	mu     sync.Mutex
 	chunks [][]journalEntry // oldest first; only the last may have room
@@ -79,7 +95,10 @@ const journalChunk = 512
 type journalEntry struct {
 	Entry
 	req, resp []byte
-	size      int64 // what the entry costs against the budget; set by add
+	// final reports that req and resp are already redacted and cut (see
+	// finish): what Journal reports.
+	final bool
+	size  int64 // what the entry costs against the budget; set by add
 }
 
 // entryOverhead is what an entry costs beyond its bodies and strings.
@@ -92,26 +111,69 @@ func (e *journalEntry) cost() int64 {
 		len(e.Method)+len(e.Path)+len(e.Query)+len(e.OperationID))
 }
 
-// clip bounds a body kept in the journal, copying a clipped one so that the
+// finish redacts e's bodies, whole, and keeps at most room bytes of the
+// two together, and at most maxJournalBody of each, cutting each
+// with cutBody; the copies it keeps hold no more than that, so that the
 // journal does not hold the whole of a large body.
-func clip(b []byte) []byte {
-	if len(b) > maxJournalBody {
-		return append([]byte(nil), b[:maxJournalBody]...)
+func (e *journalEntry) finish(room int64) {
+	req, resp := redactJSON(e.req), redactJSON(e.resp)
+	nReq, nResp := min(len(req), maxJournalBody), min(len(resp), maxJournalBody)
+	if int64(nReq+nResp) > room {
+		half := int(room / 2)
+		switch {
+		case nReq <= half:
+			nResp = int(room) - nReq
+		case nResp <= half:
+			nReq = int(room) - nResp
+		default:
+			nReq, nResp = half, int(room)-half
+		}
 	}
-	return b
+	e.req, e.resp = cutBody(req, len(e.req), nReq), cutBody(resp, len(e.resp), nResp)
+	e.final = true
+}
+
+// cutBody returns body in a buffer of its own if it is at most n bytes
+// long, else its first bytes, at a UTF-8 boundary, followed by a note of
+// the size on the wire, together at most n bytes (none when the note does
+// not fit).
+func cutBody(body string, wire, n int) []byte {
+	if len(body) <= n {
+		if body == "" {
+			return nil
+		}
+		return append(make([]byte, 0, len(body)), body...)
+	}
+	note := " …[cut: " + strconv.Itoa(wire) + " bytes in all]"
+	k := n - len(note)
+	if k < 0 {
+		return nil
+	}
+	for k > 0 && !utf8.RuneStart(body[k]) {
+		k--
+	}
+	out := make([]byte, 0, k+len(note))
+	return append(append(out, body[:k]...), note...)
 }
 
 // add records e, first dropping the oldest entries that the entry count or
-// the byte budget have no room for. An entry larger than the whole budget
-// is not kept. dflt is the budget until SetJournalBudget sets one (the
-// server's WithJournalBudget, or DefaultJournalBudget).
+// the byte budget have no room for. A body longer than maxJournalBody is
+// redacted and cut now, and an entry larger than the whole budget has its
+// bodies cut to fit it (see finish); one that does not fit even without
+// its bodies is not kept. dflt is the budget until SetJournalBudget sets
+// one (the server's WithJournalBudget, or DefaultJournalBudget).
 func (j *journal) add(e journalEntry, dflt int64) {
+	budget := j.budgetNow(dflt)
+	bodies := int64(cap(e.req) + cap(e.resp))
+	base := e.cost() - bodies // the entry without its bodies
+	if room := budget - base; room >= 0 && (len(e.req) > maxJournalBody || len(e.resp) > maxJournalBody || bodies > room) {
+		e.finish(room) // outside the lock: redaction parses the bodies
+	}
 	e.size = e.cost()
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	budget := j.byteBudget(dflt)
-	if e.size > budget {
-		return
+	if e.size > j.byteBudget(dflt) {
+		return // no room even without its bodies, or the budget fell meanwhile
 	}
 	for j.n > 0 && (j.n >= j.limit() || j.bytes+e.size > budget) {
 		j.dropOldest()
@@ -153,6 +215,13 @@ func (j *journal) limit() int {
 	return maxJournal
 }
 
+// budgetNow is byteBudget, taking the journal's lock.
+func (j *journal) budgetNow(dflt int64) int64 {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.byteBudget(dflt)
+}
+
 // byteBudget is the most bytes the journal keeps: what SetJournalBudget
 // set, else dflt.
 func (j *journal) byteBudget(dflt int64) int64 {
@@ -163,12 +232,15 @@ func (j *journal) byteBudget(dflt int64) int64 {
 }
 
 // SetJournalBudget sets the most memory, in bytes, that the journal holds
-// (until set, that of [WithJournalBudget], else [DefaultJournalBudget]): bodies at the size of the buffers
-// kept, plus a fixed cost per entry of a few hundred bytes. Beyond it the
-// oldest entries are dropped first, at once if the journal already holds
-// more; an entry larger than the whole budget is not kept, and a budget of
-// 0 keeps nothing. A negative budget is taken as 0. The journal also never
-// keeps more than the last 100,000 entries.
+// (until set, that of [WithJournalBudget], else [DefaultJournalBudget]):
+// bodies at the size of the buffers kept, plus a fixed cost per entry of a
+// few hundred bytes. Beyond it the oldest entries are dropped first, at
+// once if the journal already holds more. The newest request is always
+// kept: one larger than the whole budget is kept alone, its bodies cut to
+// fit (see [Entry]), so that the last entry is always the last request.
+// Only a budget smaller than an entry without its bodies keeps nothing
+// (a budget of 0 turns the journal off). A negative budget is taken as 0.
+// The journal also never keeps more than the last 100,000 entries.
 func (s *Server) SetJournalBudget(bytes int64) {
 	j := &s.journal
 	j.mu.Lock()
@@ -224,7 +296,11 @@ func (j *journal) entries() []journalEntry {
 // redacted is e as [Server.Journal] reports it.
 func (e *journalEntry) redacted() Entry {
 	out := e.Entry
-	out.RequestBody, out.ResponseBody = redactJSON(e.req), redactJSON(e.resp)
+	if e.final {
+		out.RequestBody, out.ResponseBody = string(e.req), string(e.resp)
+	} else {
+		out.RequestBody, out.ResponseBody = redactJSON(e.req), redactJSON(e.resp)
+	}
 	return out
 }
 
@@ -242,11 +318,8 @@ var secretMembers = []string{"token", "cloud_secret_access_key", "aws_secret_acc
 
 // redactJSON returns body for the journal with secret members redacted. A
 // body that holds none is kept as it is; one that is not JSON but may hold
-// one is withheld.
+// one is withheld. It reads the whole body: cutting comes after.
 func redactJSON(body []byte) string {
-	if len(body) > maxJournalBody {
-		body = body[:maxJournalBody]
-	}
 	if !maySpellSecret(body) {
 		return string(body)
 	}

@@ -1,8 +1,10 @@
 package fake
 
 import (
+	"strconv"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 // kept returns the statuses of the entries j keeps, oldest first, and
@@ -63,7 +65,11 @@ func TestJournalByteBudget(t *testing.T) {
 			}
 		}
 		got := kept(t, j)
-		if want := int(budget / one); len(got) != want {
+		want := int(budget / one)
+		if base := (&journalEntry{}).cost(); want == 0 && budget >= base {
+			want = 1 // the newest, its body cut to fit
+		}
+		if len(got) != want {
 			t.Errorf("budget %d (%d entries): %d kept, want %d", budget, budget/one, len(got), want)
 		}
 		for i, st := range got {
@@ -106,5 +112,80 @@ func TestSetJournalBudget(t *testing.T) {
 	s.SetJournalBudget(-1)
 	if s.journal.n != 0 || len(s.Journal()) != 0 {
 		t.Errorf("budget 0 keeps %d entries", s.journal.n)
+	}
+}
+
+// TestJournalKeepsNewest checks that an entry larger than the whole budget
+// is kept alone, its bodies redacted whole and then cut to fit, so that the
+// newest entry is always the newest request; and that only a budget too
+// small for an entry without bodies keeps nothing.
+func TestJournalKeepsNewest(t *testing.T) {
+	t.Parallel()
+	small := []byte(`{"name":"n"}`)
+	big := []byte(`{"name":"n7","description":"` + strings.Repeat("é", 2000) + `","token":"secret-value"}`)
+	base := (&journalEntry{}).cost()
+	for _, budget := range []int64{base + 60, 3000, 10_000} {
+		j := &journal{budget: budget, budgetSet: true}
+		for i := range 6 {
+			j.add(journalEntry{Entry: Entry{Status: i}, req: small, resp: small}, DefaultJournalBudget)
+		}
+		j.add(journalEntry{Entry: Entry{Status: 6}, req: big, resp: small}, DefaultJournalBudget)
+		got := kept(t, j)
+		if len(got) == 0 || got[len(got)-1] != 6 || j.bytes > budget {
+			t.Fatalf("budget %d: kept %v in %d bytes, want the newest (6) last, within the budget", budget, got, j.bytes)
+		}
+		e := j.chunks[len(j.chunks)-1][len(j.chunks[len(j.chunks)-1])-1].redacted()
+		if strings.Contains(e.RequestBody, "secret-value") || strings.Contains(e.RequestBody, "withheld") {
+			t.Errorf("budget %d: request body %q: want it redacted whole, then cut", budget, e.RequestBody)
+		}
+		if budget == 10_000 {
+			if e.RequestBody != string(redactJSON(big)) {
+				t.Errorf("budget %d: request body %q, want it whole", budget, e.RequestBody)
+			}
+			continue
+		}
+		note := " …[cut: " + strconv.Itoa(len(big)) + " bytes in all]"
+		if !strings.HasSuffix(e.RequestBody, note) || !utf8.ValidString(e.RequestBody) {
+			t.Errorf("budget %d: request body %q: want a valid cut ending %q", budget, e.RequestBody, note)
+		}
+		if e.ResponseBody != string(small) {
+			t.Errorf("budget %d: response body %q, want %s whole", budget, e.ResponseBody, small)
+		}
+	}
+	j := &journal{budget: base - 1, budgetSet: true}
+	j.add(journalEntry{Entry: Entry{Status: 1}, req: small}, DefaultJournalBudget)
+	if j.n != 0 {
+		t.Errorf("budget below an entry without bodies keeps %d entries", j.n)
+	}
+}
+
+// TestJournalLongBodyRedactedThenCut checks that a body longer than
+// maxJournalBody is redacted on the whole body and then cut, so that it
+// stays readable even when it names a secret member (every API key list
+// has "token":null).
+func TestJournalLongBodyRedactedThenCut(t *testing.T) {
+	t.Parallel()
+	var b strings.Builder
+	b.WriteString(`{"keys":[`)
+	for i := range 20 {
+		if i > 0 {
+			b.WriteString(",")
+		}
+		b.WriteString(`{"id":"ak_` + strconv.Itoa(i) + `","metadata":"` + strings.Repeat("m", 4000) + `","token":null}`)
+	}
+	b.WriteString(`],"token":"tok-secret"}`)
+	body := []byte(b.String())
+	j := &journal{}
+	j.add(journalEntry{Entry: Entry{Status: 200}, resp: body}, DefaultJournalBudget)
+	e := j.chunks[0][0].redacted()
+	if !strings.HasPrefix(e.ResponseBody, `{"keys":[{"id":"ak_0"`) || strings.Contains(e.ResponseBody, "withheld") {
+		t.Fatalf("response body starts %.80q: want the body's start, not withheld", e.ResponseBody)
+	}
+	note := " …[cut: " + strconv.Itoa(len(body)) + " bytes in all]"
+	if !strings.HasSuffix(e.ResponseBody, note) || len(e.ResponseBody) > maxJournalBody {
+		t.Errorf("response body of %d bytes ends %q: want at most %d bytes ending %q", len(e.ResponseBody), e.ResponseBody[len(e.ResponseBody)-40:], maxJournalBody, note)
+	}
+	if c := j.chunks[0][0]; cap(c.resp) > maxJournalBody {
+		t.Errorf("journal holds %d bytes of the body, want at most %d", cap(c.resp), maxJournalBody)
 	}
 }

@@ -433,3 +433,48 @@ func TestOperationIDFromFront(t *testing.T) {
 		}()
 	}
 }
+
+// TestJournalLongBody checks that a body longer than 64 KiB is kept
+// redacted and cut, not withheld: a list of API keys (whose every item
+// has "token":null) stays readable in the journal.
+func TestJournalLongBody(t *testing.T) {
+	t.Parallel()
+	srv, _ := start(t)
+	meta := strings.Repeat("m", 4000)
+	for range 18 {
+		must(fake.Seed[account.APIKey](srv, "", &account.APIKeyCreate{Metadata: meta}))(t)
+	}
+	r := raw(t, srv, "GET", "/api_keys", map[string]string{}, "")
+	if len(r.body) <= 64<<10 {
+		t.Fatalf("list of %d bytes, want over 64 KiB", len(r.body))
+	}
+	got := srv.Journal()
+	e := got[len(got)-1]
+	note := fmt.Sprintf(" …[cut: %d bytes in all]", len(r.body))
+	if !strings.HasPrefix(e.ResponseBody, `{"keys":[{"id":"ak_`) || !strings.HasSuffix(e.ResponseBody, note) || len(e.ResponseBody) > 64<<10 {
+		t.Errorf("response body of %d bytes, starting %.40q and ending %q: want the list's first 64 KiB ending %q",
+			len(e.ResponseBody), e.ResponseBody, e.ResponseBody[max(0, len(e.ResponseBody)-40):], note)
+	}
+}
+
+// TestJournalKeepsNewestRequest checks that a request larger than the
+// journal's whole budget is still its newest entry, its bodies cut to fit,
+// and older entries are dropped first: an assertion on the last request
+// never reads an older one.
+func TestJournalKeepsNewestRequest(t *testing.T) {
+	t.Parallel()
+	srv, _ := start(t, fake.WithJournalBudget(3000))
+	for i := range 6 {
+		raw(t, srv, "POST", "/service_users", nil, fmt.Sprintf(`{"name":"n%d"}`, i+1))
+	}
+	big := `{"name":"n7"` + strings.Repeat(" ", 4000) + `}`
+	if r := raw(t, srv, "POST", "/service_users", nil, big); r.status != http.StatusCreated {
+		t.Fatalf("status %d: %s", r.status, r.body)
+	}
+	got := srv.Journal()
+	last := got[len(got)-1]
+	if !strings.Contains(last.ResponseBody, `"name":"n7"`) || !strings.HasPrefix(last.RequestBody, `{"name":"n7"`) ||
+		!strings.HasSuffix(last.RequestBody, fmt.Sprintf(" …[cut: %d bytes in all]", len(big))) {
+		t.Errorf("newest entry: request %q, response %q: want n7's, its request cut", last.RequestBody, last.ResponseBody)
+	}
+}

@@ -133,7 +133,7 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		status, raw = encode(c, w.Header(), status, out, err)
 	}
 	entry.Status, entry.Dropped = status, re.drop || re.dropAfter
-	s.journal.add(journalEntry{Entry: entry, req: clip(body), resp: clip(raw)}, s.cfg.journalBudget())
+	s.journal.add(journalEntry{Entry: entry, req: body, resp: raw}, s.cfg.journalBudget())
 	if entry.Dropped {
 		panic(http.ErrAbortHandler) // net/http closes the connection; RoundTrip reports it
 	}

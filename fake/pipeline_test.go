@@ -19,6 +19,7 @@ import (
 	"github.com/acctapi/acctapi/backends"
 	"github.com/acctapi/acctapi/events"
 	"github.com/acctapi/acctapi/fake"
+	"github.com/acctapi/acctapi/k8sop"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -314,6 +315,67 @@ func TestStrictMembers(t *testing.T) {
 	}
 	if diff := cmp.Diff([]string{"a"}, names(fake.List[account.ServiceUser](srv, ""))); diff != "" {
 		t.Errorf("service users (-want +got):\n%s", diff)
+	}
+}
+
+// TestWrongTypeField pins the field path and message of a member of the
+// wrong JSON type: its JSON path with indexes and map keys, never a Go
+// type's name, in the request's own dialect.
+func TestWrongTypeField(t *testing.T) {
+	t.Parallel()
+	srv, _ := start(t)
+	op := must(fake.Seed[k8sop.Operator](srv, "", &k8sop.OperatorCreate{Deployment: k8sop.Deployment{Name: "d"}}))(t)
+	tests := []struct {
+		name, method, path, body string
+		real                     bool // sent with Ngrok-Version only
+		field, msg               string
+	}{
+		{"top-level member", "POST", "/kubernetes_operators", `{"region":1}`, false,
+			"region", "The value of region must be a JSON string."},
+		{"nested member", "POST", "/kubernetes_operators", `{"deployment":{"name":1}}`, false,
+			"deployment.name", "The value of deployment.name must be a JSON string."},
+		{"array member", "POST", "/kubernetes_operators", `{"enabled_features":["bindings"],"binding":{"endpoint_selectors":"x"}}`, false,
+			"binding.endpoint_selectors", "The value of binding.endpoint_selectors must be a JSON array."},
+		{"update", "PATCH", "/kubernetes_operators/" + op.ID, `{"enabled_features":"x"}`, false,
+			"enabled_features", "The value of enabled_features must be a JSON array."},
+		{"map value", "POST", "/backends/tunnel_group", `{"labels":{"env":5}}`, false,
+			"labels.env", "The value of labels.env must be a JSON string."},
+		{"header value", "POST", "/backends/http_response", `{"status_code":200,"headers":{"a":true}}`, false,
+			"headers.a", "The value of headers.a must be a JSON string."},
+		{"array element", "POST", "/backends/failover", `{"backends":["bkdhr_1",1]}`, false,
+			"backends[1]", "The value of backends[1] must be a JSON string."},
+		{"member of an element", "POST", "/event_subscriptions", `{"sources":[{"type":"api_key_created.v0"},{"type":1}]}`, false,
+			"sources[1].type", "The value of sources[1].type must be a JSON string."},
+		{"fraction for an integer", "POST", "/backends/http_response", `{"status_code":200.5}`, false,
+			"status_code", "The value of status_code must be an integer (a JSON number without a fraction or exponent)."},
+		{"integer out of range", "POST", "/backends/http_response", `{"status_code":1e400}`, false,
+			"status_code", "The value of status_code must be an integer (a JSON number without a fraction or exponent)."},
+		{"unknown nested member", "PATCH", "/kubernetes_operators/" + op.ID, `{"deployment":{"namespace":"x"}}`, false,
+			"deployment.namespace", "The request member deployment.namespace is unknown."},
+		{"unknown member of an element", "POST", "/event_subscriptions", `{"sources":[{"type":"api_key_created.v0"},{"typ":"x"}]}`, false,
+			"sources[1].typ", "The request member sources[1].typ is unknown."},
+		{"object for a struct", "POST", "/service_users", `[1]`, false,
+			"", "The request body must be a JSON object."},
+		{"real dialect", "POST", "/event_destinations", `{"format":"JSON","target":{"datadog":{"api_key":5}}}`, true,
+			"target.datadog.api_key", "The value of target.datadog.api_key must be a JSON string."},
+		{"spec dialect", "POST", "/event_destinations", `{"format":"JSON","target":{"monitoring":{"api_key":5}}}`, false,
+			"target.monitoring.api_key", "The value of target.monitoring.api_key must be a JSON string."},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			hdr := map[string]string(nil)
+			if tt.real {
+				hdr = map[string]string{"Service-Version": "", "Ngrok-Version": "2"}
+			}
+			r := raw(t, srv, tt.method, tt.path, hdr, tt.body)
+			if r.status != http.StatusBadRequest {
+				t.Fatalf("status %d, want 400: %s", r.status, r.body)
+			}
+			e := r.apiErr(t)
+			if e.Details["field"] != tt.field || e.Msg != tt.msg {
+				t.Errorf("field %q msg %q, want %q %q", e.Details["field"], e.Msg, tt.field, tt.msg)
+			}
+		})
 	}
 }
 

@@ -57,7 +57,8 @@
 //	-id-seed N            deterministic ids and tokens (fake.WithIDSeed)
 //	-clock real|manual    manual: the clock moves only through the admin API
 //	-clock-start TIME     the manual clock's start, RFC 3339 (default: the time acctfake starts)
-//	-journal-budget BYTES the most memory the journal holds (default 64 MiB)
+//	-journal-budget BYTES the most memory the journal holds (default 64 MiB): oldest entries dropped
+//	                      first; the newest request always kept, its bodies cut to fit; 0 keeps none
 //	-grace D              how long requests in flight may finish after a signal (default 10s)
 //	-request-timeout D    answer 503 to a request still running after D (default 25s)
 //	-max-header-bytes N   request line and headers beyond N bytes are answered 431 (default 64 KiB)
@@ -159,7 +160,7 @@ func parseFlags(args []string, stderr io.Writer) (config, int) {
 	})
 	clock := fs.String("clock", "real", `the server's clock: "real", or "manual" (moved only through the admin API)`)
 	start := fs.String("clock-start", "", "the manual clock's start, RFC 3339 (default: now)")
-	fs.Int64Var(&cfg.journalBudget, "journal-budget", fake.DefaultJournalBudget, "the most bytes of memory the request journal holds")
+	fs.Int64Var(&cfg.journalBudget, "journal-budget", fake.DefaultJournalBudget, "the most bytes of memory the request journal holds: oldest entries dropped first; the newest request is always kept, its bodies cut to fit; 0 keeps none")
 	fs.DurationVar(&cfg.grace, "grace", 10*time.Second, "how long requests in flight may finish after SIGINT or SIGTERM")
 	fs.DurationVar(&cfg.requestTimeout, "request-timeout", 25*time.Second, "answer 503 to a request still running after this long (under -write-timeout)")
 	fs.IntVar(&cfg.maxHeaderBytes, "max-header-bytes", 64<<10, "answer 431 to a request line and headers larger than this")
