@@ -66,6 +66,9 @@ type APIKeyCreate struct {
 
 // Validate checks the request against the API's rules.
 func (r *APIKeyCreate) Validate() error {
+	if err := field.CheckUTF8(r); err != nil {
+		return err
+	}
 	return errors.Join(
 		field.CheckDescription("description", r.Description),
 		field.CheckMetadata("metadata", r.Metadata),
@@ -87,6 +90,9 @@ type APIKeyUpdate struct {
 
 // Validate checks the request against the API's rules.
 func (r *APIKeyUpdate) Validate() error {
+	if err := field.CheckUTF8(r); err != nil {
+		return err
+	}
 	return errors.Join(
 		field.CheckDescriptionPtr("description", r.Description),
 		field.CheckMetadataPtr("metadata", r.Metadata),
@@ -114,6 +120,9 @@ func (s *APIKeys) Get(ctx context.Context, id string) (*APIKey, error) {
 
 // Update changes the members of an API key that r sets.
 func (s *APIKeys) Update(ctx context.Context, r *APIKeyUpdate) (*APIKey, error) {
+	if err := field.CheckRequest(r); err != nil {
+		return nil, err
+	}
 	return rest.Update[APIKey](ctx, s.c, resources.APIKeys.Item(r.ID), r)
 }
 

@@ -5,6 +5,7 @@ import (
 	"iter"
 
 	"github.com/acctapi/acctapi"
+	"github.com/acctapi/acctapi/internal/field"
 	"github.com/acctapi/acctapi/internal/resources"
 	"github.com/acctapi/acctapi/internal/rest"
 )
@@ -73,6 +74,9 @@ func (s *BotUsers) Get(ctx context.Context, id string) (*BotUser, error) {
 
 // Update changes the members of a bot user that r sets.
 func (s *BotUsers) Update(ctx context.Context, r *BotUserUpdate) (*BotUser, error) {
+	if err := field.CheckRequest(r); err != nil {
+		return nil, err
+	}
 	return rest.Update[BotUser](ctx, s.c, resources.ServiceUsers.AliasItem(r.ID), r)
 }
 

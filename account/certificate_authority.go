@@ -177,6 +177,9 @@ func (r *CertificateAuthorityCreate) Validate() error {
 // the request is not valid. A server (the fake) calls it instead of
 // Validate, so that it reads the certificate once.
 func (r *CertificateAuthorityCreate) ValidateParsed() (*CAInfo, error) {
+	if err := field.CheckUTF8(r); err != nil {
+		return nil, err
+	}
 	info, caErr := checkCAPEM(r.CAPEM)
 	if err := errors.Join(
 		field.CheckDescription("description", r.Description),
@@ -215,6 +218,9 @@ type CertificateAuthorityUpdate struct {
 
 // Validate checks the request against the API's rules.
 func (r *CertificateAuthorityUpdate) Validate() error {
+	if err := field.CheckUTF8(r); err != nil {
+		return err
+	}
 	return errors.Join(
 		field.CheckDescriptionPtr("description", r.Description),
 		field.CheckMetadataPtr("metadata", r.Metadata),
@@ -245,6 +251,9 @@ func (s *CertificateAuthorities) Get(ctx context.Context, id string) (*Certifica
 
 // Update changes the members of a certificate authority that r sets.
 func (s *CertificateAuthorities) Update(ctx context.Context, r *CertificateAuthorityUpdate) (*CertificateAuthority, error) {
+	if err := field.CheckRequest(r); err != nil {
+		return nil, err
+	}
 	return rest.Update[CertificateAuthority](ctx, s.c, resources.CertificateAuthorities.Item(r.ID), r)
 }
 

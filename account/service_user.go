@@ -59,6 +59,9 @@ type ServiceUserCreate struct {
 
 // Validate checks the request against the API's rules.
 func (r *ServiceUserCreate) Validate() error {
+	if err := field.CheckUTF8(r); err != nil {
+		return err
+	}
 	return checkName("name", r.Name)
 }
 
@@ -77,6 +80,9 @@ type ServiceUserUpdate struct {
 
 // Validate checks the request against the API's rules.
 func (r *ServiceUserUpdate) Validate() error {
+	if err := field.CheckUTF8(r); err != nil {
+		return err
+	}
 	if r.Name == nil {
 		return nil
 	}
@@ -114,6 +120,9 @@ func (s *ServiceUsers) Get(ctx context.Context, id string) (*ServiceUser, error)
 
 // Update changes the members of a service user that r sets.
 func (s *ServiceUsers) Update(ctx context.Context, r *ServiceUserUpdate) (*ServiceUser, error) {
+	if err := field.CheckRequest(r); err != nil {
+		return nil, err
+	}
 	return rest.Update[ServiceUser](ctx, s.c, resources.ServiceUsers.Item(r.ID), r)
 }
 

@@ -65,6 +65,9 @@ type FailoverCreate struct {
 // Validate checks the request against the API's rules. That each id names
 // an existing backend is checked by the server.
 func (r *FailoverCreate) Validate() error {
+	if err := field.CheckUTF8(r); err != nil {
+		return err
+	}
 	return errors.Join(
 		field.CheckDescription("description", r.Description),
 		field.CheckMetadata("metadata", r.Metadata),
@@ -91,6 +94,9 @@ type FailoverUpdate struct {
 
 // Validate checks the request against the API's rules.
 func (r *FailoverUpdate) Validate() error {
+	if err := field.CheckUTF8(r); err != nil {
+		return err
+	}
 	err := errors.Join(
 		field.CheckDescriptionPtr("description", r.Description),
 		field.CheckMetadataPtr("metadata", r.Metadata),
@@ -144,6 +150,9 @@ func (s *Failovers) Get(ctx context.Context, id string) (*Failover, error) {
 
 // Update changes the members of a failover backend that r sets.
 func (s *Failovers) Update(ctx context.Context, r *FailoverUpdate) (*Failover, error) {
+	if err := field.CheckRequest(r); err != nil {
+		return nil, err
+	}
 	return rest.Update[Failover](ctx, s.c, resources.Failovers.Item(r.ID), r)
 }
 

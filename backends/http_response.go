@@ -74,6 +74,9 @@ type HTTPResponseCreate struct {
 
 // Validate checks the request against the API's rules.
 func (r *HTTPResponseCreate) Validate() error {
+	if err := field.CheckUTF8(r); err != nil {
+		return err
+	}
 	var status error
 	if r.StatusCode == 0 {
 		status = field.Invalid("status_code", "is required")
@@ -110,6 +113,9 @@ type HTTPResponseUpdate struct {
 
 // Validate checks the request against the API's rules.
 func (r *HTTPResponseUpdate) Validate() error {
+	if err := field.CheckUTF8(r); err != nil {
+		return err
+	}
 	errs := []error{
 		field.CheckDescriptionPtr("description", r.Description),
 		field.CheckMetadataPtr("metadata", r.Metadata),
@@ -173,6 +179,9 @@ func (s *HTTPResponses) Get(ctx context.Context, id string) (*HTTPResponse, erro
 
 // Update changes the members of an HTTP response backend that r sets.
 func (s *HTTPResponses) Update(ctx context.Context, r *HTTPResponseUpdate) (*HTTPResponse, error) {
+	if err := field.CheckRequest(r); err != nil {
+		return nil, err
+	}
 	return rest.Update[HTTPResponse](ctx, s.c, resources.HTTPResponses.Item(r.ID), r)
 }
 

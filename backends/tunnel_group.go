@@ -67,6 +67,9 @@ type TunnelGroupCreate struct {
 
 // Validate checks the request against the API's rules.
 func (r *TunnelGroupCreate) Validate() error {
+	if err := field.CheckUTF8(r); err != nil {
+		return err
+	}
 	return errors.Join(
 		field.CheckDescription("description", r.Description),
 		field.CheckMetadata("metadata", r.Metadata),
@@ -92,6 +95,9 @@ type TunnelGroupUpdate struct {
 
 // Validate checks the request against the API's rules.
 func (r *TunnelGroupUpdate) Validate() error {
+	if err := field.CheckUTF8(r); err != nil {
+		return err
+	}
 	err := errors.Join(
 		field.CheckDescriptionPtr("description", r.Description),
 		field.CheckMetadataPtr("metadata", r.Metadata),
@@ -144,6 +150,9 @@ func (s *TunnelGroups) Get(ctx context.Context, id string) (*TunnelGroup, error)
 
 // Update changes the members of a tunnel group backend that r sets.
 func (s *TunnelGroups) Update(ctx context.Context, r *TunnelGroupUpdate) (*TunnelGroup, error) {
+	if err := field.CheckRequest(r); err != nil {
+		return nil, err
+	}
 	return rest.Update[TunnelGroup](ctx, s.c, resources.TunnelGroups.Item(r.ID), r)
 }
 

@@ -188,6 +188,9 @@ type DestinationCreate struct {
 
 // Validate checks the request against the API's rules.
 func (r *DestinationCreate) Validate() error {
+	if err := field.CheckUTF8(r); err != nil {
+		return err
+	}
 	return errors.Join(
 		field.CheckDescription("description", r.Description),
 		field.CheckMetadata("metadata", r.Metadata),
@@ -224,6 +227,9 @@ type DestinationUpdate struct {
 
 // Validate checks the request against the API's rules.
 func (r *DestinationUpdate) Validate() error {
+	if err := field.CheckUTF8(r); err != nil {
+		return err
+	}
 	errs := []error{
 		field.CheckDescriptionPtr("description", r.Description),
 		field.CheckMetadataPtr("metadata", r.Metadata),
@@ -355,6 +361,9 @@ func (s *Destinations) Get(ctx context.Context, id string) (*Destination, error)
 
 // Update changes the members of an event destination that r sets.
 func (s *Destinations) Update(ctx context.Context, r *DestinationUpdate) (*Destination, error) {
+	if err := field.CheckRequest(r); err != nil {
+		return nil, err
+	}
 	return rest.Update[Destination](ctx, s.c, resources.EventDestinations.Item(r.ID), r)
 }
 

@@ -38,7 +38,12 @@ type SourceCreate struct {
 }
 
 // Validate checks the request against the API's rules.
-func (r *SourceCreate) Validate() error { return checkEventType("type", r.Type) }
+func (r *SourceCreate) Validate() error {
+	if err := field.CheckUTF8(r); err != nil {
+		return err
+	}
+	return checkEventType("type", r.Type)
+}
 
 // SourceUpdate is the body of an update request. Both members name the
 // source and are sent in the path as well as the body; a source has no
@@ -53,6 +58,9 @@ type SourceUpdate struct {
 
 // Validate checks the request against the API's rules.
 func (r *SourceUpdate) Validate() error {
+	if err := field.CheckUTF8(r); err != nil {
+		return err
+	}
 	return errors.Join(required("subscription_id", r.SubscriptionID), checkEventType("type", r.Type))
 }
 
@@ -65,37 +73,75 @@ type Sources struct {
 // NewSources returns the event sources client built on c.
 func NewSources(c *acctapi.Client) *Sources { return &Sources{c: c} }
 
-func sourcesPath(subscriptionID string, typ ...string) string {
-	return resources.SubPath(resources.EventSources, subscriptionID, typ...)
+// sourcesPath returns the path of the subscription's sources, or of its
+// source of type typ[0]. An argument that cannot be a path segment (empty,
+// "." or "..") is a field error on its name, subscription_id or type, and
+// is reported whether or not the client validates, as the client reports
+// an empty id.
+func sourcesPath(subscriptionID string, typ ...string) (string, error) {
+	errs := []error{field.CheckSegment("subscription_id", subscriptionID)}
+	for _, t := range typ {
+		errs = append(errs, field.CheckSegment("type", t))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return "", err
+	}
+	return resources.SubPath(resources.EventSources, subscriptionID, typ...), nil
 }
 
 // Create adds a source to the subscription. r.SubscriptionID, when set,
 // must equal subscriptionID.
 func (s *Sources) Create(ctx context.Context, subscriptionID string, r *SourceCreate) (*Source, error) {
+	if err := field.CheckRequest(r); err != nil {
+		return nil, err
+	}
+	path, err := sourcesPath(subscriptionID)
+	if err != nil {
+		return nil, err
+	}
 	if err := rest.Validate(s.c, samePath{"subscription_id", r.SubscriptionID, subscriptionID}); err != nil {
 		return nil, err
 	}
-	return rest.Create[Source](ctx, s.c, sourcesPath(subscriptionID), r)
+	return rest.Create[Source](ctx, s.c, path, r)
 }
 
 // Get returns the subscription's source of the given type.
 func (s *Sources) Get(ctx context.Context, subscriptionID, typ string) (*Source, error) {
-	return rest.Get[Source](ctx, s.c, sourcesPath(subscriptionID, typ))
+	path, err := sourcesPath(subscriptionID, typ)
+	if err != nil {
+		return nil, err
+	}
+	return rest.Get[Source](ctx, s.c, path)
 }
 
 // List returns every source of the subscription.
 func (s *Sources) List(ctx context.Context, subscriptionID string) (*SourceList, error) {
-	return rest.Get[SourceList](ctx, s.c, sourcesPath(subscriptionID))
+	path, err := sourcesPath(subscriptionID)
+	if err != nil {
+		return nil, err
+	}
+	return rest.Get[SourceList](ctx, s.c, path)
 }
 
 // Update updates the source that r names.
 func (s *Sources) Update(ctx context.Context, r *SourceUpdate) (*Source, error) {
-	return rest.Update[Source](ctx, s.c, sourcesPath(r.SubscriptionID, r.Type), r)
+	if err := field.CheckRequest(r); err != nil {
+		return nil, err
+	}
+	path, err := sourcesPath(r.SubscriptionID, r.Type)
+	if err != nil {
+		return nil, err
+	}
+	return rest.Update[Source](ctx, s.c, path, r)
 }
 
 // Delete removes the subscription's source of the given type.
 func (s *Sources) Delete(ctx context.Context, subscriptionID, typ string) error {
-	return rest.Delete(ctx, s.c, sourcesPath(subscriptionID, typ))
+	path, err := sourcesPath(subscriptionID, typ)
+	if err != nil {
+		return err
+	}
+	return rest.Delete(ctx, s.c, path)
 }
 
 // samePath is a body member checked against the path by

@@ -74,6 +74,9 @@ type SubscriptionCreate struct {
 
 // Validate checks the request against the API's rules.
 func (r *SubscriptionCreate) Validate() error {
+	if err := field.CheckUTF8(r); err != nil {
+		return err
+	}
 	return errors.Join(
 		field.CheckDescription("description", r.Description),
 		field.CheckMetadata("metadata", r.Metadata),
@@ -103,6 +106,9 @@ type SubscriptionUpdate struct {
 
 // Validate checks the request against the API's rules.
 func (r *SubscriptionUpdate) Validate() error {
+	if err := field.CheckUTF8(r); err != nil {
+		return err
+	}
 	errs := []error{
 		field.CheckDescriptionPtr("description", r.Description),
 		field.CheckMetadataPtr("metadata", r.Metadata),
@@ -146,6 +152,9 @@ func (s *Subscriptions) Get(ctx context.Context, id string) (*Subscription, erro
 
 // Update changes the members of an event subscription that r sets.
 func (s *Subscriptions) Update(ctx context.Context, r *SubscriptionUpdate) (*Subscription, error) {
+	if err := field.CheckRequest(r); err != nil {
+		return nil, err
+	}
 	return rest.Update[Subscription](ctx, s.c, resources.EventSubscriptions.Item(r.ID), r)
 }
 

@@ -163,6 +163,9 @@ type ParsedBinding struct {
 // request is not valid. A server (the fake) calls it instead of Validate,
 // so that it compiles the selectors and parses the CSR once.
 func (r *OperatorCreate) ValidateParsed() (ParsedBinding, error) {
+	if err := field.CheckUTF8(r); err != nil {
+		return ParsedBinding{}, err
+	}
 	errs := []error{
 		field.CheckDescription("description", r.Description),
 		field.CheckMetadata("metadata", r.Metadata),
@@ -246,6 +249,9 @@ func (r *OperatorUpdate) Validate() error {
 // ValidateParsed is [OperatorUpdate.Validate] that also returns what it
 // parsed of the binding (see [OperatorCreate.ValidateParsed]).
 func (r *OperatorUpdate) ValidateParsed() (ParsedBinding, error) {
+	if err := field.CheckUTF8(r); err != nil {
+		return ParsedBinding{}, err
+	}
 	errs := []error{
 		field.CheckDescriptionPtr("description", r.Description),
 		field.CheckMetadataPtr("metadata", r.Metadata),
@@ -368,6 +374,9 @@ func (s *Operators) Get(ctx context.Context, id string) (*Operator, error) {
 
 // Update changes the members of an operator that r sets.
 func (s *Operators) Update(ctx context.Context, r *OperatorUpdate) (*Operator, error) {
+	if err := field.CheckRequest(r); err != nil {
+		return nil, err
+	}
 	return rest.Update[Operator](ctx, s.c, resources.Operators.Item(r.ID), r)
 }
 

@@ -8,7 +8,10 @@ package field
 import (
 	"errors"
 	"fmt"
+	"reflect"
+	"slices"
 	"strings"
+	"unicode/utf8"
 )
 
 // The error codes the shared rules carry; the root package's catalogue
@@ -155,10 +158,14 @@ func prefix(path string, err error) error {
 	return err
 }
 
-// CheckDescription reports a description longer than [MaxDescriptionBytes]
-// bytes (bytes, not characters) as a [Error] on field with
-// [CodeDescriptionTooLong]; it returns nil otherwise.
+// CheckDescription reports a description that is not valid UTF-8 (see
+// [CheckUTF8]), or one longer than [MaxDescriptionBytes] bytes (bytes, not
+// characters) as a [Error] on field with [CodeDescriptionTooLong]; it
+// returns nil otherwise.
 func CheckDescription(field, s string) error {
+	if !utf8.ValidString(s) {
+		return notUTF8(field)
+	}
 	if len(s) > MaxDescriptionBytes {
 		return &Error{Field: field, Code: CodeDescriptionTooLong,
 			Reason: fmt.Sprintf("is %d bytes; at most %d allowed", len(s), MaxDescriptionBytes)}
@@ -166,9 +173,13 @@ func CheckDescription(field, s string) error {
 	return nil
 }
 
-// CheckMetadata reports metadata longer than [MaxMetadataBytes] bytes as a
-// [Error] on field with [CodeMetadataTooLong]; it returns nil otherwise.
+// CheckMetadata reports metadata that is not valid UTF-8 (see [CheckUTF8]),
+// or longer than [MaxMetadataBytes] bytes as a [Error] on field with
+// [CodeMetadataTooLong]; it returns nil otherwise.
 func CheckMetadata(field, s string) error {
+	if !utf8.ValidString(s) {
+		return notUTF8(field)
+	}
 	if len(s) > MaxMetadataBytes {
 		return &Error{Field: field, Code: CodeMetadataTooLong,
 			Reason: fmt.Sprintf("is %d bytes; at most %d allowed", len(s), MaxMetadataBytes)}
@@ -210,6 +221,109 @@ func CheckPathID(field, body, path string) error {
 func CheckLimit(n int) error {
 	if n < 1 || n > MaxLimit {
 		return &Error{Field: "limit", Code: CodeBadLimit, Reason: "must be from 1 to 100"}
+	}
+	return nil
+}
+
+// CheckUTF8 reports, as an [Error] with [CodeInvalidValue] on its JSON
+// path, every string in the request v that is not valid UTF-8: struct
+// members (by their JSON names; unexported and "-" members are skipped),
+// list elements ("backends[1]"), map values ("headers.X") and map keys (on
+// the map's path), through pointers and interfaces. []byte is not text and
+// is skipped. It returns nil when every string is valid.
+//
+// JSON cannot carry such a string: encoding/json replaces each bad byte with
+// U+FFFD, so the server would see, measure and store other text than the
+// caller's. Validate methods run it first and return its errors alone, since
+// their other rules would judge text the server never receives.
+func CheckUTF8(v any) error {
+	var errs []error
+	checkUTF8(&errs, "", reflect.ValueOf(v))
+	return errors.Join(errs...)
+}
+
+func notUTF8(field string) *Error { return Invalid(field, "is not valid UTF-8") }
+
+func checkUTF8(errs *[]error, path string, v reflect.Value) {
+	switch v.Kind() {
+	case reflect.String:
+		if !utf8.ValidString(v.String()) {
+			*errs = append(*errs, notUTF8(path))
+		}
+	case reflect.Pointer, reflect.Interface:
+		if !v.IsNil() {
+			checkUTF8(errs, path, v.Elem())
+		}
+	case reflect.Slice, reflect.Array:
+		if v.Type().Elem().Kind() == reflect.Uint8 {
+			return
+		}
+		for i := range v.Len() {
+			checkUTF8(errs, fmt.Sprintf("%s[%d]", path, i), v.Index(i))
+		}
+	case reflect.Map:
+		keys := v.MapKeys()
+		name := func(k reflect.Value) string { return fmt.Sprint(k) }
+		slices.SortFunc(keys, func(a, b reflect.Value) int { return strings.Compare(name(a), name(b)) })
+		for _, k := range keys {
+			if k.Kind() == reflect.String && !utf8.ValidString(k.String()) {
+				*errs = append(*errs, Invalid(path, "has a key that is not valid UTF-8: %q", k.String()))
+				continue
+			}
+			checkUTF8(errs, member(path, name(k)), v.MapIndex(k))
+		}
+	case reflect.Struct:
+		t := v.Type()
+		for i := range t.NumField() {
+			sf := t.Field(i)
+			tag, _, _ := strings.Cut(sf.Tag.Get("json"), ",")
+			switch {
+			case tag == "-":
+			case sf.Anonymous && tag == "":
+				// Embedded: its members are the outer object's (when
+				// exported or a struct, as encoding/json has it).
+				if sf.IsExported() || sf.Type.Kind() == reflect.Struct || sf.Type.Kind() == reflect.Pointer {
+					checkUTF8(errs, path, v.Field(i))
+				}
+			case sf.IsExported():
+				if tag == "" {
+					tag = sf.Name
+				}
+				checkUTF8(errs, member(path, tag), v.Field(i))
+			}
+		}
+	}
+}
+
+// member is the JSON path of member name of the object at path.
+func member(path, name string) string {
+	if path == "" {
+		return name
+	}
+	return path + "." + name
+}
+
+// CheckRequest reports a request body that is a nil pointer, which cannot
+// be validated or sent (it would be JSON null), as an [Error] on the
+// request itself (Field ""). It returns nil for any other v, nil included.
+// The resource clients run it whether or not they validate.
+func CheckRequest(v any) error {
+	if rv := reflect.ValueOf(v); rv.Kind() == reflect.Pointer && rv.IsNil() {
+		return Invalid("", "the request is a nil %T", v)
+	}
+	return nil
+}
+
+// CheckSegment reports a path argument that would not name one resource in
+// a URL path: empty ("is required") or "." or ".." (which servers and
+// proxies resolve to another path), as an [Error] on field, the argument's
+// name ("id", "subscription_id").
+func CheckSegment(field, seg string) error {
+	switch seg {
+	case "":
+		return Invalid(field, "is required")
+	case ".", "..":
+		return Invalid(field, "must not be %q", seg)
 	}
 	return nil
 }
