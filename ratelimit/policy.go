@@ -35,8 +35,9 @@ const ActionTypeCustomResponse = "custom-response"
 //	        config: {status_code: 429, body: "...", headers: {k: v}}
 //
 // A document whose first non-blank character is "{" or "[" is read as
-// JSON, with the same members ({"on_http_request": [...]}); any other as
-// YAML.
+// JSON, with the same members ({"on_http_request": [...]}), or, if it is
+// not JSON, as YAML in flow style ({on_http_request: [...]}); any other
+// as YAML.
 //
 // Rules run in order. A rule's actions run when all its expressions are
 // true (a rule without expressions always matches; an expression that fails
@@ -91,8 +92,8 @@ type (
 		Actions     []actionDoc `json:"actions"`
 	}
 	actionDoc struct {
-		Type   string          `json:"type"`
-		Config any `json:"config"` // decoded by the action's type
+		Type   string `json:"type"`
+		Config any    `json:"config"` // decoded by the action's type
 	}
 	customResponseDoc struct {
 		StatusCode int               `json:"status_code"`

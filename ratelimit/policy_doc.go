@@ -14,8 +14,10 @@ import (
 
 // decodeDocument reads a policy document into its top-level members. A
 // document whose first character after JSON's white space (space, tab,
-// line feed, carriage return) is "{" or "[" is JSON; anything else is
-// YAML, read into the same values, which decodeValue checks for both. (Other
+// line feed, carriage return) is "{" or "[" is JSON, or YAML in flow
+// style if it is not JSON (whose errors are then the ones reported, if it
+// is neither); anything else is YAML, read into the same values, which
+// decodeValue checks for both. (Other
 // Unicode spaces, a vertical tab or a no-break space, are white space to
 // neither: a document starting with one is YAML, and refused.)
 func decodeDocument(doc []byte) (map[string]any, error) {
@@ -25,7 +27,18 @@ func decodeDocument(doc []byte) (map[string]any, error) {
 		d := json.NewDecoder(bytes.NewReader(trimmed))
 		d.UseNumber() // numbers reach the strict decoder as written
 		if err := d.Decode(&top); err != nil {
-			return nil, invalidDocument("the policy is not valid JSON", jsonError(trimmed, err))
+			// YAML's flow style looks like JSON ({type: rate-limit, ...}):
+			// a document whose first name or value is unquoted is read as
+			// YAML. (YAML would also take much broken JSON, a trailing
+			// comma or a missing value, whose JSON error is more use.)
+			if !flowYAML(trimmed) {
+				return nil, invalidDocument("the policy is not valid JSON", jsonError(trimmed, err))
+			}
+			v, yerr := decodeYAML(doc)
+			if yerr != nil {
+				return nil, invalidDocument("the policy is not valid YAML", yerr)
+			}
+			return topLevel(v)
 		}
 		if _, err := d.Token(); err != io.EOF {
 			return nil, invalidDocument("the policy is not valid JSON", errors.New("data after the top-level value"))
@@ -40,6 +53,25 @@ func decodeDocument(doc []byte) (map[string]any, error) {
 		}
 		top = v
 	}
+	return topLevel(top)
+}
+
+// flowYAML reports whether doc, which begins with "{" or "[", is YAML in
+// flow style rather than JSON: its first token after the brackets is an
+// unquoted word other than true, false and null.
+func flowYAML(doc []byte) bool {
+	rest := bytes.TrimLeft(doc, "{["+jsonSpace)
+	for _, lit := range []string{"true", "false", "null"} {
+		if after, ok := bytes.CutPrefix(rest, []byte(lit)); ok && (len(after) == 0 || bytes.IndexByte([]byte(",]}"+jsonSpace), after[0]) >= 0) {
+			return false
+		}
+	}
+	return len(rest) > 0 && (rest[0] == '_' || rest[0] >= 'a' && rest[0] <= 'z' || rest[0] >= 'A' && rest[0] <= 'Z')
+}
+
+// topLevel checks that a decoded document is a policy, an object of
+// phases, and returns its members.
+func topLevel(top any) (map[string]any, error) {
 	m, ok := top.(map[string]any)
 	if !ok {
 		return nil, notAPolicy(top)

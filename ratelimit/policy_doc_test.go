@@ -79,6 +79,10 @@ func TestPolicyDocumentErrors(t *testing.T) {
 		{"a bare config", `{"name": "n", "algorithm": "sliding_window", "capacity": 1, "rate": "60s", "bucket_key": ["req.host"]}`,
 			"this is an action config (a rate-limit config), not a policy: wrap it as on_http_request: [{actions: [{type: rate-limit, config: <this>}]}], or use NewLimit"},
 		{"a bare action", "type: rate-limit\nconfig:\n  name: n\n", "this is an action config, not a policy: wrap it"},
+		// YAML in flow style begins as JSON does; it was read as JSON
+		// only, and refused as invalid JSON (a black-box check).
+		{"a bare action in flow style", "{type: rate-limit, config: {name: n}}", "this is an action config, not a policy: wrap it"},
+		{"neither JSON nor YAML", `{"a": }`, "the policy is not valid JSON: line 1, column 7"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
