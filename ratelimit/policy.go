@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"slices"
 	"strconv"
@@ -46,7 +47,11 @@ const ActionTypeCustomResponse = "custom-response"
 // rate-limit action that ran. A rate-limit action does not terminate: under
 // its limit, or with enforce false, processing continues; an enforced limit
 // answers 429 with retry-after. A custom-response action answers and
-// terminates. When no action answers, the request goes to the next
+// terminates; its body and header values may hold ${expression}
+// placeholders (Traffic Policy's CEL interpolation), each replaced by its
+// expression's value in the form a bucket key takes (a list joined with
+// ",", null as ""), or by nothing if it fails to evaluate. When no action
+// answers, the request goes to the next
 // handler, with the [Result] of the last rate-limit action that ran in its
 // request's context ([ResultFromContext]).
 //
@@ -80,8 +85,15 @@ type policyAction struct {
 
 type customResponse struct {
 	status  int
-	body    string
-	headers http.Header
+	body    template
+	headers []responseHeader
+}
+
+// responseHeader is one of a custom response's headers; its value may
+// have placeholders.
+type responseHeader struct {
+	name  string // canonical
+	value template
 }
 
 // Wire forms of a policy document; unknown members are errors.
@@ -226,11 +238,24 @@ func compileAction(ad actionDoc, o options) (policyAction, error) {
 		if cd.StatusCode < 200 || cd.StatusCode > 599 {
 			return policyAction{}, field.Invalid("config.status_code", "%d is not an HTTP status code from 200 to 599", cd.StatusCode)
 		}
-		h := make(http.Header, len(cd.Headers))
-		for k, v := range cd.Headers {
-			h.Set(k, v)
+		resp := &customResponse{status: cd.StatusCode}
+		var errs []error
+		var err error
+		if resp.body, err = compileTemplate(cd.Body, &o.providers); err != nil {
+			errs = append(errs, field.Invalid("config.body", "%v", err))
 		}
-		return policyAction{response: &customResponse{status: cd.StatusCode, body: cd.Body, headers: h}}, nil
+		for _, k := range sortedKeys(cd.Headers) {
+			v, err := compileTemplate(cd.Headers[k], &o.providers)
+			if err != nil {
+				errs = append(errs, field.Invalid("config.headers."+k, "%v", err))
+				continue
+			}
+			resp.headers = append(resp.headers, responseHeader{http.CanonicalHeaderKey(k), v})
+		}
+		if len(errs) > 0 {
+			return policyAction{}, errors.Join(errs...)
+		}
+		return policyAction{response: resp}, nil
 	case "":
 		return policyAction{}, field.Invalid("type", "is required")
 	}
@@ -330,11 +355,11 @@ func (p *Policy) serve(w http.ResponseWriter, r *http.Request) (last Result, ran
 		for _, act := range rl.actions {
 			if resp := act.response; resp != nil {
 				h := w.Header()
-				for k, v := range resp.headers {
-					h[k] = slices.Clone(v) // the handler's writer may append to them
+				for _, rh := range resp.headers {
+					h[rh.name] = []string{rh.value.render(a)}
 				}
 				w.WriteHeader(resp.status)
-				_, _ = w.Write([]byte(resp.body))
+				_, _ = io.WriteString(w, resp.body.render(a))
 				return last, ran, true
 			}
 			res := act.limit.evaluate(a, now)
