@@ -174,8 +174,10 @@ func TestServiceUsersEndToEnd(t *testing.T) {
 
 	_, err := users.Create(ctx, &account.ServiceUserCreate{Name: "a"})
 	wantAPIError(t, err, http.StatusConflict, acctapi.CodeNameTaken)
+	wantDetailsField(t, err, "name") // as a 400's details do
 	_, err = users.Update(ctx, &account.ServiceUserUpdate{ID: b.ID, Name: ptr("a")})
 	wantAPIError(t, err, http.StatusConflict, acctapi.CodeNameTaken)
+	wantDetailsField(t, err, "name")
 
 	// Renaming frees the old name; keeping one's own name is no conflict.
 	wantA.Name = "a2"

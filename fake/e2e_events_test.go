@@ -207,6 +207,7 @@ func TestSourcesEndToEnd(t *testing.T) {
 	}{
 		{"duplicate type", func() error {
 			_, err := sources.Create(ctx, sub.ID, &events.SourceCreate{Type: "api_key_created.v0"})
+			wantDetailsField(t, err, "type")
 			return err
 		}, 409, acctapi.CodeSourceTypeTaken},
 		{"get a type not on the subscription", func() error {

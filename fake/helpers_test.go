@@ -150,6 +150,16 @@ func wantAPIError(t testing.TB, err error, status int, code string) {
 	}
 }
 
+// wantDetailsField checks that err, an API error, names field in its
+// details.
+func wantDetailsField(t testing.TB, err error, field string) {
+	t.Helper()
+	var e *acctapi.Error
+	if !errors.As(err, &e) || e.Details["field"] != field {
+		t.Errorf("err = %v (details %v), want details naming the field %q", err, e.Details, field)
+	}
+}
+
 // collect drains a list iterator.
 func collect[T any](t testing.TB, seq iter.Seq2[T, error]) []T {
 	t.Helper()

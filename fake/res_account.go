@@ -43,8 +43,12 @@ func patch[V any](dst *V, src *V) {
 	}
 }
 
+// nameTaken is the 409 of a service user name another holds; its details
+// name the field, as a 400's do.
 func nameTaken() error {
-	return errorf(http.StatusConflict, acctapi.CodeNameTaken, "Service User names must be unique within an account.")
+	e := errorf(http.StatusConflict, acctapi.CodeNameTaken, "Service User names must be unique within an account.")
+	e.field = "name"
+	return e
 }
 
 func (s *Server) registerAccount() {

@@ -137,7 +137,9 @@ func (s *Server) registerEvents() {
 		},
 		add: func(_ *op, v events.Subscription, in *events.SourceCreate) (events.Subscription, events.Source, error) {
 			if sourceIndex(v, in.Type) >= 0 {
-				return v, events.Source{}, errorf(http.StatusConflict, acctapi.CodeSourceTypeTaken, "Event type %q is already a source of this subscription.", in.Type)
+				e := errorf(http.StatusConflict, acctapi.CodeSourceTypeTaken, "Event type %q is already a source of this subscription.", in.Type)
+				e.field = "type"
+				return v, events.Source{}, e
 			}
 			src := events.Source{Type: in.Type}
 			v.Sources = append(slices.Clip(v.Sources), src)
