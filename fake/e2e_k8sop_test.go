@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -413,5 +414,214 @@ func TestOperatorRequestsThroughValidation(t *testing.T) {
 	}
 	if got := collect(t, ops.BoundEndpoints(t.Context(), op.ID, nil)); len(got) != 0 {
 		t.Errorf("bound endpoints after the selectors were emptied: %+v", got)
+	}
+}
+
+// TestSigningAtEveryClock checks that the fake signs a CSR at every time
+// its clock may show (the admin API's clock takes years 0001 to 9999),
+// that a failure at one time does not stay (it used to: the CA was made
+// once, valid from its first use for ten years, and its first error was
+// kept), and that each certificate verifies against SigningCA at the time
+// it was signed, with a year's validity cut at the end of year 9999.
+func TestSigningAtEveryClock(t *testing.T) {
+	t.Parallel()
+	srv, clk := start(t)
+	end := time.Date(9999, 12, 31, 23, 59, 59, 0, time.UTC)
+	var first *x509.Certificate
+	for _, at := range []time.Time{
+		time.Date(9999, 12, 31, 23, 0, 0, 0, time.UTC),
+		time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC),
+		time.Date(2045, 1, 1, 0, 0, 0, 0, time.UTC),
+		time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC),
+		time.Date(1, 1, 1, 0, 0, 1, 0, time.UTC),
+		{}, // 0001-01-01T00:00:00Z
+	} {
+		clk.Set(at)
+		r := raw(t, srv, "POST", "/kubernetes_operators", nil,
+			mustJSON(t, map[string]any{"enabled_features": []string{"bindings"}, "binding": map[string]string{"csr": newCSR(t, "op")}}))
+		if r.status != http.StatusCreated {
+			t.Errorf("at %v: status %d %s, want 201", at, r.status, r.body)
+			continue
+		}
+		var op k8sop.Operator
+		r.decode(t, &op)
+		cert := parseCert(t, op.Binding.Cert.Cert)
+		wantAfter := at.AddDate(1, 0, 0)
+		if at.Year() == 9999 {
+			wantAfter = end
+		}
+		if !cert.NotBefore.Equal(at) || !cert.NotAfter.Equal(wantAfter) ||
+			!op.Binding.Cert.NotBefore.Equal(at) || !op.Binding.Cert.NotAfter.Equal(wantAfter) {
+			t.Errorf("at %v: certificate valid %v to %v (response %v to %v), want %v to %v", at, cert.NotBefore, cert.NotAfter,
+				op.Binding.Cert.NotBefore, op.Binding.Cert.NotAfter, at, wantAfter)
+		}
+		ca := must(srv.SigningCA())(t)
+		if first == nil {
+			first = ca
+		} else if !ca.Equal(first) {
+			t.Errorf("at %v: SigningCA changed", at)
+		}
+		if err := cert.CheckSignatureFrom(ca); err != nil {
+			t.Errorf("at %v: %v", at, err)
+		}
+		if at.IsZero() {
+			continue // x509 verifies at the zero time as at the machine's time
+		}
+		roots := x509.NewCertPool()
+		roots.AddCert(ca)
+		if _, err := cert.Verify(x509.VerifyOptions{Roots: roots, CurrentTime: clk.Now(),
+			KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}}); err != nil {
+			t.Errorf("at %v: %v", at, err)
+		}
+	}
+}
+
+// TestBindingClearedWithBindings checks that switching bindings off
+// clears the binding, as on an operator created without bindings
+// (contract §6: a binding exists only while bindings is enabled): it used
+// to keep its selectors, certificate and ingress endpoint, and bind
+// endpoints, with no way to change or clear them.
+func TestBindingClearedWithBindings(t *testing.T) {
+	t.Parallel()
+	srv, _ := start(t, fake.WithIngressEndpoint("ingress.test:443"))
+	ctx := t.Context()
+	ops := k8sop.NewOperators(srv.Client())
+	must(fake.Seed[k8sop.Endpoint](srv, "", &k8sop.Endpoint{Name: "a", Bindings: []string{"kubernetes"}}))(t)
+	op := must(ops.Create(ctx, &k8sop.OperatorCreate{EnabledFeatures: []string{"bindings", "ingress"},
+		Binding: &k8sop.BindingCreate{EndpointSelectors: []string{"true"}, CSR: newCSR(t, "op"), IngressEndpoint: "mine:443"}}))(t)
+	if got := collect(t, ops.BoundEndpoints(ctx, op.ID, nil)); len(got) != 1 {
+		t.Fatalf("%d endpoints bound, want 1", len(got))
+	}
+
+	off := must(ops.Update(ctx, &k8sop.OperatorUpdate{ID: op.ID, EnabledFeatures: &[]string{"ingress"}}))(t)
+	plain := must(ops.Create(ctx, &k8sop.OperatorCreate{EnabledFeatures: []string{"ingress"}}))(t)
+	if diff := cmp.Diff(plain.Binding, off.Binding); diff != "" || !slices.Equal(off.EnabledFeatures, []string{"ingress"}) {
+		t.Errorf("binding after bindings was switched off, against one created without (-want +got):\n%s\nfeatures %v", diff, off.EnabledFeatures)
+	}
+	if diff := cmp.Diff(off, must(ops.Get(ctx, op.ID))(t)); diff != "" {
+		t.Errorf("get after the update (-update +get):\n%s", diff)
+	}
+	if got := collect(t, ops.BoundEndpoints(ctx, op.ID, nil)); len(got) != 0 {
+		t.Errorf("%d endpoints bound with bindings off, want none", len(got))
+	}
+
+	// On again: the default ingress endpoint, no selectors until sent.
+	on := must(ops.Update(ctx, &k8sop.OperatorUpdate{ID: op.ID, EnabledFeatures: &[]string{"ingress", "bindings"}}))(t)
+	if want := (&k8sop.Binding{IngressEndpoint: "ingress.test:443"}); !cmp.Equal(want, on.Binding) {
+		t.Errorf("binding with bindings on again: %+v, want %+v", on.Binding, want)
+	}
+	if got := collect(t, ops.BoundEndpoints(ctx, op.ID, nil)); len(got) != 0 {
+		t.Errorf("%d endpoints bound before selectors were sent again, want none", len(got))
+	}
+	must(ops.Update(ctx, &k8sop.OperatorUpdate{ID: op.ID, Binding: &k8sop.BindingUpdate{EndpointSelectors: &[]string{"true"}}}))(t)
+	if got := collect(t, ops.BoundEndpoints(ctx, op.ID, nil)); len(got) != 1 {
+		t.Errorf("%d endpoints bound with new selectors, want 1", len(got))
+	}
+}
+
+// TestSeededEndpointSizes checks that Seed refuses an endpoint larger
+// than the selectors' cost model assumes, naming the member, so that no
+// selector fails on a stored endpoint: such an endpoint used to be taken
+// for "no match" and left out of the bound endpoints without a word.
+func TestSeededEndpointSizes(t *testing.T) {
+	t.Parallel()
+	srv, _ := start(t)
+	big := strings.Repeat("a", k8sop.MaxEndpointStringBytes)
+	for _, tt := range []struct {
+		name, member string
+		ep           k8sop.Endpoint
+	}{
+		{"host", "host", k8sop.Endpoint{Host: strings.Repeat("a", 200_000) + "zzz.example.com"}},
+		{"traffic policy", "traffic_policy", k8sop.Endpoint{TrafficPolicy: big + "x"}},
+		{"reference", "tunnel.id", k8sop.Endpoint{Tunnel: &acctapi.Ref{ID: big + "x"}}},
+		{"a binding", "bindings[1]", k8sop.Endpoint{Bindings: []string{"kubernetes", big + "x"}}},
+		{"bindings", "bindings", k8sop.Endpoint{Bindings: make([]string, k8sop.MaxBindings+1)}},
+		{"metadata", "metadata", k8sop.Endpoint{Metadata: strings.Repeat("a", acctapi.MaxMetadataBytes+1)}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := fake.Seed[k8sop.Endpoint](srv, "", &tt.ep)
+			if err == nil || !strings.Contains(err.Error(), tt.member+": ") {
+				t.Errorf("Seed: %v, want an error naming %s", err, tt.member)
+			}
+		})
+	}
+	if got := fake.List[k8sop.Endpoint](srv, ""); len(got) != 0 {
+		t.Errorf("refused endpoints stored: %d", len(got))
+	}
+
+	// The review's case at the largest size: both endpoints bound.
+	host := big[:k8sop.MaxEndpointStringBytes-len("zzz.example.com")] + "zzz.example.com"
+	for _, h := range []string{host, "small.zzz.example.com"} {
+		must(fake.Seed[k8sop.Endpoint](srv, "", &k8sop.Endpoint{Host: h, Bindings: []string{"kubernetes"}}))(t)
+	}
+	ops := k8sop.NewOperators(srv.Client())
+	op := must(ops.Create(t.Context(), &k8sop.OperatorCreate{EnabledFeatures: []string{"bindings"},
+		Binding: &k8sop.BindingCreate{EndpointSelectors: []string{`endpoint.host.contains("zzz")`}}}))(t)
+	if got := collect(t, ops.BoundEndpoints(t.Context(), op.ID, nil)); len(got) != 2 {
+		t.Errorf("%d endpoints bound, want 2", len(got))
+	}
+}
+
+// TestSelectorsOverHTTP checks endpoint selectors against contract §3's
+// constructs, as list filters take them, through the API: time.now (the
+// fake's clock) with subtract, timestamp().add(), == null; substring
+// functions on endpoint.id refused; each refusal naming its reason; and a
+// selector that fails when evaluated failing the request (400
+// ERR_NGROK_250 on the selector), never taken for "no match".
+func TestSelectorsOverHTTP(t *testing.T) {
+	t.Parallel()
+	srv, clk := start(t)
+	ctx := t.Context()
+	ops := k8sop.NewOperators(srv.Client())
+	must(fake.Seed[k8sop.Endpoint](srv, "", &k8sop.Endpoint{Name: "old", Bindings: []string{"kubernetes"}}))(t)
+	clk.Advance(8 * 24 * time.Hour)
+	must(fake.Seed[k8sop.Endpoint](srv, "", &k8sop.Endpoint{Name: "recent", Bindings: []string{"kubernetes"}}))(t)
+	bound := func(sel ...string) []string {
+		t.Helper()
+		op := must(ops.Create(ctx, &k8sop.OperatorCreate{EnabledFeatures: []string{"bindings"},
+			Binding: &k8sop.BindingCreate{EndpointSelectors: sel}}))(t)
+		var names []string
+		for _, e := range collect(t, ops.BoundEndpoints(ctx, op.ID, nil)) {
+			names = append(names, e.Name)
+		}
+		return names
+	}
+	for _, tt := range []struct {
+		sel  string
+		want []string
+	}{
+		{`endpoint.created_at > time.now.subtract("7d")`, []string{"recent"}},
+		{`endpoint.created_at < timestamp("` + t0.Format(time.RFC3339) + `").add("1d")`, []string{"old"}},
+		{`endpoint.metadata == null`, nil},
+		{`endpoint.metadata != null && !has(endpoint.domain)`, []string{"recent", "old"}},
+	} {
+		if got := bound(tt.sel); !slices.Equal(got, tt.want) {
+			t.Errorf("%s: bound %v, want %v", tt.sel, got, tt.want)
+		}
+	}
+
+	for _, tt := range []struct{ sel, reason string }{
+		{`endpoint.id.startsWith("ep_")`, "startsWith is not supported on endpoint.id"},
+		{`endpoint.host.matches("x")`, "matches is not supported"},
+		{`endpoint.host == "` + strings.Repeat("a", 1010) + `"`, "is 1029 bytes; at most 1024"},
+		{`endpoint.created_at > time.now.subtract("1w")`, `invalid duration "1w"`},
+	} {
+		r := raw(t, srv, "POST", "/kubernetes_operators", nil,
+			mustJSON(t, map[string]any{"enabled_features": []string{"bindings"}, "binding": map[string]any{"endpoint_selectors": []string{"true", tt.sel}}}))
+		e := r.apiErr(t)
+		if r.status != http.StatusBadRequest || e.ErrorCode != acctapi.CodeInvalidValue || e.Details["field"] != "binding.endpoint_selectors[1]" ||
+			!strings.Contains(e.Msg, tt.reason) {
+			t.Errorf("%.40s: %d %s, want 400 on binding.endpoint_selectors[1] saying %q", tt.sel, r.status, r.body, tt.reason)
+		}
+	}
+
+	// At year 2000, 999,999 days back is before year 1.
+	clk.Set(time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC))
+	op := must(ops.Create(ctx, &k8sop.OperatorCreate{EnabledFeatures: []string{"bindings"},
+		Binding: &k8sop.BindingCreate{EndpointSelectors: []string{`endpoint.name == "none"`, `endpoint.created_at > time.now.subtract("999999d")`}}}))(t)
+	r := raw(t, srv, "GET", "/kubernetes_operators/"+op.ID+"/bound_endpoints", nil, "")
+	if e := r.apiErr(t); r.status != http.StatusBadRequest || e.ErrorCode != acctapi.CodeBadFilter ||
+		e.Details["field"] != "binding.endpoint_selectors[1]" || !strings.Contains(e.Msg, "timestamp out of range") {
+		t.Errorf("a selector failing on endpoints: %d %s, want 400 %s on binding.endpoint_selectors[1]", r.status, r.body, acctapi.CodeBadFilter)
 	}
 }

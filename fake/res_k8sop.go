@@ -10,7 +10,6 @@ import (
 
 	"github.com/acctapi/acctapi"
 	"github.com/acctapi/acctapi/fake/internal/store"
-	"github.com/acctapi/acctapi/internal/field"
 	"github.com/acctapi/acctapi/internal/resources"
 	"github.com/acctapi/acctapi/k8sop"
 )
@@ -124,12 +123,18 @@ func (s *Server) registerOperators() {
 			patch(&v.Metadata, in.Metadata)
 			patch(&v.Region, in.Region)
 			patch(&v.EnabledFeatures, in.EnabledFeatures)
+			sel := cur.Extra.sel
+			if !slices.Contains(v.EnabledFeatures, k8sop.FeatureBindings) {
+				// Bindings switched off: the binding goes with it (contract
+				// §6: a binding exists only while bindings is enabled), as
+				// on an operator created without bindings.
+				v.Binding, sel = &k8sop.Binding{}, nil
+			}
 			if d := in.Deployment; d != nil {
 				patch(&v.Deployment.Name, d.Name)
 				patch(&v.Deployment.Version, d.Version)
 			}
 			b := *v.Binding
-			sel := cur.Extra.sel
 			if u := in.Binding; u != nil {
 				if u.EndpointSelectors != nil {
 					b.EndpointSelectors, sel = *u.EndpointSelectors, x.sel
@@ -152,13 +157,13 @@ func (s *Server) registerOperators() {
 	}
 	register(s, operators)
 	seedAs[k8sop.OperatorCreate, opCreate](s)
-	// Endpoints: seeded only; bound endpoints lists them.
+	// Endpoints: seeded only; bound endpoints lists them. The engine runs
+	// k8sop.Endpoint's Validate on a seeded one, which keeps it within the
+	// sizes the selectors' cost model assumes, so no selector fails on it
+	// for its cost.
 	endpoints := &resource[k8sop.Endpoint, none, k8sop.Endpoint, k8sop.Endpoint]{
 		Desc: resources.Endpoints,
 		build: func(o *op, id string, in *k8sop.Endpoint, _ none) (k8sop.Endpoint, none, error) {
-			if err := checkSeededEndpoint(in); err != nil {
-				return k8sop.Endpoint{}, none{}, err
-			}
 			v := *in
 			v.ID, v.CreatedAt, v.UpdatedAt = id, o.now, o.now
 			v.Bindings = slices.Clone(in.Bindings)
@@ -179,18 +184,18 @@ func (s *Server) registerOperators() {
 				return []k8sop.Endpoint{}, "", false, nil
 			}
 			// The request's evaluations share one budget (contract §6), so
-			// its cost is bounded whatever the selectors and the endpoints.
-			m := sel.Matcher(k8sop.MatchBudget)
+			// its cost is bounded whatever the selectors and the endpoints;
+			// time.now is the request's time.
+			m := sel.MatcherAt(o.now, k8sop.MatchBudget)
 			return endpoints.table.Page(tx, o.account, p.beforeID, p.limit, func(e *k8sop.Endpoint) (bool, error) {
 				if !slices.Contains(e.Bindings, "kubernetes") {
 					return false, nil
 				}
 				ok, err := m.Match(e)
-				if errors.Is(err, k8sop.ErrMatchBudget) {
-					return false, &apiError{status: http.StatusBadRequest, code: acctapi.CodeBadFilter, field: "binding.endpoint_selectors",
-						msg: fmt.Sprintf("The operator's endpoint selectors cost more than %d units over this request's endpoints; make them cheaper.", uint64(k8sop.MatchBudget))}
+				if err != nil {
+					return false, selectorFailure(err)
 				}
-				return ok, nil // a selector that fails on an endpoint does not match it
+				return ok, nil
 			})
 		},
 		listBody: func(c *call, p listParams, items []k8sop.Endpoint, last string, more bool) any {
@@ -200,16 +205,23 @@ func (s *Server) registerOperators() {
 	})
 }
 
-// checkSeededEndpoint applies the rules every resource shares to a seeded
-// endpoint.
-func checkSeededEndpoint(e *k8sop.Endpoint) error {
-	if err := field.CheckDescription("description", e.Description); err != nil {
-		return fromValidation(err)
+// selectorFailure is the answer to a bound-endpoints request whose
+// selectors failed: over the request's budget, or on an endpoint (such as
+// time.now.subtract() before year 1), which is never taken for "no
+// match". Either is the selectors' fault, so a 400 ERR_NGROK_250, as a
+// failing list filter is.
+func selectorFailure(err error) *apiError {
+	e := &apiError{status: http.StatusBadRequest, code: acctapi.CodeBadFilter, field: "binding.endpoint_selectors"}
+	if errors.Is(err, k8sop.ErrMatchBudget) {
+		e.msg = fmt.Sprintf("The operator's endpoint selectors cost more than %d units over this request's endpoints; make them cheaper.", uint64(k8sop.MatchBudget))
+		return e
 	}
-	if err := field.CheckMetadata("metadata", e.Metadata); err != nil {
-		return fromValidation(err)
+	e.msg = "The operator's endpoint selectors failed: " + truncate(err.Error(), 300)
+	if fes := acctapi.FieldErrors(err); len(fes) > 0 {
+		e.field = "binding." + fes[0].Field
+		e.msg = fmt.Sprintf("The operator's endpoint selectors failed: %s: %s", e.field, truncate(fes[0].Reason, 300))
 	}
-	return nil
+	return e
 }
 
 // renderEndpoint fills an endpoint's uri.

@@ -1,9 +1,12 @@
 package k8sop
 
 import (
+	"errors"
+	"fmt"
 	"time"
 
 	"github.com/acctapi/acctapi"
+	"github.com/acctapi/acctapi/internal/field"
 	"github.com/acctapi/acctapi/internal/rest"
 )
 
@@ -74,6 +77,53 @@ type Endpoint struct {
 	// PoolingEnabled reports whether several agents may serve URL, sharing its
 	// traffic.
 	PoolingEnabled bool `json:"pooling_enabled"`
+}
+
+// Validate checks an endpoint that a server is to store (the fake's
+// seeded endpoints): its description and metadata as every resource's,
+// and the sizes that [MaxSelectorCost] assumes, so that no selector that
+// [CompileSelectors] accepts can fail on it for its cost: each other
+// string, a reference's id and uri included, at most
+// [MaxEndpointStringBytes] bytes, and at most [MaxBindings] bindings. ID
+// and URI, which the server sets, are not checked. The error joins one
+// [*acctapi.FieldError] per broken rule, naming the member by its JSON
+// path (tunnel.id, bindings[2]).
+func (e *Endpoint) Validate() error {
+	errs := []error{
+		field.CheckDescription("description", e.Description),
+		field.CheckMetadata("metadata", e.Metadata),
+	}
+	str := func(name, v string) {
+		if len(v) > MaxEndpointStringBytes {
+			errs = append(errs, field.Invalid(name, "is %d bytes; at most %d", len(v), MaxEndpointStringBytes))
+		}
+	}
+	for _, m := range []struct{ name, v string }{
+		{"region", e.Region}, {"public_url", e.PublicURL}, {"proto", e.Proto}, {"scheme", e.Scheme},
+		{"hostport", e.HostPort}, {"host", e.Host}, {"type", e.Type}, {"upstream_url", e.UpstreamURL},
+		{"upstream_protocol", e.UpstreamProto}, {"url", e.URL}, {"traffic_policy", e.TrafficPolicy}, {"name", e.Name},
+	} {
+		str(m.name, m.v)
+	}
+	for _, r := range []struct {
+		name string
+		ref  *acctapi.Ref
+	}{
+		{"domain", e.Domain}, {"tcp_addr", e.TCPAddr}, {"tunnel", e.Tunnel}, {"edge", e.Edge},
+		{"principal", &e.Principal}, {"tunnel_session", e.TunnelSession},
+	} {
+		if r.ref != nil {
+			str(r.name+".id", r.ref.ID)
+			str(r.name+".uri", r.ref.URI)
+		}
+	}
+	if len(e.Bindings) > MaxBindings {
+		errs = append(errs, field.Invalid("bindings", "has %d bindings; at most %d", len(e.Bindings), MaxBindings))
+	}
+	for i, b := range e.Bindings {
+		str(fmt.Sprintf("bindings[%d]", i), b)
+	}
+	return errors.Join(errs...)
 }
 
 // EndpointList is one page of the endpoints bound to an operator.

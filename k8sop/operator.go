@@ -205,6 +205,9 @@ type OperatorUpdate struct {
 	// [acctapi.MaxMetadataBytes] bytes.
 	Metadata *string `json:"metadata,omitempty"`
 	// EnabledFeatures, when set, replaces the features; as on create.
+	// Features without bindings clear the operator's binding (selectors,
+	// certificate and ingress endpoint), which exists only while bindings
+	// is enabled; enabling it again starts from an empty binding.
 	EnabledFeatures *[]string `json:"enabled_features,omitempty"`
 	// Region, when set and empty, becomes [DefaultRegion].
 	Region *string `json:"region,omitempty"`

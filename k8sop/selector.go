@@ -4,7 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"strings"
 	"sync"
+	"time"
 
 	"github.com/google/cel-go/cel"
 	"github.com/google/cel-go/common/types"
@@ -14,6 +16,7 @@ import (
 
 	"github.com/acctapi/acctapi"
 	"github.com/acctapi/acctapi/internal/celguard"
+	"github.com/acctapi/acctapi/internal/trunc"
 )
 
 // Limits on an operator's endpoint selectors (contract §6), which
@@ -23,7 +26,8 @@ import (
 // bytes compared, startsWith and endsWith 1 plus 1 per 10 bytes of the
 // argument, contains 1 plus 1 per 10 bytes of both strings, in that per
 // list element (counted as at least 10 bytes), size() of a string
-// 1 plus 1 per 10 bytes, timestamp() 10 plus 1 per 10 bytes, and each
+// 1 plus 1 per 10 bytes, timestamp(), add() and subtract() 10 plus 1 per
+// 10 bytes of their argument, and each
 // evaluation 10 plus 1 per expression node (reading an endpoint's members
 // through reflection is slower than reading a filter's item).
 const (
@@ -41,9 +45,11 @@ const (
 	// (on a larger endpoint) fails.
 	MaxSelectorCost = 10_000
 	// MaxEndpointStringBytes is the size of an endpoint's strings that
-	// MaxSelectorCost assumes, besides metadata and description.
+	// MaxSelectorCost assumes, besides metadata and description; a server
+	// holds its endpoints to it with [Endpoint.Validate].
 	MaxEndpointStringBytes = 4096
-	// MaxBindings is the number of bindings that MaxSelectorCost assumes.
+	// MaxBindings is the number of bindings that MaxSelectorCost assumes,
+	// which [Endpoint.Validate] enforces.
 	MaxBindings = 16
 	// MatchBudget is what matching an operator's selectors against the
 	// account's endpoints may cost in one request, with [Selectors.Matcher]:
@@ -58,26 +64,60 @@ const (
 var ErrMatchBudget = errors.New("k8sop: endpoint selectors: the request's cost budget is spent")
 
 // selectorEnv is the CEL environment of endpoint selectors, built once; a
-// cel.Env is immutable and safe for concurrent use.
+// cel.Env is immutable and safe for concurrent use. It has endpoint, read
+// from an Endpoint, and time.now with add and subtract (celguard.ClockEnv).
+// Its type provider is the native one but for the type of scalar members,
+// which it gives as nullable (CEL's wrapper types), so that `== null`
+// type-checks on them as it does in a list filter (contract §3), where
+// every field is dynamic; a member is never null, so it is false.
 var selectorEnv = sync.OnceValues(func() (*cel.Env, error) {
-	return cel.NewEnv(
-		ext.NativeTypes(reflect.TypeFor[Endpoint](), ext.ParseStructTag("json")),
+	native, err := cel.NewEnv(ext.NativeTypes(reflect.TypeFor[Endpoint](), ext.ParseStructTag("json")))
+	if err != nil {
+		return nil, err
+	}
+	return native.Extend(
+		cel.CustomTypeProvider(nullableMembers{native.CELTypeProvider()}),
 		cel.Variable(selectorVar, cel.ObjectType("k8sop.Endpoint")),
+		celguard.ClockEnv(),
 		cel.ClearMacros(), cel.Macros(cel.HasMacro),
 		cel.ParserExpressionSizeLimit(MaxSelectorBytes),
 		cel.ParserRecursionLimit(32),
 	)
 })
 
+// nullableMembers is a type provider that gives the scalar members of
+// structs the nullable type of their kind (wrapper(string) for a string),
+// and is otherwise p.
+type nullableMembers struct{ types.Provider }
+
+// FindStructFieldType implements types.Provider.
+func (p nullableMembers) FindStructFieldType(structType, fieldName string) (*types.FieldType, bool) {
+	ft, ok := p.Provider.FindStructFieldType(structType, fieldName)
+	if !ok {
+		return ft, ok
+	}
+	switch ft.Type.Kind() {
+	case types.StringKind, types.IntKind, types.UintKind, types.DoubleKind, types.BoolKind, types.BytesKind:
+		nullable := *ft
+		nullable.Type = types.NewNullableType(ft.Type)
+		return &nullable, true
+	}
+	return ft, true
+}
+
 const selectorVar = "endpoint"
 
 // selectorGrammar is what a selector may use: the constructs of list
-// filters (contract §3) over endpoint's members, besides time.now and
-// add/subtract, and with endpoint.bindings allowed on the right of in.
+// filters (contract §3) over endpoint's members, time.now and add/subtract
+// included, no substring function on endpoint.id, and with
+// endpoint.bindings allowed on the right of in.
 var selectorGrammar = &celguard.Grammar{
-	Root:       selectorVar,
-	Member:     func([]string) error { return nil }, // the type checker knows the members
-	ListMember: func(path []string) bool { return len(path) == 1 && path[0] == "bindings" },
+	Root:        selectorVar,
+	Member:      func([]string) error { return nil }, // the type checker knows the members
+	ListMember:  func(path []string) bool { return len(path) == 1 && path[0] == "bindings" },
+	NoSubstring: func(path []string) bool { return len(path) == 1 && path[0] == "id" },
+	Clock:       true,
+	Literal:     celguard.DurationLiteral,
 }
 
 // selectorCosts is the cost model with the endpoint sizes MaxSelectorCost
@@ -118,14 +158,21 @@ type selector struct {
 // A selector may use what a list filter may (contract §3) — `!`, `&&`,
 // `||`, comparisons, literals, endpoint's members, has(), `in` with a list
 // literal of constants or endpoint.bindings on its right, size(),
-// startsWith, endsWith, contains and timestamp("<RFC 3339>") — and nothing
-// else (no matches, no macros such as exists, no arithmetic). There may be
-// at most [MaxSelectors], each at most [MaxSelectorBytes] long and with a
-// worst-case cost of at most [MaxSelectorCost] per endpoint.
+// `== null` (false for every member: a nil reference reads as a reference
+// with empty members, and has(endpoint.domain) is false for it), startsWith,
+// endsWith and contains (not on endpoint.id), timestamp("<RFC 3339>"),
+// time.now (the time of the match) and .add("<duration>") /
+// .subtract("<duration>") on timestamps, with durations such as "7d" or
+// "1h30m" — and nothing else (no matches, no macros such as exists, no
+// arithmetic). There may be at most [MaxSelectors], each at most
+// [MaxSelectorBytes] long and with a worst-case cost of at most
+// [MaxSelectorCost] per endpoint.
 //
 // The error joins one [*acctapi.FieldError] per invalid expression, with
-// Field "endpoint_selectors[i]" and [acctapi.CodeInvalidValue], or is one
-// on "endpoint_selectors" when there are too many.
+// Field "endpoint_selectors[i]", [acctapi.CodeInvalidValue] and a Reason
+// that says what is wrong ("is not a valid endpoint selector: matches is
+// not supported"), or is one on "endpoint_selectors" when there are too
+// many.
 func CompileSelectors(exprs []string) (*Selectors, error) {
 	if len(exprs) > MaxSelectors {
 		return nil, &acctapi.FieldError{Field: "endpoint_selectors", Code: acctapi.CodeInvalidValue,
@@ -141,7 +188,7 @@ func CompileSelectors(exprs []string) (*Selectors, error) {
 		sel, err := compile(env, expr)
 		if err != nil {
 			errs = append(errs, &acctapi.FieldError{Field: fmt.Sprintf("endpoint_selectors[%d]", i),
-				Code: acctapi.CodeInvalidValue, Reason: "is not a valid endpoint selector", Err: err})
+				Code: acctapi.CodeInvalidValue, Reason: "is not a valid endpoint selector: " + oneLine(err)})
 			continue
 		}
 		s.sels = append(s.sels, sel)
@@ -150,6 +197,12 @@ func CompileSelectors(exprs []string) (*Selectors, error) {
 		return nil, errors.Join(errs...)
 	}
 	return s, nil
+}
+
+// oneLine is err's message on one line (CEL's point at the error with a
+// second and third), cut to a length an error body can carry.
+func oneLine(err error) string {
+	return trunc.String(strings.ReplaceAll(err.Error(), "\n", " "), 200)
 }
 
 func compile(env *cel.Env, expr string) (selector, error) {
@@ -163,11 +216,14 @@ func compile(env *cel.Env, expr string) (selector, error) {
 	if err := selectorGrammar.Check(parsed.NativeRep().Expr()); err != nil {
 		return selector{}, err
 	}
+	if err := celguard.CheckConstTimes(parsed.NativeRep().Expr()); err != nil {
+		return selector{}, err
+	}
 	ast, iss := env.Check(parsed)
 	if iss.Err() != nil {
 		return selector{}, iss.Err()
 	}
-	if !ast.OutputType().IsExactType(cel.BoolType) {
+	if t := ast.OutputType(); !t.IsExactType(cel.BoolType) && !t.IsExactType(cel.NullableType(cel.BoolType)) {
 		return selector{}, fmt.Errorf("has type %s, want bool", ast.OutputType())
 	}
 	sel := selector{base: celguard.EvalCost + celguard.Nodes(ast.NativeRep().Expr())}
@@ -182,27 +238,34 @@ func compile(env *cel.Env, expr string) (selector, error) {
 	return sel, err
 }
 
-// Match reports whether at least one selector matches e. It stops at the
-// first match; a selector whose evaluation fails (too costly, say) counts as
-// no match, and when none matches those failures are returned, joined.
-// Match has no budget; to match many endpoints for one request, use a
-// [Matcher].
+// Match is shorthand for [Selectors.MatchAt](e, time.Now()).
 func (s *Selectors) Match(e *Endpoint) (bool, error) {
-	ok, _, err := s.match(e, MaxSelectors*MaxSelectorCost)
+	return s.MatchAt(e, time.Now())
+}
+
+// MatchAt reports whether at least one selector matches e, with time.now
+// bound to now. It stops at the first match; a selector whose evaluation
+// fails (too costly on an endpoint larger than MaxSelectorCost assumes,
+// or a time.now.subtract() before year 1, say) does not match, and when
+// none matches, those failures are returned, joined: each a
+// [*acctapi.FieldError] on "endpoint_selectors[i]". MatchAt has no budget;
+// to match many endpoints for one request, use a [Matcher].
+func (s *Selectors) MatchAt(e *Endpoint, now time.Time) (bool, error) {
+	ok, _, err := s.match(e, types.Timestamp{Time: now}, MaxSelectors*MaxSelectorCost)
 	return ok, err
 }
 
-// match is Match, stopping when the evaluations cost more than limit;
+// match is MatchAt, stopping when the evaluations cost more than limit;
 // it returns what they cost.
-func (s *Selectors) match(e *Endpoint, limit uint64) (bool, uint64, error) {
+func (s *Selectors) match(e *Endpoint, now ref.Val, limit uint64) (bool, uint64, error) {
 	if s == nil || e == nil || len(s.sels) == 0 {
 		return false, 0, nil
 	}
 	env, _ := selectorEnv() // built before s was compiled with it
-	act := &endpointVar{v: env.CELTypeAdapter().NativeToValue(e)}
+	act := &endpointVar{v: env.CELTypeAdapter().NativeToValue(e), now: now}
 	var spent uint64
 	var errs []error
-	for _, sel := range s.sels {
+	for i, sel := range s.sels {
 		out, det, err := sel.prg.Eval(act)
 		cost := uint64(MaxSelectorCost) // when a failure leaves no count
 		if det != nil && det.ActualCost() != nil {
@@ -212,7 +275,8 @@ func (s *Selectors) match(e *Endpoint, limit uint64) (bool, uint64, error) {
 			return false, spent, ErrMatchBudget
 		}
 		if err != nil {
-			errs = append(errs, fmt.Errorf("k8sop: endpoint selector: %w", err))
+			errs = append(errs, &acctapi.FieldError{Field: fmt.Sprintf("endpoint_selectors[%d]", i), Code: acctapi.CodeInvalidValue,
+				Reason: fmt.Sprintf("failed on endpoint %q: %s", trunc.String(e.ID, 64), oneLine(err))})
 			continue
 		}
 		if b, ok := out.(types.Bool); ok && bool(b) {
@@ -222,13 +286,17 @@ func (s *Selectors) match(e *Endpoint, limit uint64) (bool, uint64, error) {
 	return false, spent, errors.Join(errs...)
 }
 
-// endpointVar binds the variable endpoint for one evaluation.
-type endpointVar struct{ v ref.Val }
+// endpointVar binds the variables endpoint and time.now for one
+// evaluation.
+type endpointVar struct{ v, now ref.Val }
 
 // ResolveName implements interpreter.Activation.
 func (a *endpointVar) ResolveName(name string) (any, bool) {
-	if name == selectorVar {
+	switch name {
+	case selectorVar:
 		return a.v, true
+	case celguard.Now:
+		return a.now, true
 	}
 	return nil, false
 }
@@ -243,18 +311,25 @@ func (a *endpointVar) Parent() interpreter.Activation { return nil }
 // value matches nothing.
 type Matcher struct {
 	s      *Selectors
+	now    ref.Val
 	budget uint64
 	spent  uint64
 }
 
-// Matcher returns a Matcher of s that may spend budget cost units in all,
-// such as [MatchBudget].
+// Matcher is shorthand for [Selectors.MatcherAt](time.Now(), budget).
 func (s *Selectors) Matcher(budget uint64) *Matcher {
-	return &Matcher{s: s, budget: budget}
+	return s.MatcherAt(time.Now(), budget)
+}
+
+// MatcherAt returns a Matcher of s that binds time.now to now (the time
+// of the request) and may spend budget cost units in all, such as
+// [MatchBudget].
+func (s *Selectors) MatcherAt(now time.Time, budget uint64) *Matcher {
+	return &Matcher{s: s, now: types.Timestamp{Time: now}, budget: budget}
 }
 
 // Match reports whether at least one selector matches e, as
-// [Selectors.Match] does, and counts what its evaluations cost against the
+// [Selectors.MatchAt] does, and counts what its evaluations cost against the
 // budget. Once they have cost more than the budget, it returns an error
 // wrapping [ErrMatchBudget], then and on every later call; the caller
 // should give up the request. What a Matcher spends in all is at most its
@@ -266,7 +341,7 @@ func (m *Matcher) Match(e *Endpoint) (bool, error) {
 	if m.spent > m.budget {
 		return false, fmt.Errorf("%w (%d cost units)", ErrMatchBudget, m.budget)
 	}
-	ok, cost, err := m.s.match(e, m.budget-m.spent)
+	ok, cost, err := m.s.match(e, m.now, m.budget-m.spent)
 	m.spent += cost
 	if errors.Is(err, ErrMatchBudget) {
 		return false, fmt.Errorf("%w (%d cost units)", ErrMatchBudget, m.budget)

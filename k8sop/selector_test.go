@@ -10,12 +10,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/cel-go/common/types"
+
 	"github.com/acctapi/acctapi"
 )
 
 func TestSelectors(t *testing.T) {
-	ep := &Endpoint{ID: "ep_1", URL: "https://svc.ns", Type: "cloud", Port: 443,
-		Bindings: []string{"kubernetes"}, Metadata: `{"a":1}`, Name: "web"}
+	now := time.Date(2030, 1, 10, 0, 0, 0, 0, time.UTC)
+	ep := &Endpoint{ID: "ep_1", URL: "https://svc.ns", Type: "cloud", Port: 443, CreatedAt: time.Date(2030, 1, 5, 0, 0, 0, 0, time.UTC),
+		Bindings: []string{"kubernetes"}, Metadata: `{"a":1}`, Name: "web", Tunnel: &acctapi.Ref{ID: "tn_1"}}
 	tests := []struct {
 		name  string
 		exprs []string
@@ -25,11 +28,22 @@ func TestSelectors(t *testing.T) {
 		{"no match", []string{`endpoint.type == "agent"`}, false},
 		{"second matches", []string{`endpoint.name == "api"`, `endpoint.port == 443`}, true},
 		{"nil ref reads empty", []string{`endpoint.domain.id == ""`}, true},
-		{"timestamp", []string{`endpoint.created_at < timestamp("2026-01-01T00:00:00Z")`}, true},
+		{"timestamp", []string{`endpoint.created_at < timestamp("2031-01-01T00:00:00Z")`}, true},
 		{"bool member", []string{`endpoint.pooling_enabled`}, false},
 		{"in a list literal", []string{`endpoint.type in ["edge", "cloud"] && size(endpoint.bindings) == 1`}, true},
 		{"has", []string{`has(endpoint.url) && endpoint.metadata.contains("a")`}, true},
 		{"empty list", nil, false},
+		// The constructs of list filters (contract §3) that selectors
+		// lacked: time.now, add and subtract, == null.
+		{"time.now.subtract", []string{`endpoint.created_at > time.now.subtract("7d")`}, true},
+		{"time.now.subtract, older", []string{`endpoint.created_at > time.now.subtract("4d")`}, false},
+		{"timestamp().add", []string{`endpoint.created_at < timestamp("2030-01-04T00:00:00Z").add("1d12h")`}, true},
+		{"time.now.add", []string{`time.now.add("1h") > endpoint.created_at`}, true},
+		{"string == null", []string{`endpoint.metadata == null`}, false},
+		{"string != null", []string{`endpoint.metadata != null && null != endpoint.name`}, true},
+		{"int, bool, time == null", []string{`endpoint.port == null || endpoint.pooling_enabled == null || endpoint.created_at == null`}, false},
+		{"ref member == null", []string{`endpoint.tunnel.id == null`}, false},
+		{"substring on other ids", []string{`endpoint.tunnel.id.startsWith("tn_")`}, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -37,7 +51,7 @@ func TestSelectors(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got, err := s.Match(ep)
+			got, err := s.MatchAt(ep, now)
 			if err != nil || got != tt.want {
 				t.Errorf("Match = %v, %v; want %v, nil", got, err, tt.want)
 			}
@@ -63,7 +77,14 @@ func TestCompileSelectorsErrors(t *testing.T) {
 		{"map literal", `{"a": 1} == {"a": 1}`, "map literals are not supported"},
 		{"conversion", `string(endpoint.port) == "443"`, "the conversion string() is not supported"},
 		{"index", `endpoint.bindings[0] == "kubernetes"`, "index access is not supported"},
-		{"no clock", `endpoint.created_at < time.now`, "only endpoint.<field> may be selected"},
+		{"clock misspelt", `endpoint.created_at < time.later`, "only endpoint.<field> may be selected"},
+		{"bad duration", `endpoint.created_at < time.now.subtract("1w")`, `invalid duration "1w"`},
+		{"duration not a literal", `endpoint.created_at < time.now.subtract(endpoint.name)`, "subtract() takes a string literal"},
+		{"constant time out of range", `endpoint.created_at < timestamp("9999-12-31T00:00:00Z").add("2d")`, "timestamp out of range"},
+		{"startsWith on id", `endpoint.id.startsWith("ep_")`, "startsWith is not supported on endpoint.id"},
+		{"contains of id", `"ep_1ab".contains(endpoint.id)`, "contains is not supported on endpoint.id"},
+		{"endsWith on id", `endpoint.id.endsWith("x") || true`, "endsWith is not supported on endpoint.id"},
+		{"list == null", `endpoint.bindings == null`, "no matching overload"},
 		{"bad time", `endpoint.created_at < timestamp("soon")`, `timestamp("soon")`},
 		{"too long", `endpoint.url == "` + strings.Repeat("a", MaxSelectorBytes-len(`endpoint.url == ""`)+1) + `"`, "is 1025 bytes; at most 1024"},
 		{"too costly", strings.Repeat(`endpoint.metadata.contains("b") || `, 25) + "false", "may cost more than 10000 per endpoint"},
@@ -72,8 +93,11 @@ func TestCompileSelectorsErrors(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := CompileSelectors([]string{"true", tt.expr})
 			fes := acctapi.FieldErrors(err)
-			if len(fes) != 1 || fes[0].Field != "endpoint_selectors[1]" || fes[0].Code != acctapi.CodeInvalidValue || !strings.Contains(err.Error(), tt.reason) {
-				t.Errorf("errors = %v; want one on endpoint_selectors[1] saying %q", err, tt.reason)
+			// The reason is in the FieldError's Reason, which a server
+			// answers with (the fake's error body), not only in its Err.
+			if len(fes) != 1 || fes[0].Field != "endpoint_selectors[1]" || fes[0].Code != acctapi.CodeInvalidValue ||
+				!strings.Contains(fes[0].Reason, tt.reason) || strings.Contains(fes[0].Reason, "\n") {
+				t.Errorf("errors = %v; want one on endpoint_selectors[1] whose reason says %q", err, tt.reason)
 			}
 		})
 	}
@@ -175,6 +199,8 @@ var builtWorstSelectors = sync.OnceValues(func() ([]worstSelector, error) {
 		{"or-false", `false`},
 		{"or-not", `!true`},
 		{"or-startsWith-100", `endpoint.host.startsWith("` + a(100) + `b")`},
+		{"or-clock", `endpoint.created_at < time.now.subtract("99999d")`},
+		{"or-null", `endpoint.metadata == null`},
 	}
 	out := make([]worstSelector, 0, len(terms))
 	for _, tt := range terms {
@@ -206,7 +232,7 @@ func TestSelectorCostBound(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		ok, cost, err := s.match(ep, MaxSelectorCost)
+		ok, cost, err := s.match(ep, types.Timestamp{Time: ep.CreatedAt}, MaxSelectorCost)
 		if ok || err != nil || cost > MaxSelectorCost {
 			t.Errorf("%s: match %v, cost %d, %v; want no match within %d", w.name, ok, cost, err, MaxSelectorCost)
 		}

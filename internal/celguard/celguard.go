@@ -43,7 +43,8 @@ type Grammar struct {
 	// NoSubstring reports a member that startsWith, endsWith and contains
 	// may not read, in their target or argument.
 	NoSubstring func(path []string) bool
-	// Clock allows time.now and .add/.subtract on timestamps.
+	// Clock allows time.now and .add/.subtract on timestamps, which the
+	// environment declares ([ClockEnv] does).
 	Clock bool
 	// Literal checks the literal argument of add/subtract (with Clock);
 	// nil accepts any string. A timestamp() argument is always checked

@@ -1,0 +1,76 @@
+package celguard
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/cel-go/cel"
+	"github.com/google/cel-go/common/types"
+)
+
+func TestParseDuration(t *testing.T) {
+	tests := []struct {
+		in   string
+		want int64
+		err  string
+	}{
+		{"7d", 7 * 86400, ""},
+		{"1d12h30m5s", 86400 + 12*3600 + 30*60 + 5, ""},
+		{"999999d", 999999 * 86400, ""},
+		{"", 0, "empty duration"},
+		{"1w", 0, "units are d, h, m and s"},
+		{"1234567s", 0, "1 to 6 digits"},
+		{"d", 0, "1 to 6 digits"},
+		{"7", 0, "1 to 6 digits"},
+		{strings.Repeat("999999d", 4), 0, "out of range"},
+	}
+	for _, tt := range tests {
+		got, err := ParseDuration(tt.in)
+		if got != tt.want || (err == nil) != (tt.err == "") || (err != nil && !strings.Contains(err.Error(), tt.err)) {
+			t.Errorf("ParseDuration(%q) = %d, %v; want %d, %q", tt.in, got, err, tt.want, tt.err)
+		}
+	}
+}
+
+// TestClockEnv evaluates time.now with add and subtract, and checks that
+// a result outside years 0001 to 9999 is an error, from a constant at
+// compile time (CheckConstTimes) and from time.now when evaluated.
+func TestClockEnv(t *testing.T) {
+	env, err := cel.NewEnv(ClockEnv())
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Date(2030, 1, 10, 0, 0, 0, 0, time.UTC)
+	tests := []struct {
+		expr, err string
+		want      bool
+	}{
+		{`time.now.subtract("7d") == timestamp("2030-01-03T00:00:00Z")`, "", true},
+		{`time.now.add("1d12h") > timestamp("2030-01-11T11:59:59Z")`, "", true},
+		{`time.now.subtract("999999d") < time.now`, "timestamp out of range", false},
+		{`timestamp("9999-12-31T00:00:00Z").add("1d") > time.now`, "timestamp out of range", false},
+	}
+	for _, tt := range tests {
+		ast, iss := env.Compile(tt.expr)
+		if iss.Err() != nil {
+			t.Fatalf("%s: %v", tt.expr, iss.Err())
+		}
+		cerr := CheckConstTimes(ast.NativeRep().Expr())
+		var out any
+		if cerr == nil {
+			prg, err := env.Program(ast)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var v any
+			v, _, cerr = prg.Eval(map[string]any{Now: types.Timestamp{Time: now}})
+			if cerr == nil {
+				out = v.(types.Bool) == types.True
+			}
+		}
+		if (cerr == nil) != (tt.err == "") || (cerr != nil && !strings.Contains(cerr.Error(), tt.err)) || (cerr == nil && out != tt.want) {
+			t.Errorf("%s = %v, %v; want %v, %q", tt.expr, out, cerr, tt.want, tt.err)
+		}
+	}
+}
