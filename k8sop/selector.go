@@ -158,8 +158,9 @@ type selector struct {
 // A selector may use what a list filter may (contract §3) — `!`, `&&`,
 // `||`, comparisons, literals, endpoint's members, has(), `in` with a list
 // literal of constants or endpoint.bindings on its right, size(),
-// `== null` (false for every member: a nil reference reads as a reference
-// with empty members, and has(endpoint.domain) is false for it), startsWith,
+// `== null` (false for every member, and refused on the list bindings: a
+// nil reference reads as a reference with empty members, and
+// has(endpoint.domain) is false for it), startsWith,
 // endsWith and contains (not on endpoint.id), timestamp("<RFC 3339>"),
 // time.now (the time of the match) and .add("<duration>") /
 // .subtract("<duration>") on timestamps, with durations such as "7d" or
