@@ -3,6 +3,7 @@ package fake
 import (
 	"crypto/sha256"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/acctapi/acctapi/account"
@@ -79,7 +80,9 @@ func idLike(id, prefix string) bool {
 
 // AddAccount adds an account to a running server and returns it with its
 // ids and keys filled in. A malformed id, user id or token (see [Account])
-// and an account id or token already in use are errors; one about a
+// and an account id or token already in use are errors; so is the token
+// of another account's initial key even after that key was deleted, so
+// that a token never names two accounts (see [Server.APIKey]). One about a
 // member is, or wraps, an [acctapi.FieldError] naming it as a fixtures file
 // does ("id", "user_id", "api_keys[i]").
 func (s *Server) AddAccount(a Account) (Account, error) {
@@ -101,6 +104,12 @@ func (s *Server) AddAccount(a Account) (Account, error) {
 	// Snapshot and Restore take, so neither sees one without the other.
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	for i, tok := range a.APIKeys {
+		if s.initialKeyOf(tok) != "" {
+			// Name the key by its place, never by its value.
+			return Account{}, fmt.Errorf("fake: AddAccount: %w", field.Invalid(fmt.Sprintf("api_keys[%d]", i), "is already in use"))
+		}
+	}
 	err := s.db.Write(func(tx *store.Txn) error {
 		if s.accts.Has(tx, a.ID, a.ID) {
 			return fmt.Errorf("fake: AddAccount: %w", field.Invalid("id", "account %q exists", a.ID))
@@ -124,24 +133,48 @@ func (s *Server) AddAccount(a Account) (Account, error) {
 	return a, nil
 }
 
-// Accounts returns the server's accounts, with their user ids and initial
-// keys, in the order they were added.
+// Accounts returns the server's accounts, with their user ids and the
+// tokens of their initial keys that still authenticate, in the order they
+// were added: an initial key deleted through the API (DELETE /api_keys/{id})
+// is left out, so an account may list none. Keys created through the API
+// are not listed (their tokens are shown only when created).
 func (s *Server) Accounts() []Account {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
+	tx := s.db.Read()
 	out := make([]Account, len(s.accounts))
 	for i, a := range s.accounts {
-		a.APIKeys = append([]string(nil), a.APIKeys...)
+		a.APIKeys = slices.DeleteFunc(slices.Clone(a.APIKeys), func(tok string) bool {
+			row, ok := s.keys.ByToken(&tx, string(hashToken(tok)))
+			return !ok || row.Account != a.ID
+		})
 		out[i] = a
 	}
 	return out
 }
 
-// APIKey returns the first key of the first account.
+// APIKey returns the token of the first account's first initial key, the
+// key [Server.Client] authenticates with. Once that key is deleted through
+// the API, APIKey still returns its token, with which every request is
+// answered 401 (ERR_NGROK_203), as the real service answers a deleted key:
+// the token is never given to another account (see [Server.AddAccount]),
+// so neither APIKey nor Client ever acts as another account. Use
+// [Server.Accounts] for the keys that still authenticate.
 func (s *Server) APIKey() string {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	return s.accounts[0].APIKeys[0]
+}
+
+// initialKeyOf returns the account whose initial keys include tok, deleted
+// or not, or ""; s.mu must be held.
+func (s *Server) initialKeyOf(tok string) string {
+	for _, a := range s.accounts {
+		if slices.Contains(a.APIKeys, tok) {
+			return a.ID
+		}
+	}
+	return ""
 }
 
 // accountOf returns the account id for a, or the first account for "".

@@ -16,6 +16,36 @@ import (
 	"github.com/acctapi/acctapi"
 )
 
+// DecodeBody reads r's body into v as s reads the API's request bodies
+// (contract §1 and §2): at most [MaxBodyBytes], sent with one Content-Type,
+// application/json, valid JSON holding one value and nothing after it, no
+// member unknown to v's type, spelt in another letter case or given twice,
+// and every member of the JSON type its field takes. An empty body (white
+// space only) leaves v as it is. Its error is an *[acctapi.Error] with the
+// contract's status, code and message, and the member at fault, by its
+// JSON path, in Details["field"]; the caller adds Details["operation_id"].
+// cmd/acctfake's admin API reads its bodies with it, so that they are read
+// as strictly as the API's. It is safe for concurrent use.
+func (s *Server) DecodeBody(r *http.Request, v any) error {
+	var body []byte
+	var readErr error
+	if r.Body != nil && r.Body != http.NoBody {
+		body, readErr = readBody(r.Body, r.ContentLength)
+	}
+	empty, err := checkJSON(canonicalHeader(r).Header, body, readErr)
+	if err == nil && !empty {
+		if derr := decode(body, v, &s.members); derr != nil && !errors.As(derr, &err) {
+			err = errorf(http.StatusBadRequest, acctapi.CodeInvalidValue, "%s", truncate(derr.Error(), 256))
+		}
+	}
+	if err == nil {
+		return nil
+	}
+	out := err.body("")
+	delete(out.Details, "operation_id")
+	return out
+}
+
 // decode reads a JSON request body into v strictly: unknown members,
 // members of the wrong type and trailing data are errors with the
 // contract's codes.

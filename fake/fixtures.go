@@ -75,7 +75,9 @@ var (
 // "path") and given once. Such an error names where it is:
 // "[2]" in the array form, "resources[2]", "accounts[0]" or
 // "accounts[0].resources[2]" in the object form; a member given twice is
-// named by its path of member names ("accounts.resources.body.name").
+// named by its JSON path ("accounts[0].resources[2].body.name"). A path is
+// the API's, its leading "/" optional ("/service_users" or "service_users",
+// never "/service_users/", which the API answers 404).
 //
 // The fixtures are either a JSON array of [Fixture], created in the first
 // account:
@@ -219,8 +221,13 @@ func (s *Server) loadFixtures(acct, where string, fixtures []Fixture, refs map[s
 			}
 			return fmt.Errorf("fake: fixture %s (%s): %s", name, f.Path, fmt.Sprintf(format, args...))
 		}
-		info := s.resByKind[strings.Trim(f.Path, "/")]
+		info := s.resByKind[strings.TrimPrefix(f.Path, "/")]
 		if info == nil {
+			if s.resByKind[strings.Trim(f.Path, "/")] != nil {
+				// The API answers 404 to "/service_users/": a fixture is
+				// spelt as a request to it would be.
+				return fail("write the path %q, as the API spells it", "/"+strings.Trim(f.Path, "/"))
+			}
 			return fail("unknown path")
 		}
 		if f.Ref != "" {

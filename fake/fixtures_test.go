@@ -104,6 +104,8 @@ func TestFixtureErrors(t *testing.T) {
 		{"account id with a space", `{"accounts": [{"id": "ac_a b"}]}`, `accounts[0].id: "ac_a b" is not ac_`},
 		{"user id without usr_", `{"accounts": [{"user_id": "u1"}]}`, `accounts[0].user_id: "u1" is not usr_`},
 		{"account key in use", `{"accounts": [{"api_keys": ["k"]}, {"api_keys": ["j", "k"]}]}`, `accounts[1].api_keys[1]: is already in use`},
+		{"trailing slash", `[{"path": "/service_users", "body": {"name": "a"}}, {"path": "/service_users/", "body": {"name": "b"}}]`, `fake: fixture 1 (/service_users/): write the path "/service_users", as the API spells it`},
+		{"two slashes", `[{"path": "//service_users", "body": {"name": "a"}}]`, `fake: fixture 0 (//service_users): write the path "/service_users"`},
 		{"bad resource in an account", `{"accounts": [{"resources": [{"path": "/service_users", "body": {"name": ""}}]}]}`, `fixture accounts[0].resources[0] (/service_users)`},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

@@ -240,8 +240,14 @@ func (s *Server) serve(c *call, readErr error) (status int, out any, err error) 
 	if err := checkQuery(c.r.URL.RawQuery, queryFor(rt.query[c.r.Method], c.dialect)); err != nil {
 		return 0, nil, err
 	}
-	if c.r.Method == http.MethodPost || c.r.Method == http.MethodPatch || c.r.Method == http.MethodPut {
-		if err := checkBody(c, readErr); err != nil {
+	sent := len(bytes.TrimSpace(c.body)) > 0
+	if err := checkBody(c, readErr); err != nil {
+		return 0, nil, err
+	}
+	if sent && c.r.Method != http.MethodPost && c.r.Method != http.MethodPatch && c.r.Method != http.MethodPut {
+		// GET and DELETE take no body: one sent is checked as any body
+		// is, and may hold no member ({} and null pass).
+		if err := decode(c.body, &struct{}{}, &s.members); err != nil {
 			return 0, nil, err
 		}
 	}
@@ -253,6 +259,9 @@ func (s *Server) authenticate(c *call) error {
 	h := c.r.Header.Get("Authorization")
 	if h == "" {
 		return errorf(http.StatusUnauthorized, acctapi.CodeNoAuthorization, "The API requires an Authorization header: \"Authorization: Bearer <API key>\".")
+	}
+	if n := len(c.r.Header.Values("Authorization")); n > 1 {
+		return errorf(http.StatusUnauthorized, acctapi.CodeBadAuthorization, "The request has %d Authorization headers; send one, \"Authorization: Bearer <API key>\".", n)
 	}
 	scheme, token, ok := strings.Cut(h, " ")
 	if !ok || !strings.EqualFold(scheme, "Bearer") || token == "" || strings.ContainsAny(token, " \t") {
@@ -326,21 +335,16 @@ func checkQuery(raw string, allowed []string) error {
 	return nil
 }
 
-// checkBody checks a request body's size and content type.
+// checkBody checks a request body's size and content type (see
+// checkJSON); an empty body becomes {}.
 func checkBody(c *call, readErr error) error {
-	if readErr != nil {
-		return errorf(http.StatusBadRequest, acctapi.CodeInvalidJSON, "The request body could not be read.")
+	empty, err := checkJSON(c.r.Header, c.body, readErr)
+	if err != nil {
+		return err
 	}
-	if len(c.body) > MaxBodyBytes {
-		return errorf(http.StatusRequestEntityTooLarge, acctapi.CodeBodyTooLarge, "The request body is larger than %d bytes.", MaxBodyBytes)
-	}
-	if len(bytes.TrimSpace(c.body)) == 0 {
+	if empty {
 		c.body = []byte("{}")
 		return nil
-	}
-	ct := c.r.Header.Get("Content-Type")
-	if mt, _, _ := strings.Cut(ct, ";"); !strings.EqualFold(strings.TrimSpace(mt), "application/json") {
-		return errorf(http.StatusUnsupportedMediaType, acctapi.CodeBadContentType, "The request body must be JSON, sent with \"Content-Type: application/json\"; got %q.", truncate(ct, 64))
 	}
 	if c.dialect == acctapi.DialectReal {
 		b, err := events.Translate(c.body, acctapi.DialectSpec)
@@ -350,6 +354,29 @@ func checkBody(c *call, readErr error) error {
 		c.body = b
 	}
 	return nil
+}
+
+// checkJSON checks a request body that was read with readErr: at most
+// MaxBodyBytes, and unless empty (white space only), sent with one
+// Content-Type, application/json. It reports whether the body is empty.
+func checkJSON(h http.Header, body []byte, readErr error) (empty bool, err *apiError) {
+	if readErr != nil {
+		return false, errorf(http.StatusBadRequest, acctapi.CodeInvalidJSON, "The request body could not be read.")
+	}
+	if len(body) > MaxBodyBytes {
+		return false, errorf(http.StatusRequestEntityTooLarge, acctapi.CodeBodyTooLarge, "The request body is larger than %d bytes.", MaxBodyBytes)
+	}
+	if len(bytes.TrimSpace(body)) == 0 {
+		return true, nil
+	}
+	if cts := h.Values("Content-Type"); len(cts) > 1 {
+		return false, errorf(http.StatusUnsupportedMediaType, acctapi.CodeBadContentType, "The request has %d Content-Type headers; send one, \"Content-Type: application/json\".", len(cts))
+	}
+	ct := h.Get("Content-Type")
+	if mt, _, _ := strings.Cut(ct, ";"); !strings.EqualFold(strings.TrimSpace(mt), "application/json") {
+		return false, errorf(http.StatusUnsupportedMediaType, acctapi.CodeBadContentType, "The request body must be JSON, sent with \"Content-Type: application/json\"; got %q.", truncate(ct, 64))
+	}
+	return false, nil
 }
 
 // truncate shortens s for a message; see trunc.String.

@@ -691,3 +691,62 @@ func TestReactorSeesStateAfter(t *testing.T) {
 		t.Errorf("refused request journaled with its body %q", e[len(e)-1].RequestBody)
 	}
 }
+
+// TestBodyWhereNoneIsTaken checks that a body on GET or DELETE is read as
+// any body is: empty, {} and null pass; invalid JSON, a member, or a body
+// not sent as JSON are refused before the operation runs.
+func TestBodyWhereNoneIsTaken(t *testing.T) {
+	t.Parallel()
+	srv, _ := start(t)
+	su := must(fake.Seed[account.ServiceUser](srv, "", &account.ServiceUserCreate{Name: "a"}))(t)
+	path := "/service_users/" + su.ID
+	for _, tt := range []struct {
+		name, method, body, ctype string
+		status                    int
+		code                      string
+	}{
+		{"invalid JSON", "DELETE", "not json at all", "", 400, acctapi.CodeInvalidJSON},
+		{"a member", "DELETE", `{"id":"x"}`, "", 400, acctapi.CodeUnknownField},
+		{"not an object", "GET", `[]`, "", 400, acctapi.CodeInvalidValue},
+		{"not sent as JSON", "GET", `{}`, "text/plain", 415, acctapi.CodeBadContentType},
+		{"empty object", "GET", `{}`, "", 200, ""},
+		{"null", "GET", `null`, "", 200, ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var hdr map[string]string
+			if tt.ctype != "" {
+				hdr = map[string]string{"Content-Type": tt.ctype}
+			}
+			r := raw(t, srv, tt.method, path, hdr, tt.body)
+			if r.status != tt.status || (tt.code != "" && r.apiErr(t).ErrorCode != tt.code) {
+				t.Errorf("status %d %s, want %d %s", r.status, r.body, tt.status, tt.code)
+			}
+		})
+	}
+	if _, ok := fake.Get[account.ServiceUser](srv, "", su.ID); !ok {
+		t.Error("the service user is gone after refused DELETEs")
+	}
+}
+
+// TestDuplicateHeaders checks that two Authorization or two Content-Type
+// headers are refused, not read as the first.
+func TestDuplicateHeaders(t *testing.T) {
+	t.Parallel()
+	srv, _ := start(t)
+	req := newRequest(t, srv, "GET", "/service_users", "")
+	req.Header["Authorization"] = []string{"Bearer " + srv.APIKey(), "Bearer wrong"}
+	req.Header.Set("Service-Version", "2")
+	if r := roundTrip(t, srv, req); r.status != http.StatusUnauthorized || r.apiErr(t).ErrorCode != acctapi.CodeBadAuthorization {
+		t.Errorf("two Authorization headers: %d %s, want 401 %s", r.status, r.body, acctapi.CodeBadAuthorization)
+	}
+	req = newRequest(t, srv, "POST", "/service_users", `{"name":"x"}`)
+	req.Header.Set("Authorization", "Bearer "+srv.APIKey())
+	req.Header.Set("Service-Version", "2")
+	req.Header["Content-Type"] = []string{"application/json", "text/plain"}
+	if r := roundTrip(t, srv, req); r.status != http.StatusUnsupportedMediaType || r.apiErr(t).ErrorCode != acctapi.CodeBadContentType {
+		t.Errorf("two Content-Type headers: %d %s, want 415 %s", r.status, r.body, acctapi.CodeBadContentType)
+	}
+	if n := len(fake.List[account.ServiceUser](srv, "")); n != 0 {
+		t.Errorf("%d service users after refused requests", n)
+	}
+}

@@ -130,7 +130,9 @@ func (a *admin) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if !op.body {
-		if err := noBody(r); err != nil {
+		// A body where the operation takes none is read as the API reads
+		// one on GET and DELETE: empty, {} or null.
+		if err := a.decodeBody(r, &struct{}{}); err != nil {
 			answer(w, opID, 0, nil, err)
 			return
 		}
@@ -139,22 +141,16 @@ func (a *admin) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	answer(w, opID, status, out, err)
 }
 
-// noBody refuses a request body where the operation takes none.
-func noBody(r *http.Request) error {
-	b, err := io.ReadAll(io.LimitReader(r.Body, 1<<10))
-	if err != nil || len(bytes.TrimSpace(b)) > 0 {
-		return &adminError{status: http.StatusBadRequest, code: acctapi.CodeInvalidValue,
-			msg: fmt.Sprintf("%s %s takes no body.", r.Method, trunc.String(r.URL.Path, 128))}
-	}
-	return nil
-}
-
 // authenticate checks the admin token, with the API's error codes.
 func (a *admin) authenticate(r *http.Request) error {
 	h := r.Header.Get("Authorization")
 	if h == "" {
 		return &adminError{status: http.StatusUnauthorized, code: acctapi.CodeNoAuthorization,
 			msg: `The admin API requires "Authorization: Bearer <admin token>"; acctfake prints the token at start.`}
+	}
+	if n := len(r.Header.Values("Authorization")); n > 1 {
+		return &adminError{status: http.StatusUnauthorized, code: acctapi.CodeBadAuthorization,
+			msg: fmt.Sprintf(`The request has %d Authorization headers; send one, "Authorization: Bearer <admin token>".`, n)}
 	}
 	scheme, token, ok := strings.Cut(h, " ")
 	if !ok || !strings.EqualFold(scheme, "Bearer") || token == "" {
@@ -244,42 +240,17 @@ func answer(w http.ResponseWriter, opID string, status int, out any, err error) 
 	_, _ = w.Write(raw)
 }
 
-// decodeBody reads a JSON request body into v strictly: unknown members
-// are refused, and so is anything after the value. An empty body leaves v
-// as it is.
-func decodeBody(r *http.Request, v any) error {
-	body, err := io.ReadAll(io.LimitReader(r.Body, fake.MaxBodyBytes+1))
-	if err != nil {
-		return &adminError{status: http.StatusBadRequest, code: acctapi.CodeInvalidJSON, msg: "The request body could not be read."}
+// decodeBody reads a JSON request body into v as the account API reads
+// its bodies ([fake.Server.DecodeBody]: content type, size, unknown,
+// miscased and repeated members, JSON types, trailing data), with its
+// errors. An empty body leaves v as it is.
+func (a *admin) decodeBody(r *http.Request, v any) error {
+	err := a.srv.DecodeBody(r, v)
+	var e *acctapi.Error
+	if errors.As(err, &e) {
+		return &adminError{status: e.StatusCode, code: e.ErrorCode, field: e.Details["field"], msg: e.Msg}
 	}
-	if len(body) > fake.MaxBodyBytes {
-		return &adminError{status: http.StatusRequestEntityTooLarge, code: acctapi.CodeBodyTooLarge,
-			msg: fmt.Sprintf("The request body is larger than %d bytes.", fake.MaxBodyBytes)}
-	}
-	if len(bytes.TrimSpace(body)) == 0 {
-		return nil
-	}
-	if ct := r.Header.Get("Content-Type"); !strings.EqualFold(strings.TrimSpace(strings.Split(ct, ";")[0]), "application/json") {
-		return &adminError{status: http.StatusUnsupportedMediaType, code: acctapi.CodeBadContentType,
-			msg: fmt.Sprintf(`The request body must be JSON, sent with "Content-Type: application/json"; got %q.`, trunc.String(ct, 64))}
-	}
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		if name, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
-			return &adminError{status: http.StatusBadRequest, code: acctapi.CodeUnknownField, field: strings.Trim(name, `"`),
-				msg: fmt.Sprintf("Unknown member %s.", trunc.String(name, 64))}
-		}
-		var te *json.UnmarshalTypeError
-		if errors.As(err, &te) {
-			return invalid(te.Field, "Member %q has the wrong JSON type: want %v.", te.Field, te.Type)
-		}
-		return &adminError{status: http.StatusBadRequest, code: acctapi.CodeInvalidJSON, msg: "The request body is not valid JSON: " + trunc.String(err.Error(), 128)}
-	}
-	if _, err := dec.Token(); err != io.EOF { // anything after the value, a stray ] or } included
-		return &adminError{status: http.StatusBadRequest, code: acctapi.CodeInvalidJSON, msg: "The request body holds more than one JSON value."}
-	}
-	return nil
+	return err
 }
 
 // checkQuery refuses query parameters other than allowed, and repeated
@@ -291,8 +262,12 @@ func checkQuery(r *http.Request, allowed ...string) (url.Values, error) {
 	}
 	for _, k := range slices.Sorted(maps.Keys(q)) {
 		if !slices.Contains(allowed, k) {
+			supported := "this path and method take no query parameters"
+			if len(allowed) > 0 {
+				supported = "supported: " + strings.Join(allowed, ", ")
+			}
 			return nil, &adminError{status: http.StatusBadRequest, code: acctapi.CodeUnknownQueryParam, field: trunc.String(k, 64),
-				msg: fmt.Sprintf("Unknown query parameter %q; supported: %s.", trunc.String(k, 64), strings.Join(allowed, ", "))}
+				msg: fmt.Sprintf("Unknown query parameter %q; %s.", trunc.String(k, 64), supported)}
 		}
 		if len(q[k]) > 1 {
 			return nil, &adminError{status: http.StatusBadRequest, code: acctapi.CodeRepeatedQueryParam, field: k,
@@ -522,7 +497,7 @@ var faultMembers = map[string]string{"Status": "status", "Code": "error_code", "
 // itself after that many requests.
 func (a *admin) addFault(r *http.Request, _ string) (status int, out any, err error) {
 	var spec faultSpec
-	if err := decodeBody(r, &spec); err != nil {
+	if err := a.decodeBody(r, &spec); err != nil {
 		return 0, nil, err
 	}
 	f, err := spec.fault()
@@ -630,7 +605,7 @@ func (a *admin) getClock(*http.Request, string) (int, any, error) {
 // manual decodes the request's body into v and returns the manual clock,
 // or an error when the body is wrong or the clock is real.
 func (a *admin) manual(r *http.Request, v any) (*fake.ManualClock, error) {
-	if err := decodeBody(r, v); err != nil {
+	if err := a.decodeBody(r, v); err != nil {
 		return nil, err
 	}
 	if a.clock == nil {
@@ -774,7 +749,7 @@ func (a *admin) listAccounts(*http.Request, string) (int, any, error) {
 // given.
 func (a *admin) addAccount(r *http.Request, _ string) (int, any, error) {
 	var in adminAccount
-	if err := decodeBody(r, &in); err != nil {
+	if err := a.decodeBody(r, &in); err != nil {
 		return 0, nil, err
 	}
 	for i, k := range in.APIKeys {
@@ -810,6 +785,10 @@ func (a *admin) addAPIKey(r *http.Request, id string) (int, any, error) {
 	i := slices.IndexFunc(accts, func(acct fake.Account) bool { return acct.ID == id })
 	if i < 0 {
 		return 0, nil, notFound("account", id)
+	}
+	if len(accts[i].APIKeys) == 0 {
+		return 0, nil, &adminError{status: http.StatusConflict, code: acctapi.CodeInvalidToken,
+			msg: fmt.Sprintf("Account %q has no initial API key left (each was deleted through the API); create keys with POST /api_keys and a key of the account.", id)}
 	}
 	key := accts[i].APIKeys[0]
 	body, err := io.ReadAll(io.LimitReader(r.Body, fake.MaxBodyBytes+1))

@@ -529,9 +529,9 @@ func TestAdminTakesOnlyWhatItUses(t *testing.T) {
 		{"DELETE", "journal?method=POST", "", "ERR_NGROK_231"},
 		{"PUT", "clock?now=2040-01-01T00:00:00Z", `{"now":"2030-01-01T00:00:00Z"}`, "ERR_NGROK_231"},
 		{"GET", "faults?limit=1", "", "ERR_NGROK_231"},
-		{"POST", "snapshots", `{"name":"x"}`, "ERR_NGROK_215"},
-		{"POST", "reset", `{"keep":true}`, "ERR_NGROK_215"},
-		{"DELETE", "faults", `{"id":"flt_1"}`, "ERR_NGROK_215"},
+		{"POST", "snapshots", `{"name":"x"}`, "ERR_NGROK_214"},
+		{"POST", "reset", `{"keep":true}`, "ERR_NGROK_214"},
+		{"DELETE", "faults", `{"id":"flt_1"}`, "ERR_NGROK_214"},
 	} {
 		p.adm(t, tt.method, tt.path, tt.body).want(t, 400, tt.code)
 	}

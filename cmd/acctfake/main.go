@@ -22,7 +22,9 @@
 //
 // The admin API under /_acctfake/ is the fake's Go API over HTTP,
 // authenticated with "Authorization: Bearer <admin token>" (health needs
-// none). Bodies are JSON; errors are the contract's error body.
+// none). Bodies are JSON, read as strictly as the API's (fake.Server.DecodeBody); an
+// operation that takes none accepts an empty body, {} or null. Errors are the
+// contract's error body.
 //
 //	GET    /_acctfake/health                  {"status":"ok"}
 //	GET    /_acctfake/journal                 Server.Journal, newest first, paged like the API's lists:
@@ -38,9 +40,9 @@
 //	POST   /_acctfake/snapshots               Server.Snapshot; GET lists them
 //	POST   /_acctfake/snapshots/{id}/restore  Server.Restore; DELETE /_acctfake/snapshots/{id} forgets one
 //	POST   /_acctfake/reset                   Server.Reset, then the state at start (fixtures loaded)
-//	GET    /_acctfake/accounts                Server.Accounts
+//	GET    /_acctfake/accounts                Server.Accounts: the initial keys that still authenticate
 //	POST   /_acctfake/accounts                Server.AddAccount: {"id", "user_id", "api_keys"}
-//	POST   /_acctfake/accounts/{id}/api_keys  POST /api_keys as the account's first key
+//	POST   /_acctfake/accounts/{id}/api_keys  POST /api_keys as the account's first live initial key
 //
 // For example, to answer the next GET /service_users with 429:
 //

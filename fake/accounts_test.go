@@ -1,0 +1,76 @@
+package fake_test
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"testing"
+
+	"github.com/acctapi/acctapi"
+	"github.com/acctapi/acctapi/account"
+	"github.com/acctapi/acctapi/fake"
+)
+
+// TestDeletedInitialKey checks what follows the deletion of an account's
+// initial key through the API: Accounts no longer lists its token, the
+// token cannot be given to another account, and APIKey and Client keep
+// naming it, so that they are answered 401 instead of acting as another
+// account.
+func TestDeletedInitialKey(t *testing.T) {
+	t.Parallel()
+	srv, _ := start(t)
+	ctx := context.Background()
+	tok := srv.APIKey()
+	keys := account.NewAPIKeys(srv.Client())
+	list := collect(t, keys.List(ctx, nil))
+	if len(list) != 1 {
+		t.Fatalf("%d keys, want the initial one", len(list))
+	}
+	if err := keys.Delete(ctx, list[0].ID); err != nil {
+		t.Fatal(err)
+	}
+
+	if got := srv.Accounts()[0].APIKeys; len(got) != 0 {
+		t.Errorf("Accounts lists %d keys after the only one was deleted, want none", len(got))
+	}
+	_, err := srv.AddAccount(fake.Account{ID: "ac_other", APIKeys: []string{tok}})
+	var fe *acctapi.FieldError
+	if !errors.As(err, &fe) || fe.Field != "api_keys[0]" {
+		t.Fatalf("AddAccount with the deleted key's token: %v, want a field error on api_keys[0]", err)
+	}
+	for _, a := range srv.Accounts() {
+		if slices.Contains(a.APIKeys, tok) {
+			t.Errorf("account %s lists the deleted key's token", a.ID)
+		}
+	}
+	if srv.APIKey() != tok {
+		t.Errorf("APIKey changed after the key was deleted")
+	}
+	_, err = account.NewServiceUsers(srv.Client()).Create(ctx, &account.ServiceUserCreate{Name: "x"})
+	wantAPIError(t, err, 401, acctapi.CodeInvalidToken)
+	other := must(srv.AddAccount(fake.Account{ID: "ac_other"}))(t)
+	if n := len(fake.List[account.ServiceUser](srv, other.ID)); n != 0 {
+		t.Errorf("the other account has %d service users", n)
+	}
+}
+
+// TestInitialKeysListedWhileLive checks that Accounts lists an account's
+// initial keys that still authenticate, and only those.
+func TestInitialKeysListedWhileLive(t *testing.T) {
+	t.Parallel()
+	srv, _ := start(t)
+	a := must(srv.AddAccount(fake.Account{ID: "ac_two", APIKeys: []string{"tok-a", "tok-b"}}))(t)
+	c := must(srv.ClientFor("tok-b"))(t)
+	keys := account.NewAPIKeys(c)
+	list := collect(t, keys.List(context.Background(), nil)) // newest first: tok-b's, then tok-a's
+	if len(list) != 2 {
+		t.Fatalf("%d keys, want 2", len(list))
+	}
+	if err := keys.Delete(context.Background(), list[1].ID); err != nil {
+		t.Fatal(err)
+	}
+	i := slices.IndexFunc(srv.Accounts(), func(x fake.Account) bool { return x.ID == a.ID })
+	if got := srv.Accounts()[i].APIKeys; !slices.Equal(got, []string{"tok-b"}) {
+		t.Errorf("Accounts lists %q, want only the live tok-b", got)
+	}
+}
