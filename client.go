@@ -17,6 +17,7 @@ import (
 
 	"github.com/acctapi/acctapi/internal/baseurl"
 	"github.com/acctapi/acctapi/internal/clienthook"
+	"github.com/acctapi/acctapi/internal/field"
 	"github.com/acctapi/acctapi/internal/iox"
 	"github.com/acctapi/acctapi/internal/trunc"
 )
@@ -231,11 +232,20 @@ func (c *Client) BaseURL() string { return c.base.String() }
 // [WithoutValidation]: this is how the resource clients validate request
 // bodies, so the one switch governs them all.
 //
-// A response status of 400 or more becomes an [*Error]. A success body
-// longer than the client's limit ([WithMaxResponseBytes]) is not read past
-// it and becomes a [*ResponseTooLargeError]. Requests are retried as the
-// client's [RetryPolicy] says.
+// in must not be a nil pointer: that is an error (a [*FieldError] on the
+// request), whether or not the client validates.
+//
+// A response status of 400 or more becomes an [*Error]. A DELETE succeeds
+// only with 204 No Content, as the API answers every DELETE (contract
+// §1): any other status below 400 (a proxy's login page, 200 with {}, a
+// redirect without a Location) is an error wrapping [ErrNoResource]. A
+// success body longer than the client's limit ([WithMaxResponseBytes]) is
+// not read past it and becomes a [*ResponseTooLargeError]. Requests are
+// retried as the client's [RetryPolicy] says.
 func (c *Client) Do(ctx context.Context, method, path string, query url.Values, in, out any) error {
+	if err := field.CheckRequest(in); err != nil {
+		return err
+	}
 	if v, ok := in.(interface{ Validate() error }); ok && c.validate {
 		if err := v.Validate(); err != nil {
 			return err
@@ -251,18 +261,25 @@ func (c *Client) Do(ctx context.Context, method, path string, query url.Values, 
 			return fmt.Errorf("acctapi: encode %s %s: %w", method, path, err)
 		}
 	}
-	resp, err := c.send(ctx, method, u, body)
+	resp, unsure, err := c.send(ctx, method, u, body)
 	if err != nil {
 		return err
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode >= 400 {
-		return decodeError(resp)
+		err := decodeError(resp)
+		if method == http.MethodDelete && unsure && IsNotFound(err) {
+			return nil // an earlier attempt deleted it; see RetryPolicy
+		}
+		return err
+	}
+	if method == http.MethodDelete && resp.StatusCode != http.StatusNoContent {
+		drain(resp)
+		return fmt.Errorf("acctapi: DELETE %s: the answer is %d %s%s, not 204 No Content: %w",
+			u.Path, resp.StatusCode, http.StatusText(resp.StatusCode), contentType(resp), ErrNoResource)
 	}
 	if out == nil || resp.StatusCode == http.StatusNoContent {
-		// Drained only so far, so that a body without end cannot hold the
-		// call; a longer one costs the connection instead.
-		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxErrorBody))
+		drain(resp)
 		return nil
 	}
 	// Content-Length is only a claim: the body is read as it comes, up to
@@ -278,6 +295,21 @@ func (c *Client) Do(ctx context.Context, method, path string, query url.Values, 
 		return fmt.Errorf("acctapi: decode %s %s response: %w", method, u.Path, err)
 	}
 	return nil
+}
+
+// drain reads what is left of a body the call does not want, for the
+// connection's reuse; only so far, so that a body without end cannot hold
+// the call (a longer one costs the connection instead).
+func drain(resp *http.Response) {
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxErrorBody))
+}
+
+// contentType returns " (<media type>)" for a response that names one, or "".
+func contentType(resp *http.Response) string {
+	if ct := resp.Header.Get("Content-Type"); ct != "" {
+		return " (" + trunc.String(ct, 64) + ")"
+	}
+	return ""
 }
 
 // resolve builds the request URL from a path or an absolute URL.
@@ -342,11 +374,8 @@ func checkSegments(path string) error {
 		return nil
 	}
 	for seg := range strings.SplitSeq(p[1:], "/") {
-		switch seg {
-		case "":
-			return &FieldError{Field: "id", Code: CodeInvalidValue, Reason: "is required"}
-		case ".", "..":
-			return &FieldError{Field: "id", Code: CodeInvalidValue, Reason: fmt.Sprintf("must not be %q", seg)}
+		if err := field.CheckSegment("id", seg); err != nil {
+			return err
 		}
 	}
 	return nil

@@ -47,7 +47,8 @@ type recorded struct {
 }
 
 // recorder records every request it serves and answers with status and
-// body.
+// body; by default, as the API does, 204 to a DELETE and 200 with {} to the
+// rest.
 type recorder struct {
 	mu     sync.Mutex
 	reqs   []recorded
@@ -68,6 +69,10 @@ func (rec *recorder) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	})
 	status, body := rec.status, rec.body
 	rec.mu.Unlock()
+	if status == 0 && r.Method == http.MethodDelete {
+		w.WriteHeader(http.StatusNoContent) // as the API answers a DELETE
+		return
+	}
 	if status == 0 {
 		status = http.StatusOK
 	}
@@ -593,6 +598,62 @@ func TestDoValidatesBody(t *testing.T) {
 			}
 			if n := len(rec.requests()); n != tt.wantSent {
 				t.Errorf("server saw %d requests, want %d", n, tt.wantSent)
+			}
+		})
+	}
+}
+
+// TestDoNilBody checks that a nil request pointer is an error naming its
+// type, sent nowhere and never passed to its Validate, whether or not the
+// client validates.
+func TestDoNilBody(t *testing.T) {
+	t.Parallel()
+	for _, opts := range [][]Option{nil, {WithoutValidation()}} {
+		rec := &recorder{}
+		c, _ := newTestServer(t, rec.ServeHTTP, opts...)
+		err := c.Do(t.Context(), http.MethodPost, "/things", nil, (*validatable)(nil), nil)
+		var fe *FieldError
+		if !errors.As(err, &fe) || fe.Field != "" || !strings.Contains(fe.Reason, "nil *acctapi.validatable") {
+			t.Errorf("Do(nil request) = %v, want a FieldError on the request naming its type", err)
+		}
+		if n := len(rec.requests()); n != 0 {
+			t.Errorf("server saw %d requests, want 0", n)
+		}
+	}
+}
+
+// TestDeleteSucceedsOnlyWith204 checks that a DELETE answered with anything
+// below 400 but the API's 204 No Content (contract §1) is an error wrapping
+// ErrNoResource: the answer of a server that is not the API.
+func TestDeleteSucceedsOnlyWith204(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name        string
+		status      int
+		contentType string
+		body        string
+		wantErr     bool
+	}{
+		{name: "204", status: http.StatusNoContent},
+		{name: "200 with {}", status: http.StatusOK, contentType: "application/json", body: "{}", wantErr: true},
+		{name: "a proxy's login page", status: http.StatusOK, contentType: "text/html", body: "<html>login</html>", wantErr: true},
+		{name: "200 empty", status: http.StatusOK, wantErr: true},
+		{name: "202", status: http.StatusAccepted, wantErr: true},
+		{name: "302 without Location", status: http.StatusFound, wantErr: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			c, _ := newTestServer(t, func(w http.ResponseWriter, r *http.Request) {
+				if tt.contentType != "" {
+					w.Header().Set("Content-Type", tt.contentType)
+				}
+				w.WriteHeader(tt.status)
+				io.WriteString(w, tt.body)
+			})
+			err := c.Do(t.Context(), http.MethodDelete, "/things/x", nil, nil, nil)
+			if tt.wantErr != errors.Is(err, ErrNoResource) || tt.wantErr != (err != nil) {
+				t.Errorf("Do(DELETE) = %v, want an error wrapping ErrNoResource: %v", err, tt.wantErr)
 			}
 		})
 	}

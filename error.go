@@ -64,10 +64,13 @@ func (e *ResponseTooLargeError) Error() string {
 
 // ErrNoResource is wrapped by the error of a resource client's call whose
 // success answer holds nothing of a resource or a list: no id, no uri, no
-// list (the API sets them on every resource and list it answers with). It
-// tells a server that is not the API (a wrong base URL, a proxy's page
-// answering 200 with {} or 204) from one that answered; without it that
-// answer would read as an empty resource or an empty list.
+// list (the API sets them on every resource and list it answers with); and
+// by the error of a DELETE ([Client.Do], and so every resource client's
+// Delete) answered with anything below 400 but 204 No Content, which the
+// API answers every DELETE with. It tells a server that is not the API (a
+// wrong base URL, a proxy's login page, 200 with {}, 204 to a GET) from one
+// that answered; without it that answer would read as an empty resource, an
+// empty list or a delete done.
 var ErrNoResource = errors.New("acctapi: the answer holds no resource (no id, uri or list); is the base URL the API's?")
 
 // ErrPageLoop is the error a list's iterator (the List method of every
@@ -78,10 +81,21 @@ var ErrNoResource = errors.New("acctapi: the answer holds no resource (no id, ur
 var ErrPageLoop = errors.New("acctapi: the server's next_page_uri does not advance")
 
 // IsNotFound reports whether err, or any error it wraps, is an [*Error] with
-// status 404.
+// status 404 that says the resource does not exist. A 404 that says the
+// path is not one of the API's is not "not found": the fake's
+// [CodeNoRoute], or the real service's answer to an unknown path (no error
+// code, and a "path" detail where a missing resource has an operation id).
+// Such a 404 means a wrong base URL (one with an extra "/v2", say), which
+// code that reads "not found" as "already deleted" must not take for
+// success.
 func IsNotFound(err error) bool {
 	var e *Error
-	return errors.As(err, &e) && e.StatusCode == http.StatusNotFound
+	if !errors.As(err, &e) || e.StatusCode != http.StatusNotFound {
+		return false
+	}
+	_, path := e.Details["path"]
+	noRoute := e.ErrorCode == CodeNoRoute || e.ErrorCode == "" && path && e.OperationID() == ""
+	return !noRoute
 }
 
 // HasCode reports whether err, or any error it wraps, is an [*Error] with one

@@ -223,6 +223,14 @@ func TestErrorHelpers(t *testing.T) {
 		{name: "field error code", err: fmt.Errorf("page: %w", errors.Join(&FieldError{Field: "name", Reason: "bad", Code: CodeInvalidValue}, fieldErr)),
 			codes: []string{CodeBadLimit}, want: result{HasCode: true}},
 		{name: "field error other code", err: fieldErr, codes: []string{CodeBadFilter}},
+		// A 404 for a path that is not the API's (a wrong base URL) is not
+		// "not found": code reading that as "already deleted" would pass.
+		{name: "no route", err: fmt.Errorf("x: %w", &Error{StatusCode: 404, Msg: "No API path /v2/x.", ErrorCode: CodeNoRoute}),
+			codes: []string{CodeNoRoute}, want: result{HasCode: true}},
+		{name: "real service's unknown path", err: &Error{StatusCode: 404, Msg: "Not Found", Details: map[string]string{"path": "/v2/x"}}},
+		{name: "real service's missing resource", err: &Error{StatusCode: 404, Msg: "Resource not found", Details: map[string]string{"operation_id": "op_1"}},
+			want: result{NotFound: true}},
+		{name: "404 without a body", err: &Error{StatusCode: 404, Msg: "Not Found"}, want: result{NotFound: true}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

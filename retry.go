@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"math/rand/v2"
 	"net/http"
 	"net/url"
@@ -22,8 +21,19 @@ import (
 //     delay is a jittered exponential backoff.
 //
 // Retries stop after MaxAttempts attempts in all, or when the next wait would
-// take the total time waited past MaxWait, or when the context ends. The
-// last response or error is then returned.
+// take the total time waited past MaxWait, or when the context ends, or when
+// the next wait would not end before the context's deadline (the call then
+// returns at once rather than wait for a deadline it cannot beat). The last
+// response or error is then returned; when the context stopped the retries,
+// the error also wraps the context's error ([context.Canceled] or
+// [context.DeadlineExceeded]), so that both [IsRateLimited] and
+// [errors.Is] tell what happened.
+//
+// A DELETE retried after an attempt whose outcome is unknown (a connection
+// error or a 5xx response: the resource may have been deleted) succeeds when
+// the retry answers 404 not found ([IsNotFound]): the resource is gone,
+// whichever attempt removed it. A 404 to a DELETE's first attempt is an
+// error as always.
 //
 // The zero value sends every request once; [DefaultRetryPolicy] returns the
 // policy a [Client] starts with.
@@ -88,29 +98,39 @@ func idempotent(method string) bool {
 }
 
 // send performs the request, retrying as c.retry says. A non-nil response
-// is returned unread.
-func (c *Client) send(ctx context.Context, method string, u *url.URL, body []byte) (*http.Response, error) {
+// is returned unread. unsure reports that an earlier attempt failed in a
+// way that leaves its effect unknown (a connection error or a 5xx
+// response): Do reads a DELETE's 404 after one as the delete having
+// worked.
+//
+// An attempt that is to be retried is read at once, so that when the
+// context ends before the next attempt, or its deadline comes before the
+// wait would end, its answer is still what the call returns (wrapping the
+// context's error too).
+func (c *Client) send(ctx context.Context, method string, u *url.URL, body []byte) (resp *http.Response, unsure bool, err error) {
 	var waited time.Duration
+	var last error // the answer of the attempt being retried, as an error
 	for attempt := 1; ; attempt++ {
 		req, err := c.newRequest(ctx, method, u, body)
 		if err != nil {
-			return nil, err
+			return nil, unsure, err
 		}
 		if err := c.wait(ctx); err != nil {
-			return nil, fmt.Errorf("acctapi: %s %s: waiting for the throttle: %w", method, u.Path, err)
+			return nil, unsure, giveUp(last, method, u.Path, fmt.Errorf("waiting for the throttle: %w", err))
 		}
 		resp, err := c.http.Do(req)
 		if ctx.Err() != nil {
 			if resp != nil {
 				resp.Body.Close()
 			}
-			return nil, fmt.Errorf("acctapi: %s %s: %w", method, u.Path, ctx.Err())
+			return nil, unsure, fmt.Errorf("acctapi: %s %s: %w", method, u.Path, ctx.Err())
 		}
 		var delay time.Duration
 		switch {
 		case err != nil:
+			err = fmt.Errorf("acctapi: %s %s: %w", method, u.Path, err)
 			if !idempotent(method) {
-				return nil, fmt.Errorf("acctapi: %s %s: %w", method, u.Path, err)
+				return nil, unsure, err
 			}
 			delay = c.retry.backoff(attempt)
 		case resp.StatusCode == http.StatusTooManyRequests:
@@ -121,27 +141,43 @@ func (c *Client) send(ctx context.Context, method string, u *url.URL, body []byt
 		case resp.StatusCode >= 500 && idempotent(method):
 			delay = c.retry.backoff(attempt)
 		default:
-			return resp, nil
+			return resp, unsure, nil
 		}
 		if attempt >= c.retry.MaxAttempts || (c.retry.MaxWait > 0 && waited+delay > c.retry.MaxWait) {
-			if err != nil {
-				return nil, fmt.Errorf("acctapi: %s %s: %w", method, u.Path, err)
-			}
-			return resp, nil
+			return resp, unsure, err
 		}
 		if resp != nil {
-			_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxErrorBody))
+			err = decodeError(resp) // reads the body, so the connection is reused
 			resp.Body.Close()
 		}
-		if err := sleep(ctx, delay); err != nil {
-			return nil, fmt.Errorf("acctapi: %s %s: waiting to retry: %w", method, u.Path, err)
+		last = err
+		unsure = unsure || resp == nil || resp.StatusCode >= 500
+		if err := pause(ctx, delay); err != nil {
+			return nil, unsure, giveUp(last, method, u.Path, err)
 		}
 		waited += delay
 	}
 }
 
-// sleep waits for d or until ctx ends.
-func sleep(ctx context.Context, d time.Duration) error {
+// giveUp returns the error of a call that ends before an attempt because
+// of why: the last attempt's answer, when there was one, wrapping why too.
+func giveUp(last error, method, path string, why error) error {
+	if last == nil {
+		return fmt.Errorf("acctapi: %s %s: %w", method, path, why)
+	}
+	return fmt.Errorf("%w; not retried: %w", last, why)
+}
+
+// pause waits for d, unless ctx ends first (its error is returned) or its
+// deadline comes before d has passed: then it returns at once, wrapping
+// [context.DeadlineExceeded], since waiting could only end in that error.
+func pause(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return nil
+	}
+	if dl, ok := ctx.Deadline(); ok && time.Until(dl) <= d {
+		return fmt.Errorf("a wait of %v would pass the context's deadline: %w", d.Round(time.Millisecond), context.DeadlineExceeded)
+	}
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {

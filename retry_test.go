@@ -154,7 +154,11 @@ func TestRetry429EveryMethod(t *testing.T) {
 		t.Run(method, func(t *testing.T) {
 			t.Parallel()
 			synctest.Test(t, func(t *testing.T) {
-				f := &fakeTransport{script: []reply{tooMany("2"), ok200}}
+				ok := ok200
+				if method == http.MethodDelete {
+					ok = reply{status: http.StatusNoContent}
+				}
+				f := &fakeTransport{script: []reply{tooMany("2"), ok}}
 				c := newFakeClient(t, f)
 				var in any
 				if method == http.MethodPost || method == http.MethodPatch {
@@ -356,50 +360,148 @@ func TestWithoutRetry(t *testing.T) {
 	}
 }
 
+// TestRetryCancelledMidWait checks that a call cancelled while it waits
+// to retry returns at once with the last answer (the 429, so
+// IsRateLimited still tells) wrapping context.Canceled, or with the last
+// connection error.
 func TestRetryCancelledMidWait(t *testing.T) {
 	t.Parallel()
-	synctest.Test(t, func(t *testing.T) {
-		f := &fakeTransport{script: []reply{tooMany("30"), ok200}}
-		c := newFakeClient(t, f)
-		ctx, cancel := context.WithCancel(t.Context())
-		start := time.Now()
-		done := make(chan error, 1)
-		go func() { done <- c.Do(ctx, http.MethodGet, "/things", nil, nil, nil) }()
+	tests := []struct {
+		name        string
+		first       reply
+		rateLimited bool
+		wantErr     error // also in the chain
+	}{
+		{name: "429", first: tooMany("30"), rateLimited: true},
+		{name: "connection error", first: reply{err: errConn}, wantErr: errConn},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			synctest.Test(t, func(t *testing.T) {
+				f := &fakeTransport{script: []reply{tt.first, ok200}}
+				c := newFakeClient(t, f)
+				ctx, cancel := context.WithCancel(t.Context())
+				start := time.Now()
+				done := make(chan error, 1)
+				go func() { done <- c.Do(ctx, http.MethodGet, "/things", nil, nil, nil) }()
 
-		synctest.Wait() // Do is now waiting out the Retry-After.
-		if n := f.count(); n != 1 {
-			t.Fatalf("requests before cancel = %d, want 1", n)
-		}
-		cancel()
-		err := <-done
-		if got := virtualSince(t, start); got != 0 {
-			t.Errorf("Do returned after %v, want at once on cancel", got)
-		}
-		if !errors.Is(err, context.Canceled) {
-			t.Errorf("Do = %v, want context.Canceled in the chain", err)
-		}
-		if n := f.count(); n != 1 {
-			t.Errorf("requests = %d, want 1", n)
-		}
-	})
+				synctest.Wait() // Do is now waiting to retry.
+				if n := f.count(); n != 1 {
+					t.Fatalf("requests before cancel = %d, want 1", n)
+				}
+				cancel()
+				err := <-done
+				if got := virtualSince(t, start); got != 0 {
+					t.Errorf("Do returned after %v, want at once on cancel", got)
+				}
+				if !errors.Is(err, context.Canceled) {
+					t.Errorf("Do = %v, want context.Canceled in the chain", err)
+				}
+				if ra, ok := IsRateLimited(err); ok != tt.rateLimited || (ok && ra != 30*time.Second) {
+					t.Errorf("IsRateLimited(%v) = %v, %v; want %v, 30s", err, ra, ok, tt.rateLimited)
+				}
+				if tt.wantErr != nil && !errors.Is(err, tt.wantErr) {
+					t.Errorf("Do = %v, want %v in the chain", err, tt.wantErr)
+				}
+				if n := f.count(); n != 1 {
+					t.Errorf("requests = %d, want 1", n)
+				}
+			})
+		})
+	}
 }
 
+// TestRetryDeadlineMidWait checks that a retry wait that cannot end before
+// the context's deadline is not begun: the call returns at once with the
+// 429 it got, wrapping context.DeadlineExceeded; and that a wait that ends
+// before the deadline is waited and retried.
 func TestRetryDeadlineMidWait(t *testing.T) {
 	t.Parallel()
-	synctest.Test(t, func(t *testing.T) {
-		f := &fakeTransport{script: []reply{tooMany("30"), ok200}}
-		c := newFakeClient(t, f)
-		ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
-		t.Cleanup(cancel)
-		start := time.Now()
-		err := c.Do(ctx, http.MethodGet, "/things", nil, nil, nil)
-		if got := virtualSince(t, start); got != 10*time.Second {
-			t.Errorf("Do returned after %v, want at the 10s deadline", got)
-		}
-		if !errors.Is(err, context.DeadlineExceeded) {
-			t.Errorf("Do = %v, want context.DeadlineExceeded in the chain", err)
-		}
-	})
+	tests := []struct {
+		name     string
+		timeout  time.Duration
+		wantWait time.Duration
+		wantSent int
+	}{
+		{name: "deadline before the wait ends", timeout: 10 * time.Second, wantWait: 0, wantSent: 1},
+		{name: "deadline when the wait ends", timeout: 30 * time.Second, wantWait: 0, wantSent: 1},
+		{name: "deadline after the wait", timeout: 31 * time.Second, wantWait: 30 * time.Second, wantSent: 2},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			synctest.Test(t, func(t *testing.T) {
+				f := &fakeTransport{script: []reply{tooMany("30"), ok200}}
+				c := newFakeClient(t, f)
+				ctx, cancel := context.WithTimeout(t.Context(), tt.timeout)
+				t.Cleanup(cancel)
+				start := time.Now()
+				err := c.Do(ctx, http.MethodGet, "/things", nil, nil, nil)
+				if got := virtualSince(t, start); got != tt.wantWait {
+					t.Errorf("Do returned after %v, want %v", got, tt.wantWait)
+				}
+				if n := f.count(); n != tt.wantSent {
+					t.Errorf("requests = %d, want %d", n, tt.wantSent)
+				}
+				if tt.wantSent == 2 {
+					if err != nil {
+						t.Errorf("Do = %v, want the retry's success", err)
+					}
+					return
+				}
+				if !errors.Is(err, context.DeadlineExceeded) {
+					t.Errorf("Do = %v, want context.DeadlineExceeded in the chain", err)
+				}
+				if ra, ok := IsRateLimited(err); !ok || ra != 30*time.Second {
+					t.Errorf("IsRateLimited(%v) = %v, %v; want 30s, true", err, ra, ok)
+				}
+			})
+		})
+	}
+}
+
+// TestDeleteRetriedAfterUnknownOutcome checks that a DELETE whose attempt
+// may have taken effect (a connection error, a 5xx) and whose retry
+// answers 404 not found succeeds, and that every other 404 stays an error.
+func TestDeleteRetriedAfterUnknownOutcome(t *testing.T) {
+	t.Parallel()
+	notFound := reply{status: 404, body: `{"status_code":404,"msg":"Resource not found.","error_code":"ERR_ACCTAPI_NOT_FOUND"}`}
+	realNotFound := reply{status: 404, body: `{"status_code":404,"msg":"Resource not found","details":{"operation_id":"op_1"}}`}
+	noRoute := reply{status: 404, body: `{"status_code":404,"msg":"No API path.","error_code":"ERR_ACCTAPI_NO_ROUTE"}`}
+	tests := []struct {
+		name    string
+		method  string
+		script  []reply
+		wantErr bool
+	}{
+		{name: "connection error, then 404", method: http.MethodDelete, script: []reply{{err: errConn}, notFound}},
+		{name: "503, then 404", method: http.MethodDelete, script: []reply{unavailable, notFound}},
+		{name: "connection error, 429, then 404", method: http.MethodDelete, script: []reply{{err: errConn}, tooMany("1"), notFound}},
+		{name: "real service's 404 after a connection error", method: http.MethodDelete, script: []reply{{err: errConn}, realNotFound}},
+		{name: "404 at once", method: http.MethodDelete, script: []reply{notFound}, wantErr: true},
+		{name: "429, then 404: the server did not act", method: http.MethodDelete, script: []reply{tooMany("1"), notFound}, wantErr: true},
+		{name: "no route after a connection error", method: http.MethodDelete, script: []reply{{err: errConn}, noRoute}, wantErr: true},
+		{name: "GET: 404 after a connection error", method: http.MethodGet, script: []reply{{err: errConn}, notFound}, wantErr: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			synctest.Test(t, func(t *testing.T) {
+				f := &fakeTransport{script: tt.script}
+				err := newFakeClient(t, f).Do(t.Context(), tt.method, "/things/1", nil, nil, nil)
+				if tt.wantErr != (err != nil) {
+					t.Errorf("Do = %v, want an error: %v", err, tt.wantErr)
+				}
+				if tt.wantErr && !errors.As(err, new(*Error)) {
+					t.Errorf("Do = %v, want the 404 as an *Error", err)
+				}
+				if n := f.count(); n != len(tt.script) {
+					t.Errorf("requests = %d, want %d", n, len(tt.script))
+				}
+			})
+		})
+	}
 }
 
 func TestRetryCancelledDuringRequest(t *testing.T) {

@@ -3,6 +3,7 @@ package acctapi
 import (
 	"context"
 	"errors"
+	"fmt"
 
 	"golang.org/x/time/rate"
 )
@@ -29,27 +30,50 @@ func NewRealServiceLimiter() *rate.Limiter {
 // retries included, so that a busy program stays under a server's rate
 // limit instead of collecting 429 responses. It waits under the request's
 // context: a context that ends first ends the call, and a deadline too near
-// to be met fails at once. l may be shared by several clients (a
+// to be met fails at once, with an error wrapping
+// [context.DeadlineExceeded]. l may be shared by several clients (a
 // [rate.Limiter] is safe for concurrent use); [NewRealServiceLimiter] makes
-// one for the real service. It must not be nil, and its burst must be at
-// least 1. Without this option requests are not throttled.
+// one for the real service. It must not be nil, and it must admit requests:
+// its limit must be above zero (or [rate.Inf]) and its burst at least 1
+// (any burst with rate.Inf). Without this option requests are not
+// throttled.
 func WithThrottle(l *rate.Limiter) Option {
 	return func(c *Client) error {
 		if l == nil {
 			return errors.New("acctapi: WithThrottle: nil *rate.Limiter")
 		}
-		if l.Burst() < 1 && l.Limit() != rate.Inf {
+		if l.Limit() == rate.Inf {
+			c.throttle = l
+			return nil
+		}
+		if l.Burst() < 1 {
 			return errors.New("acctapi: WithThrottle: the limiter's burst is zero, so it never admits a request")
+		}
+		if !(l.Limit() > 0) {
+			return fmt.Errorf("acctapi: WithThrottle: the limiter's limit is %v, so it admits no request after its burst", l.Limit())
 		}
 		c.throttle = l
 		return nil
 	}
 }
 
-// wait waits for the client's throttle, if any.
+// wait waits for the client's throttle, if any: for a reservation, given
+// back when the wait fails.
 func (c *Client) wait(ctx context.Context) error {
 	if c.throttle == nil {
 		return nil
 	}
-	return c.throttle.Wait(ctx)
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	r := c.throttle.Reserve()
+	if !r.OK() {
+		// The limiter was changed after NewClient checked it.
+		return errors.New("the limiter admits no request")
+	}
+	if err := pause(ctx, r.Delay()); err != nil {
+		r.Cancel()
+		return err
+	}
+	return nil
 }

@@ -44,8 +44,12 @@ func TestThrottleWaitsUnderTheContext(t *testing.T) {
 
 		ctx, cancel = context.WithTimeout(t.Context(), time.Minute)
 		defer cancel()
-		if err := c.Do(ctx, http.MethodDelete, "/things/3", nil, nil, nil); err == nil {
-			t.Error("a deadline the throttle cannot meet: the call succeeded")
+		start := time.Now()
+		if err := c.Do(ctx, http.MethodDelete, "/things/3", nil, nil, nil); !errors.Is(err, context.DeadlineExceeded) {
+			t.Errorf("a deadline the throttle cannot meet: %v, want context.DeadlineExceeded", err)
+		}
+		if d := time.Since(start); d != 0 {
+			t.Errorf("a deadline the throttle cannot meet: failed after %v, want at once", d)
 		}
 		if sent != 1 {
 			t.Errorf("%d requests sent, want 1", sent)
@@ -54,9 +58,64 @@ func TestThrottleWaitsUnderTheContext(t *testing.T) {
 	if _, err := acctapi.NewClient("k", acctapi.WithThrottle(nil)); err == nil {
 		t.Error("WithThrottle(nil) accepted")
 	}
-	if _, err := acctapi.NewClient("k", acctapi.WithThrottle(rate.NewLimiter(1, 0))); err == nil {
-		t.Error("WithThrottle with burst 0 accepted")
+}
+
+// TestWithThrottleRefusesALimiterThatBlocks checks that WithThrottle
+// refuses a limiter that would block calls for ever: burst 0, or a limit of
+// zero (after its burst, it never admits another request).
+func TestWithThrottleRefusesALimiterThatBlocks(t *testing.T) {
+	tests := []struct {
+		name   string
+		l      *rate.Limiter
+		wantOK bool
+	}{
+		{name: "nil", l: nil},
+		{name: "burst 0", l: rate.NewLimiter(1, 0)},
+		{name: "limit 0", l: rate.NewLimiter(0, 1)},
+		{name: "negative limit", l: rate.NewLimiter(-1, 1)},
+		{name: "limit 0, burst 0", l: rate.NewLimiter(0, 0)},
+		{name: "rate.Inf", l: rate.NewLimiter(rate.Inf, 0), wantOK: true},
+		{name: "one a second", l: rate.NewLimiter(1, 1), wantOK: true},
+		{name: "the real service's", l: acctapi.NewRealServiceLimiter(), wantOK: true},
 	}
+	for _, tt := range tests {
+		if _, err := acctapi.NewClient("k", acctapi.WithThrottle(tt.l)); (err == nil) != tt.wantOK {
+			t.Errorf("%s: NewClient = %v, want accepted: %v", tt.name, err, tt.wantOK)
+		}
+	}
+}
+
+// TestThrottleBeforeARetry checks that when the throttle cannot admit a
+// retry before the context's deadline, the call returns the answer it is
+// retrying (the 429) at once, wrapping context.DeadlineExceeded.
+func TestThrottleBeforeARetry(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		sent := 0
+		rt := roundTripper(func(r *http.Request) (*http.Response, error) {
+			sent++
+			h := http.Header{"Retry-After": {"1"}}
+			return &http.Response{StatusCode: http.StatusTooManyRequests, Header: h, Body: http.NoBody, Request: r}, nil
+		})
+		c, err := acctapi.NewClient("k", acctapi.WithBaseURL("https://api.test"),
+			acctapi.WithHTTPClient(&http.Client{Transport: rt}), acctapi.WithRetry(acctapi.DefaultRetryPolicy()),
+			acctapi.WithThrottle(rate.NewLimiter(rate.Every(time.Hour), 1)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+		defer cancel()
+		start := time.Now()
+		err = c.Do(ctx, http.MethodGet, "/things", nil, nil, nil)
+		if _, ok := acctapi.IsRateLimited(err); !ok || !errors.Is(err, context.DeadlineExceeded) {
+			t.Errorf("Do = %v, want the 429 and context.DeadlineExceeded", err)
+		}
+		if d := time.Since(start); d != time.Second {
+			t.Errorf("Do returned after %v, want after the 1s Retry-After", d)
+		}
+		if sent != 1 {
+			t.Errorf("%d requests sent, want 1", sent)
+		}
+	})
 }
 
 // roundTripper is an in-process http.RoundTripper.

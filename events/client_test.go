@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/acctapi/acctapi"
 	"github.com/acctapi/acctapi/internal/apitest"
 	"github.com/acctapi/acctapi/internal/resources"
@@ -96,5 +98,62 @@ func TestClientValidatesBeforeSending(t *testing.T) {
 	_, err := NewSources(c).Update(t.Context(), &SourceUpdate{SubscriptionID: apitest.ID, Type: apitest.ID})
 	if !acctapi.HasCode(err, acctapi.CodeInvalidValue) || len(srv.Requests()) != 0 {
 		t.Errorf("Update = %v, requests %+v; want a field error and no request", err, srv.Requests())
+	}
+}
+
+// TestSourcesPathArguments checks that a path argument of the sources
+// client that cannot be a path segment is a field error on the argument's
+// own name, subscription_id or type (not "id"), with or without
+// validation, and that nothing is sent.
+func TestSourcesPathArguments(t *testing.T) {
+	const sub, typ = "esb_1", "api_key_created.v0"
+	tests := []struct {
+		name string
+		call func(context.Context, *Sources) error
+		want []string
+	}{
+		{"Get, no type", func(ctx context.Context, s *Sources) error { _, err := s.Get(ctx, sub, ""); return err },
+			[]string{"type: is required"}},
+		{"Get, no subscription", func(ctx context.Context, s *Sources) error { _, err := s.Get(ctx, "", typ); return err },
+			[]string{"subscription_id: is required"}},
+		{"Get, neither", func(ctx context.Context, s *Sources) error { _, err := s.Get(ctx, "", ""); return err },
+			[]string{"subscription_id: is required", "type: is required"}},
+		{"Get, dot-dot type", func(ctx context.Context, s *Sources) error { _, err := s.Get(ctx, sub, ".."); return err },
+			[]string{`type: must not be ".."`}},
+		{"Delete, no type", func(ctx context.Context, s *Sources) error { return s.Delete(ctx, sub, "") },
+			[]string{"type: is required"}},
+		{"Delete, dot subscription", func(ctx context.Context, s *Sources) error { return s.Delete(ctx, ".", typ) },
+			[]string{`subscription_id: must not be "."`}},
+		{"List, no subscription", func(ctx context.Context, s *Sources) error { _, err := s.List(ctx, ""); return err },
+			[]string{"subscription_id: is required"}},
+		{"Create, no subscription", func(ctx context.Context, s *Sources) error {
+			_, err := s.Create(ctx, "", &SourceCreate{Type: typ})
+			return err
+		}, []string{"subscription_id: is required"}},
+		{"Update, no subscription", func(ctx context.Context, s *Sources) error {
+			_, err := s.Update(ctx, &SourceUpdate{Type: typ})
+			return err
+		}, []string{"subscription_id: is required"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, srv := apitest.NewRecorder(t, reply)
+			raw, err := lax(c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, c := range []*acctapi.Client{c, raw} {
+				var got []string
+				for _, fe := range acctapi.FieldErrors(tt.call(t.Context(), NewSources(c))) {
+					got = append(got, fe.Field+": "+fe.Reason)
+				}
+				if diff := cmp.Diff(tt.want, got); diff != "" {
+					t.Errorf("field errors (-want +got):\n%s", diff)
+				}
+			}
+			if n := len(srv.Requests()); n != 0 {
+				t.Errorf("%d requests sent, want 0", n)
+			}
+		})
 	}
 }

@@ -195,10 +195,15 @@ func CRUDCalls[S Resource[T, L, C, U, O], T, L, C, U, O any](newS func(*acctapi.
 }
 
 // ExampleClient returns a client of a test server that answers every
-// request with body (status 201 to a POST), and a func that stops the
-// server. It is for Examples, which have no *testing.T.
+// request with body (status 201 to a POST), except a DELETE, answered as
+// the API does with 204 and no body, and a func that stops the server. It
+// is for Examples, which have no *testing.T.
 func ExampleClient(body string) (*acctapi.Client, func()) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodDelete {
+			w.WriteHeader(http.StatusNoContent)
+			return
+		}
 		w.Header().Set("Content-Type", "application/json")
 		if r.Method == http.MethodPost {
 			w.WriteHeader(http.StatusCreated)

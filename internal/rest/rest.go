@@ -21,6 +21,7 @@ import (
 
 	"github.com/acctapi/acctapi"
 	"github.com/acctapi/acctapi/internal/clienthook"
+	"github.com/acctapi/acctapi/internal/field"
 )
 
 // Validator is a request type with a Validate method.
@@ -94,6 +95,9 @@ type dialectBody struct {
 func (b dialectBody) MarshalJSON() ([]byte, error) { return b.MarshalDialect(b.d) }
 
 func send[T any](ctx context.Context, c *acctapi.Client, method, path string, body Validator) (*T, error) {
+	if err := field.CheckRequest(body); err != nil {
+		return nil, err // before dialectBody would hide the nil
+	}
 	var in any
 	if body != nil {
 		in = body
