@@ -65,6 +65,9 @@ func FuzzDecode(f *testing.F) {
 		`{"bindings":["kubernetes"],"name":"e","url":"https://x"}`,
 		`{"labels":{"a":"b"}}`,
 		`[1,2]`, `null`, `"x"`, `{"a":`, `{} {}`, ``,
+		`{"region":1}`, `{"labels":{"env":5}}`, `{"sources":[{"type":"x"},{"type":1}]}`, `{"status_code":200.5}`,
+		`{"status_code":1e400}`, `{"status_code":-1}`, `{"backends":[1]}`, `{"active":"true"}`, `{"target":"x"}`,
+		`{"target":{"monitoring":{"api_key":5}}}`, `{"deployment":{"name":[]}}`, `{"created_at":5,"port":1.5}`,
 		"{\"labels\":{\"\xff\":\"a\",\"\xfe\":\"b\"}}", "{\"labels\":{\"\xff\":\"a\",\"\\ufffd\":\"b\"}}",
 	} {
 		f.Add(uint8(i), []byte(body))
@@ -91,6 +94,18 @@ func FuzzDecode(f *testing.F) {
 			}
 			if got != want {
 				t.Fatalf("%T %q: member check %q, plain check %q", v, body, got, want)
+			}
+			// The walk that names a member of the wrong JSON type by its
+			// path finds every one encoding/json finds, and no other.
+			sc := memberScanner{b: body, ms: &ms, types: true}
+			werr := sc.value(reflect.TypeOf(v), "")
+			jerr := json.Unmarshal(body, requestTypes[int(which)%len(requestTypes)]())
+			var typ *json.UnmarshalTypeError
+			if errors.As(jerr, &typ) && werr == nil {
+				t.Fatalf("%T %q: encoding/json finds %v, the walk nothing", v, body, jerr)
+			}
+			if ae, ok := werr.(*apiError); ok && ae.code == acctapi.CodeInvalidValue && jerr == nil {
+				t.Fatalf("%T %q: the walk finds %v, encoding/json nothing", v, body, werr)
 			}
 		}
 		if err == nil {
