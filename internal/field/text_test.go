@@ -1,6 +1,7 @@
 package field
 
 import (
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -147,4 +148,34 @@ func TestCheckSegment(t *testing.T) {
 			t.Errorf("CheckSegment(%q) (-want +got):\n%s", tt.seg, diff)
 		}
 	}
+}
+
+// FuzzCheckUTF8 checks the rule's reason to be: CheckUTF8 passes a request
+// exactly when encoding/json carries each of its strings (a member, a list
+// element, a map key and value) through unchanged.
+func FuzzCheckUTF8(f *testing.F) {
+	f.Add("plain", "é", "k")
+	f.Add("a\xffb", "", "")
+	f.Add("", "\xed\xa0\x80", "\xc3")
+	f.Add("\ufffd", "\u2028", "k\xfe")
+	type request struct {
+		S string            `json:"s"`
+		L []string          `json:"l"`
+		M map[string]string `json:"m"`
+	}
+	f.Fuzz(func(t *testing.T, s, elem, key string) {
+		in := request{S: s, L: []string{elem}, M: map[string]string{key: s}}
+		b, err := json.Marshal(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out request
+		if err := json.Unmarshal(b, &out); err != nil {
+			t.Fatal(err)
+		}
+		same := cmp.Equal(in, out)
+		if err := CheckUTF8(&in); (err == nil) != same {
+			t.Errorf("CheckUTF8 = %v, but the JSON round trip keeps the request: %v", err, same)
+		}
+	})
 }
