@@ -32,8 +32,9 @@ import (
 // A DELETE retried after an attempt whose outcome is unknown (a connection
 // error or a 5xx response: the resource may have been deleted) succeeds when
 // the retry answers 404 not found ([IsNotFound]): the resource is gone,
-// whichever attempt removed it. A 404 to a DELETE's first attempt is an
-// error as always.
+// whichever attempt removed it. A 404 after attempts whose outcome is known
+// (the first attempt's, or one after 429s only, which the server did not
+// act on) is an error as always.
 //
 // The zero value sends every request once; [DefaultRetryPolicy] returns the
 // policy a [Client] starts with.
