@@ -237,9 +237,10 @@ func (j *journal) byteBudget(dflt int64) int64 {
 // few hundred bytes. Beyond it the oldest entries are dropped first, at
 // once if the journal already holds more. The newest request is always
 // kept: one larger than the whole budget is kept alone, its bodies cut to
-// fit (see [Entry]), so that the last entry is always the last request.
-// Only a budget smaller than an entry without its bodies keeps nothing
-// (a budget of 0 turns the journal off). A negative budget is taken as 0.
+// fit (see [Entry]), so that the last entry is always the last request;
+// a body left no room even for the note of its cut reads empty. Only a
+// budget smaller than an entry without its bodies (a few hundred bytes)
+// keeps nothing (a budget of 0 turns the journal off). A negative budget is taken as 0.
 // The journal also never keeps more than the last 100,000 entries.
 func (s *Server) SetJournalBudget(bytes int64) {
 	j := &s.journal
