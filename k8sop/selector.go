@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/google/cel-go/cel"
+	celast "github.com/google/cel-go/common/ast"
+	"github.com/google/cel-go/common/operators"
 	"github.com/google/cel-go/common/types"
 	"github.com/google/cel-go/common/types/ref"
 	"github.com/google/cel-go/ext"
@@ -227,6 +229,9 @@ func compile(env *cel.Env, expr string) (selector, error) {
 	if t := ast.OutputType(); !t.IsExactType(cel.BoolType) && !t.IsExactType(cel.NullableType(cel.BoolType)) {
 		return selector{}, fmt.Errorf("has type %s, want bool", ast.OutputType())
 	}
+	if err := checkComparisons(ast.NativeRep()); err != nil {
+		return selector{}, err
+	}
 	sel := selector{base: celguard.EvalCost + celguard.Nodes(ast.NativeRep().Expr())}
 	est, err := env.EstimateCost(ast, selectorCosts)
 	if err != nil {
@@ -237,6 +242,37 @@ func compile(env *cel.Env, expr string) (selector, error) {
 	}
 	sel.prg, err = env.Program(ast, cel.CostTracking(selectorCosts), cel.CostLimit(MaxSelectorCost-sel.base))
 	return sel, err
+}
+
+// checkComparisons refuses a comparison of endpoint.bindings, or of a
+// reference with anything but null: the cost model charges a comparison by
+// the bytes of strings, and such a comparison reads every string of a list
+// or a reference (BenchmarkMatcherWorst measured a chain of
+// endpoint.bindings != endpoint.bindings at five times the worst
+// selectors' time); neither has a use a member comparison or in lacks.
+func checkComparisons(a *celast.AST) error {
+	var bad error
+	celast.PreOrderVisit(a.Expr(), celast.NewExprVisitor(func(e celast.Expr) {
+		if bad != nil || e.Kind() != celast.CallKind {
+			return
+		}
+		switch c := e.AsCall(); c.FunctionName() {
+		case operators.Equals, operators.NotEquals, operators.Less, operators.LessEquals,
+			operators.Greater, operators.GreaterEquals:
+			args := c.Args()
+			for i, x := range args {
+				switch a.GetType(x.ID()).Kind() {
+				case types.ListKind:
+					bad = fmt.Errorf("endpoint.bindings may be used only with in and size(), not compared")
+				case types.StructKind:
+					if other := args[1-i]; a.GetType(other.ID()).Kind() != types.NullTypeKind {
+						bad = fmt.Errorf("a reference may be compared only with null; compare its members")
+					}
+				}
+			}
+		}
+	}))
+	return bad
 }
 
 // Match is shorthand for [Selectors.MatchAt](e, time.Now()).

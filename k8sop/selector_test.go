@@ -85,6 +85,9 @@ func TestCompileSelectorsErrors(t *testing.T) {
 		{"contains of id", `"ep_1ab".contains(endpoint.id)`, "contains is not supported on endpoint.id"},
 		{"endsWith on id", `endpoint.id.endsWith("x") || true`, "endsWith is not supported on endpoint.id"},
 		{"list == null", `endpoint.bindings == null`, "no matching overload"},
+		{"lists compared", `endpoint.bindings != endpoint.bindings`, "endpoint.bindings may be used only with in and size(), not compared"},
+		{"references compared", `endpoint.domain == endpoint.tunnel`, "a reference may be compared only with null"},
+		{"reference compared with a member", `endpoint.principal != endpoint.tunnel || true`, "a reference may be compared only with null"},
 		{"bad time", `endpoint.created_at < timestamp("soon")`, `timestamp("soon")`},
 		{"too long", `endpoint.url == "` + strings.Repeat("a", MaxSelectorBytes-len(`endpoint.url == ""`)+1) + `"`, "is 1025 bytes; at most 1024"},
 		{"too costly", strings.Repeat(`endpoint.metadata.contains("b") || `, 25) + "false", "may cost more than 10000 per endpoint"},
@@ -201,6 +204,7 @@ var builtWorstSelectors = sync.OnceValues(func() ([]worstSelector, error) {
 		{"or-startsWith-100", `endpoint.host.startsWith("` + a(100) + `b")`},
 		{"or-clock", `endpoint.created_at < time.now.subtract("99999d")`},
 		{"or-null", `endpoint.metadata == null`},
+		{"or-ref-null", `endpoint.domain == null`},
 	}
 	out := make([]worstSelector, 0, len(terms))
 	for _, tt := range terms {
