@@ -4,14 +4,12 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/google/cel-go/cel"
 	"github.com/google/cel-go/checker"
-	celast "github.com/google/cel-go/common/ast"
 	"github.com/google/cel-go/common/types"
 	"github.com/google/cel-go/common/types/ref"
 	"github.com/google/cel-go/interpreter"
@@ -63,151 +61,20 @@ var filterFieldTypes = map[string]*cel.Type{
 
 // filterEnv is the CEL environment of list filters: obj.<field> for each
 // filterable field (filterFieldTypes), time.now, and add/subtract on
-// timestamps taking durations such as "7d" or "1h30m". It has no macros:
+// timestamps taking durations such as "7d" or "1d12h" (celguard.ClockEnv). It has no macros:
 // has() is not among contract §3's constructs. It is built once and
 // immutable.
 var filterEnv = sync.OnceValues(func() (*cel.Env, error) {
-	shift := func(sign int64) func(lhs, rhs ref.Val) ref.Val {
-		return func(lhs, rhs ref.Val) ref.Val {
-			ts, ok := lhs.(types.Timestamp)
-			s, ok2 := rhs.(types.String)
-			if !ok || !ok2 {
-				return types.NewErr("add/subtract: want timestamp.add(string)")
-			}
-			t, err := shiftTime(ts.Time, sign, string(s))
-			if err != nil {
-				return types.NewErr("%v", err)
-			}
-			return types.Timestamp{Time: t}
-		}
-	}
-	opts := []cel.EnvOption{cel.Variable("time.now", cel.TimestampType)}
+	opts := []cel.EnvOption{celguard.ClockEnv()}
 	for name, t := range filterFieldTypes {
 		opts = append(opts, cel.Variable(filterFieldsVar+"."+name, t))
 	}
 	return cel.NewEnv(append(opts,
-		cel.Function("add", cel.MemberOverload("timestamp_add_duration_string",
-			[]*cel.Type{cel.TimestampType, cel.StringType}, cel.TimestampType, cel.BinaryBinding(shift(1)))),
-		cel.Function("subtract", cel.MemberOverload("timestamp_subtract_duration_string",
-			[]*cel.Type{cel.TimestampType, cel.StringType}, cel.TimestampType, cel.BinaryBinding(shift(-1)))),
 		cel.ClearMacros(),
 		cel.ParserRecursionLimit(maxFilterDepth),
 		cel.ParserExpressionSizeLimit(maxFilterLen),
 	)...)
 })
-
-// CEL's ranges: a duration is at most 10,000 years either way, a
-// timestamp from 0001-01-01T00:00:00Z to 9999-12-31T23:59:59.999999999Z
-// (in Unix seconds).
-const (
-	maxDurationSeconds  = 315_576_000_000
-	minTimestampSeconds = -62_135_596_800
-	maxTimestampSeconds = 253_402_300_799
-)
-
-// parseFilterDuration reads durations such as "7d", "24h", "15m" and
-// "1d12h": a sequence of whole numbers of at most 6 digits, each followed
-// by d, h, m or s, in all at most CEL's longest duration. It returns
-// whole seconds, since CEL's longest duration is longer than a
-// time.Duration's.
-func parseFilterDuration(s string) (int64, error) {
-	if s == "" {
-		return 0, fmt.Errorf("empty duration")
-	}
-	var total int64
-	for rest := s; rest != ""; {
-		i := 0
-		for i < len(rest) && rest[i] >= '0' && rest[i] <= '9' {
-			i++
-		}
-		if i == 0 || i == len(rest) || i > 6 {
-			return 0, fmt.Errorf("invalid duration %q: want terms of 1 to 6 digits and a unit, d, h, m or s, such as \"7d\", \"24h\", \"1d12h\"", truncate(s, 64))
-		}
-		n, _ := strconv.ParseInt(rest[:i], 10, 64)
-		var unit int64
-		switch rest[i] {
-		case 'd':
-			unit = 24 * 3600
-		case 'h':
-			unit = 3600
-		case 'm':
-			unit = 60
-		case 's':
-			unit = 1
-		default:
-			return 0, fmt.Errorf("invalid duration %q: units are d, h, m and s", truncate(s, 64))
-		}
-		// Each term is under 10^11 seconds, so neither sum overflows.
-		if total += n * unit; total > maxDurationSeconds {
-			return 0, fmt.Errorf("duration %q is out of range: at most 10,000 years", truncate(s, 64))
-		}
-		rest = rest[i+1:]
-	}
-	return total, nil
-}
-
-// shiftTime returns t moved by the duration d (forward for sign 1,
-// backward for -1); a result outside CEL's range of timestamps is an
-// error, never a time that wrapped.
-func shiftTime(t time.Time, sign int64, d string) (time.Time, error) {
-	secs, err := parseFilterDuration(d)
-	if err != nil {
-		return time.Time{}, err
-	}
-	u := t.Unix() + sign*secs
-	if u < minTimestampSeconds || u > maxTimestampSeconds {
-		fn := "add"
-		if sign < 0 {
-			fn = "subtract"
-		}
-		return time.Time{}, fmt.Errorf("timestamp out of range: %s.%s(%q) is outside years 0001 to 9999",
-			t.UTC().Format(time.RFC3339), fn, truncate(d, 64))
-	}
-	return time.Unix(u, int64(t.Nanosecond())).UTC(), nil
-}
-
-// checkConstTimes refuses an add() or subtract() whose target is a time
-// literal (such as timestamp("9999-12-31T23:59:59Z").add("1d")) when its
-// result is out of range, so that it is refused before any item is read;
-// one on time.now or an item's field is checked when evaluated.
-func checkConstTimes(e celast.Expr) error {
-	var bad error
-	celast.PreOrderVisit(e, celast.NewExprVisitor(func(x celast.Expr) {
-		if bad == nil && x.Kind() == celast.CallKind {
-			_, _, bad = constTime(x)
-		}
-	}))
-	return bad
-}
-
-// constTime is the value of e when it is timestamp("<literal>"), or an
-// add() or subtract() of a literal duration on such a value.
-func constTime(e celast.Expr) (t time.Time, ok bool, err error) {
-	if e.Kind() != celast.CallKind {
-		return time.Time{}, false, nil
-	}
-	c := e.AsCall()
-	switch fn := c.FunctionName(); {
-	case fn == "timestamp" && !c.IsMemberFunction() && len(c.Args()) == 1:
-		if s, ok := celguard.StringLiteral(c.Args()[0]); ok {
-			v, ok := types.String(s).ConvertToType(types.TimestampType).(types.Timestamp)
-			return v.Time, ok, nil
-		}
-	case (fn == "add" || fn == "subtract") && c.IsMemberFunction() && len(c.Args()) == 1:
-		t, ok, err := constTime(c.Target())
-		d, lit := celguard.StringLiteral(c.Args()[0])
-		if !ok || err != nil || !lit {
-			return time.Time{}, false, err
-		}
-		sign := int64(1)
-		if fn == "subtract" {
-			sign = -1
-		}
-		t, err = shiftTime(t, sign, d)
-		return t, err == nil, err
-	}
-	return time.Time{}, false, nil
-}
 
 // filter is a compiled list filter. It is immutable and safe for
 // concurrent use.
@@ -264,7 +131,7 @@ func compileFilter(expr string, fields []string) (*filter, error) {
 	if err := filterGrammar(fields).Check(parsed.NativeRep().Expr()); err != nil {
 		return nil, badFilter("%v", err)
 	}
-	if err := checkConstTimes(parsed.NativeRep().Expr()); err != nil {
+	if err := celguard.CheckConstTimes(parsed.NativeRep().Expr()); err != nil {
 		return nil, badFilter("%v", err)
 	}
 	ast, iss := env.Check(parsed)
@@ -305,15 +172,8 @@ func filterGrammar(fields []string) *celguard.Grammar {
 		},
 		NoSubstring: func(path []string) bool { return path[0] == "id" },
 		Clock:       true,
-		Literal:     checkFilterLiteral,
+		Literal:     celguard.DurationLiteral,
 	}
-}
-
-// checkFilterLiteral checks the argument of add() and subtract(): a
-// duration (celguard checks timestamp()'s).
-func checkFilterLiteral(_, s string) error {
-	_, err := parseFilterDuration(s)
-	return err
 }
 
 // filterCosts is the filter cost model (celguard.Costs) with what the fake
@@ -430,7 +290,7 @@ type activation struct {
 
 // ResolveName implements interpreter.Activation.
 func (a *activation) ResolveName(name string) (any, bool) {
-	if name == "time.now" {
+	if name == celguard.Now {
 		return a.now, true
 	}
 	if field, ok := strings.CutPrefix(name, filterFieldsVar+"."); ok && slices.Contains(a.obj.names, field) {
