@@ -10,8 +10,8 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
-	"sync"
 	"unicode/utf8"
+	"sync"
 
 	"github.com/acctapi/acctapi"
 )
@@ -48,8 +48,13 @@ func (s *Server) DecodeBody(r *http.Request, v any) error {
 
 // decode reads a JSON request body into v strictly: unknown members,
 // members of the wrong type and trailing data are errors with the
-// contract's codes.
+// contract's codes. A body that is not UTF-8 is not JSON (RFC 8259 §8.1):
+// encoding/json would read each bad byte as U+FFFD, and the fake would
+// store other text than the client sent.
 func decode(body []byte, v any, ms *members) error {
+	if !utf8.Valid(body) {
+		return errorf(http.StatusBadRequest, acctapi.CodeInvalidJSON, "The request body is not valid JSON: it is not UTF-8.")
+	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	err := dec.Decode(v)

@@ -298,8 +298,11 @@ func TestStrictMembers(t *testing.T) {
 		{"unknown member before a wrong id", "PATCH", "/service_users/" + su.ID, `{"id":"other","nick":"x"}`, acctapi.CodeUnknownField, "nick"},
 		{"wrong id", "PATCH", "/service_users/" + su.ID, `{"id":"other"}`, acctapi.CodeInvalidValue, "id"},
 		{"id in another case", "PATCH", "/service_users/" + su.ID, `{"ID":"other"}`, acctapi.CodeUnknownField, "ID"},
-		{"twice as invalid UTF-8", "POST", "/backends/tunnel_group", "{\"labels\":{\"\xff\":\"a\",\"\xfe\":\"b\"}}", acctapi.CodeInvalidJSON, "labels.\ufffd"},
-		{"twice, escaped and not", "POST", "/backends/tunnel_group", "{\"labels\":{\"\xff\":\"a\",\"\\ufffd\":\"b\"}}", acctapi.CodeInvalidJSON, "labels.\ufffd"},
+		// A body that is not UTF-8 is not JSON: encoding/json read each bad
+		// byte as U+FFFD, so the fake stored other text than was sent.
+		{"not UTF-8", "POST", "/backends/tunnel_group", "{\"labels\":{\"\xff\":\"a\"}}", acctapi.CodeInvalidJSON, ""},
+		{"not UTF-8 in a value", "POST", "/backends/http_response", "{\"status_code\":200,\"body\":\"a\xffb\"}", acctapi.CodeInvalidJSON, ""},
+		{"twice, escaped and not", "POST", "/backends/tunnel_group", "{\"labels\":{\"\ufffd\":\"a\",\"\\ufffd\":\"b\"}}", acctapi.CodeInvalidJSON, "labels.\ufffd"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -2,11 +2,15 @@ package fake
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
-	"github.com/acctapi/acctapi/internal/resources"
 	"reflect"
 	"slices"
 	"strings"
+
+	"github.com/acctapi/acctapi"
+	"github.com/acctapi/acctapi/internal/field"
+	"github.com/acctapi/acctapi/internal/resources"
 )
 
 // Seed creates a resource in an account without an HTTP request, through
@@ -33,6 +37,11 @@ func Seed[T any, C any](s *Server, accountID string, in *C) (T, error) {
 	if err != nil {
 		return zero, err
 	}
+	// Text that is not UTF-8 would not survive the copy below (JSON makes
+	// each bad byte U+FFFD), and the API never receives any.
+	if err := field.CheckUTF8(in); err != nil {
+		return zero, &seedError{fields: field.Errors(err)}
+	}
 	// A deep copy, so that neither Normalize nor the store shares anything
 	// with the caller's value, into the request type the resource was
 	// registered with (which may embed C; see seedAs).
@@ -46,11 +55,46 @@ func Seed[T any, C any](s *Server, accountID string, in *C) (T, error) {
 	v, err := info.seed(c, cp)
 	if err != nil {
 		if ae, ok := err.(*apiError); ok {
-			return zero, fmt.Errorf("fake: Seed: %d %s: %s", ae.status, ae.code, ae.msg)
+			api := ae.body("")
+			delete(api.Details, "operation_id") // no request, no operation
+			return zero, &seedError{api: api, fields: ae.fields}
 		}
 		return zero, fmt.Errorf("fake: Seed: %w", err)
 	}
 	return copyAs[T](v, ptr), nil
+}
+
+// seedError is what Seed returns when the API would have answered with an
+// error: it wraps the *acctapi.Error the API would have sent, and, for a
+// validation failure, each *acctapi.FieldError, so that acctapi.HasCode,
+// errors.As and errors.Is(err, acctapi.ErrInvalid) work on it as on the
+// client's errors.
+type seedError struct {
+	api    *acctapi.Error // nil when the client's own validation refused
+	fields []*acctapi.FieldError
+}
+
+func (e *seedError) Error() string {
+	if e.api == nil {
+		return "fake: Seed: " + errors.Join(e.unwrapFields()...).Error()
+	}
+	return "fake: Seed: " + e.api.Error()
+}
+
+func (e *seedError) unwrapFields() []error {
+	out := make([]error, len(e.fields))
+	for i, f := range e.fields {
+		out[i] = f
+	}
+	return out
+}
+
+// Unwrap returns the API's error and the field errors.
+func (e *seedError) Unwrap() []error {
+	if e.api == nil {
+		return e.unwrapFields()
+	}
+	return append([]error{e.api}, e.unwrapFields()...)
 }
 
 // resourceOf returns the resource whose type is t, or what t points to,

@@ -305,6 +305,11 @@ func TestSeedValidates(t *testing.T) {
 			_, err := fake.Seed[account.ServiceUser](srv, "ac_nope", &account.ServiceUserCreate{Name: "y"})
 			return err
 		}, []string{"ac_nope"}},
+		{"text that is not UTF-8", func() error {
+			// JSON would turn the byte into U+FFFD: once stored changed.
+			_, err := fake.Seed[backends.HTTPResponse](srv, "", &backends.HTTPResponseCreate{StatusCode: 200, Body: "a\xffb"})
+			return err
+		}, []string{"body", "UTF-8"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -318,6 +323,22 @@ func TestSeedValidates(t *testing.T) {
 				}
 			}
 		})
+	}
+	// Seed's errors are matched as the client's are (an SDK review found
+	// them flattened into text).
+	_, err := fake.Seed[account.ServiceUser](srv, "", &account.ServiceUserCreate{})
+	if fes := acctapi.FieldErrors(err); !acctapi.HasCode(err, acctapi.CodeInvalidValue) || !errors.Is(err, acctapi.ErrInvalid) ||
+		len(fes) != 1 || fes[0].Field != "name" {
+		t.Errorf("missing name: %v; want a field error naming name, with its code, matching ErrInvalid", err)
+	}
+	_, err = fake.Seed[account.ServiceUser](srv, "", &account.ServiceUserCreate{Name: "taken"})
+	var ae *acctapi.Error
+	if !errors.As(err, &ae) || ae.StatusCode != 409 || !acctapi.HasCode(err, acctapi.CodeNameTaken) || ae.Details["field"] != "name" {
+		t.Errorf("name taken: %v; want the API's 409 as an *acctapi.Error", err)
+	}
+	_, err = fake.Seed[backends.HTTPResponse](srv, "", &backends.HTTPResponseCreate{StatusCode: 200, Headers: map[string]string{"X": "v\xfe"}})
+	if fes := acctapi.FieldErrors(err); len(fes) != 1 || fes[0].Field != "headers.X" {
+		t.Errorf("header not UTF-8: %v; want a field error naming headers.X", err)
 	}
 	// Nothing invalid was stored.
 	if n := len(fake.List[account.ServiceUser](srv, "")); n != 1 {
