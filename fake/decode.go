@@ -10,8 +10,8 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/acctapi/acctapi"
 )
