@@ -113,8 +113,21 @@ func compile(expr string, want *cel.Type, prov *providers) (compiled, error) {
 		popts = append(popts, cel.CostLimit(maxEvalCost))
 		popts = append(popts, costOptions...)
 	}
-	p, err := e.Program(checked, popts...)
+	p, err := program(e, checked, popts)
 	return compiled{prog: p, checked: checked}, err
+}
+
+// program plans checked. cel-go's constant folding (OptOptimize) panics
+// on some constants it cannot evaluate, a map literal with a bytes key
+// ({b'a': 1}: "hash of unhashable type types.Bytes", found by a black-box
+// check); that is an expression that does not compile, not a crash.
+func program(e *cel.Env, checked *cel.Ast, opts []cel.ProgramOption) (p cel.Program, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			p, err = nil, fmt.Errorf("does not compile: %v", r)
+		}
+	}()
+	return e.Program(checked, opts...)
 }
 
 // untrackable reports whether checked's cost estimate bounds its
@@ -241,12 +254,18 @@ func (sizeEstimator) EstimateCallCost(function, overload string, _ *checker.AstN
 var costOptions = func() []cel.ProgramOption {
 	opts := []interpreter.CostTrackerOption{
 		interpreter.OverloadCostTracker("json_encode_dyn", func(_ []ref.Val, result ref.Val) *uint64 { return sizeCost(result) }),
-		// matches: a unit per ten of its steps (see boundedMatch).
+		// matches: a unit per ten of its steps (see boundedMatch), and
+		// four per instruction it compiled (a pattern not in the cache:
+		// compiling allocates about 150 bytes an instruction, so the cost
+		// limit stops an evaluation's compiles at about 40 MB).
 		interpreter.OverloadCostTracker("rl_matches_string", func(args []ref.Val, _ ref.Val) *uint64 {
 			n := uint64(1)
 			if c := patternFor(str(args[1]), 0, false); c.err == nil {
 				if steps := (len(str(args[0])) + 1) * c.steps; steps <= maxMatchSteps {
 					n += uint64(steps) / 10 // (a call over the limit did not run)
+					if c.re == nil {
+						n += 4 * uint64(c.steps)
+					}
 				}
 			}
 			return &n

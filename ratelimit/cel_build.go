@@ -141,13 +141,22 @@ func boundedBuilders() []cel.EnvOption {
 	}
 }
 
-// numberBytes bounds the text of a number, a timestamp or a duration in
-// every form cel-go's functions write: a double in %f with 100 digits
-// after the point (cel-go's largest precision) is at most 410 bytes.
-const numberBytes = 512
+// Bounds of the text of a scalar. As a value of its own, a number may be
+// formatted with a precision: a double in %f with 100 digits after the
+// point (cel-go's largest precision) is at most 410 bytes, an int in
+// binary 65. Inside a list or map, or in JSON, it takes its plain form:
+// an int at most 20 bytes, a double at most 24 (the shortest form that
+// reads back), and a timestamp or duration under 40.
+const (
+	numberBytes       = 512
+	intBytes          = 66
+	nestedIntBytes    = 20
+	nestedDoubleBytes = 32
+	otherScalarBytes  = 64
+)
 
 // joinSize is the size of list l's strings joined with sep (other
-// elements, which join refuses, count as numberBytes), or more than
+// elements, which join refuses, count as otherScalarBytes), or more than
 // maxKeyBytes.
 func joinSize(l ref.Val, sep int) int {
 	n := 0
@@ -156,7 +165,7 @@ func joinSize(l ref.Val, sep int) int {
 			if s, ok := it.Next().(types.String); ok {
 				n += len(s) + sep
 			} else {
-				n += numberBytes
+				n += otherScalarBytes
 			}
 		}
 	}
@@ -178,6 +187,10 @@ func formatSize(format string, args ref.Val) int {
 				n += per * len(v)
 			case types.Bytes:
 				n += 2 * len(v)
+			case types.Int, types.Uint:
+				n += intBytes
+			case types.Double:
+				n += numberBytes
 			default:
 				n += textSize(v)
 			}
@@ -203,6 +216,10 @@ func textSize(v ref.Val) int {
 			n += 2*len(v) + 2
 		case types.Bool, types.Null:
 			n += 5
+		case types.Int, types.Uint:
+			n += nestedIntBytes
+		case types.Double:
+			n += nestedDoubleBytes
 		case traits.Lister:
 			n += 2
 			for it := v.Iterator(); it.HasNext() == types.True && n <= maxKeyBytes; {
@@ -218,7 +235,7 @@ func textSize(v ref.Val) int {
 				n += 4
 			}
 		default:
-			n += numberBytes
+			n += otherScalarBytes
 		}
 	}
 	walk(v)
@@ -255,18 +272,29 @@ func quotedSize(s string) int {
 }
 
 // queryStringSize bounds the size of queryString.encode's result for map
-// m: each key and value escaped (a value that is not a string counted as
-// textSize, escaped), with "=" and "&".
+// m: each key escaped, with "=" and "&", once for each of its values (a
+// list's elements are values of their own), and each value escaped (one
+// that is not a string counted as textSize, escaped).
 func queryStringSize(m traits.Mapper) int {
 	n := 0
-	for it := m.Iterator(); it.HasNext() == types.True && n <= maxKeyBytes; {
-		k := it.Next()
-		n += escapedSize(str(k)) + 2
-		if s, ok := m.Get(k).(types.String); ok {
+	value := func(k int, v ref.Val) {
+		n += k + 2
+		if s, ok := v.(types.String); ok {
 			n += escapedSize(string(s))
 		} else {
-			n += 3 * textSize(m.Get(k))
+			n += 3 * textSize(v)
 		}
+	}
+	for it := m.Iterator(); it.HasNext() == types.True && n <= maxKeyBytes; {
+		k := it.Next()
+		ks := escapedSize(str(k))
+		if l, ok := m.Get(k).(traits.Lister); ok {
+			for li := l.Iterator(); li.HasNext() == types.True && n <= maxKeyBytes; {
+				value(ks, li.Next())
+			}
+			continue
+		}
+		value(ks, m.Get(k))
 	}
 	return n
 }

@@ -121,9 +121,9 @@ func memberMacro(member string, args int, fn string) cel.Macro {
 // has(m[k]) meaning k in m, and a variable whose value may be absent,
 // has(req.url.port).
 //
-// has(x[i]) of a list is whether i is an index of x; has(<name>) of a name
-// that no variable begins (req.cookie) does not compile, naming it and
-// the closest valid names, as a use of it outside has() does.
+// has(x[i]) of a list is whether i is an index of x. (has(<name>) of a name
+// that no variable begins, req.cookie, is cel-go's has(), which the
+// checker refuses; explain names the whole name.)
 var hasMacro = cel.GlobalMacro(operators.Has, 1, func(eh cel.MacroExprFactory, target ast.Expr, args []ast.Expr) (ast.Expr, *cel.Error) {
 	arg := args[0]
 	if arg.Kind() == ast.CallKind && arg.AsCall().FunctionName() == operators.Index && len(arg.AsCall().Args()) == 2 {
@@ -134,37 +134,9 @@ var hasMacro = cel.GlobalMacro(operators.Has, 1, func(eh cel.MacroExprFactory, t
 		if _, ok := varIndex[name]; ok {
 			return eh.NewCall("__present", eh.NewIdent(varRequest), eh.NewLiteral(types.String(name))), nil
 		}
-		if root, _, _ := strings.Cut(name, "."); namespaces[root] && !declaredPrefix(name) {
-			return nil, eh.NewError(arg.ID(), "unknown name "+name+hint(name))
-		}
 	}
 	return parser.MakeHas(eh, target, args)
 })
-
-// namespaces are the first parts of the catalogue's variable names.
-var namespaces = func() map[string]bool {
-	m := map[string]bool{}
-	for i := range catalogue {
-		root, _, _ := strings.Cut(catalogue[i].name, ".")
-		m[root] = true
-	}
-	return m
-}()
-
-// declaredPrefix reports whether a variable is name or a part of it
-// before a dot (req.url.query_params for req.url.query_params.a).
-func declaredPrefix(name string) bool {
-	for p := name; ; {
-		if _, ok := varIndex[p]; ok {
-			return true
-		}
-		i := strings.LastIndexByte(p, '.')
-		if i < 0 {
-			return false
-		}
-		p = p[:i]
-	}
-}
 
 // hasIndex is has(x[k]): k in x for a map, 0 <= k < size(x) for a list.
 func hasIndex(x, k ref.Val) ref.Val {
@@ -174,10 +146,13 @@ func hasIndex(x, k ref.Val) ref.Val {
 		return types.Bool(found)
 	case traits.Lister:
 		i, ok := k.(types.Int)
+		if !ok {
+			return types.NewErr("has(x[k]): a list's index must be an int, not %s", k.Type().TypeName())
+		}
 		n, _ := x.Size().(types.Int)
-		return types.Bool(ok && i >= 0 && i < n)
+		return types.Bool(i >= 0 && i < n)
 	}
-	return types.NewErr("has(x[k]): x is neither a map nor a list")
+	return types.NewErr("has(x[k]): x is a %s, neither a map nor a list", x.Type().TypeName())
 }
 
 // dottedName returns the qualified name a chain of selections spells
@@ -240,11 +215,9 @@ func funcOptions() []cel.EnvOption {
 		}),
 	}
 	opts := []cel.EnvOption{
-		cel.Function("__has_index",
-			cel.Overload("rl_has_index_map", []*cel.Type{cel.MapType(cel.TypeParamType("K"), cel.TypeParamType("V")), cel.TypeParamType("K")}, boolT,
-				cel.BinaryBinding(hasIndex)),
-			cel.Overload("rl_has_index_list", []*cel.Type{cel.ListType(cel.TypeParamType("E")), intT}, boolT,
-				cel.BinaryBinding(hasIndex))),
+		// One overload of dyn: a typed one per kind leaves a dyn
+		// container with no overload at run time, naming __has_index.
+		cel.Function("__has_index", cel.Overload("rl_has_index", []*cel.Type{dynT, dynT}, boolT, cel.BinaryBinding(hasIndex))),
 		cel.Function("__matches", cel.Overload("rl_matches_string", []*cel.Type{strT, strT}, boolT,
 			cel.BinaryBinding(func(s, p ref.Val) ref.Val { return boundedMatch(str(s), str(p)) }))),
 		requestFunc("getReqHeader", []*cel.Type{strT}, strList, func(a *activation, v []ref.Val) ref.Val {
@@ -615,16 +588,27 @@ func xxhash64(b []byte) uint64 {
 // 1,000). A call beyond it fails to evaluate, before it runs.
 const maxMatchSteps = 2_000_000
 
-// matchCache holds compiled patterns of up to maxCachedPattern bytes,
-// each in the slot its hash picks, the latest compiled there staying: a
-// bounded cache that patterns taken from requests cannot grow, and in
-// which the cost tracker finds the pattern the call it charges has just
-// compiled.
+// maxPatternSteps bounds the size of any pattern's program, whatever the
+// string: compiling one costs memory in proportion (about 40 bytes an
+// instruction, and a 2 KB pattern can expand to 2,000,000), which a
+// black-box check used to allocate 2.5 GB in one request through patterns
+// taken from it, matched against an empty string.
+const maxPatternSteps = 20_000
+
+// matchCache holds compiled patterns of up to maxCachedPattern bytes and
+// maxCachedSteps instructions (about 40 KB each, so 10 MB in all at the
+// most), each in the slot its hash picks, the latest compiled there
+// staying: a bounded cache that patterns taken from requests cannot grow,
+// and in which the cost tracker finds the pattern the call it charges
+// has just compiled. A larger pattern is compiled at each call, and
+// charged for it (see costOptions).
 var (
 	matchCache       [256]atomic.Pointer[compiledPattern]
 	matchSeed        = maphash.MakeSeed()
 	maxCachedPattern = 4096
 )
+
+const maxCachedSteps = 1000
 
 type compiledPattern struct {
 	pattern string
@@ -654,14 +638,19 @@ func patternFor(p string, n int, compile bool) *compiledPattern {
 		return c
 	}
 	re, err := syntax.Parse(p, syntax.Perl)
-	if err != nil {
+	switch {
+	case err != nil:
 		c.err = err
-	} else if c.steps = progSize(re) + 4; !compile || n*c.steps > maxMatchSteps {
-		return c
-	} else {
+	case progSize(re)+4 > maxPatternSteps:
+		c.steps = progSize(re) + 4
+		c.err = &budgetError{fmt.Sprintf("the pattern is %d steps or more, over the limit of %d", c.steps, maxPatternSteps)}
+	default:
+		if c.steps = progSize(re) + 4; !compile || n*c.steps > maxMatchSteps {
+			return c
+		}
 		c.re, c.err = regexp.Compile(p)
 	}
-	if len(p) <= maxCachedPattern {
+	if len(p) <= maxCachedPattern && c.steps <= maxCachedSteps {
 		slot.Store(c)
 	}
 	return c

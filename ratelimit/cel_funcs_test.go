@@ -1,6 +1,7 @@
 package ratelimit
 
 import (
+	"fmt"
 	"runtime"
 	"strings"
 	"testing"
@@ -155,6 +156,8 @@ var funcTests = []struct {
 	{"has(getReqHeader('x-api-key')[1])", true}, // has() of a list index (once refused: '@in' on a list)
 	{"has(getReqHeader('x-api-key')[2])", false},
 	{"has(req.url.query_params['a'])", true},
+	{"has(dyn([1, 2])['a'])", failsWith("has(x[k]): a list's index must be an int, not string")},
+	{"[{'a': 1}].exists(req, has(req.a))", true}, // a loop variable named like a namespace
 	{"inCidrRange('10.1.2.3', '10.0.0.0/8')", true},
 	{"inCidrRange('::ffff:10.1.2.3', '10.0.0.0/8')", true},
 	{"inCidrRange('10.1.2.3', 'bogus')", false},
@@ -255,6 +258,8 @@ func TestUnknownNames(t *testing.T) {
 		{"getReqHeader(1)", "found no matching overload for 'getReqHeader' applied to '(int)'"},
 		{"secrets.get(1, 2)", "found no matching overload for 'secrets.get' applied to '(int, int)'"},
 		{"__acctapi_request", "unknown name __acctapi_request"},
+		// cel-go's constant folding panicked on it (a black-box check).
+		{"{b'a': 1}.size()", "does not compile: runtime error: hash of unhashable type types.Bytes"},
 		// Findings of a black-box check: has() of an unknown name named
 		// only its root; a name moved under req.url, a JavaScript
 		// spelling and an abbreviation found no close names.
@@ -426,6 +431,9 @@ func TestBoundedBuilders(t *testing.T) {
 		{"queryString.encode({'a': getReqHeader('x')[0], 'b': getReqHeader('x')[0]})", "queryString.encode: the result would be longer"},
 		{"queryString.encode({'a': getReqHeader('x')[0].substring(0, 400000).replace('a', '/')})", "queryString.encode: the result would be longer"},
 		{"getReqHeader('x')[0].split('')", "split: the result would have more than 1000000 elements"},
+		// The key is written once for each value of a list (a second check
+		// built 800 MB counting it once).
+		{"queryString.encode({getReqHeader('x')[0].substring(0, 400000): ['', '', '']})", "queryString.encode: the result would be longer"},
 		{"getReqHeader('x')[0].split('a', 1000001)", "split: the result would have more than"},
 	} {
 		var before, after runtime.MemStats
@@ -437,6 +445,14 @@ func TestBoundedBuilders(t *testing.T) {
 		}
 		if n := after.TotalAlloc - before.TotalAlloc; n > 16<<20 {
 			t.Errorf("%s: allocated %d MiB", tt.expr, n>>20)
+		}
+	}
+	// Numbers count at their size, not at the most a formatted double may
+	// take (a second check found 2,100 small ints refused).
+	r.Header.Set("X-J", "["+strings.Repeat("1.5,", 2099)+"1.5]")
+	for _, expr := range []string{"json.encode(lists.range(2100))", "'%s'.format([lists.range(2100)])", "json.encode(json.decode(getReqHeader('x-j')[0]))"} {
+		if res := mustLimit(t, keyConfig(expr)).EvaluateAt(r, base); res.ErrorCode != "" || len(res.BucketKey) < 2100 {
+			t.Errorf("%s: %s %s; want a bucket key", expr, res.ErrorCode, trunc.String(res.ErrorMessage, 200))
 		}
 	}
 	// Within the bound they work as cel-go's.
@@ -480,6 +496,34 @@ func TestMatchesPatternFromRequest(t *testing.T) {
 		}
 		if n := after.TotalAlloc - before.TotalAlloc; n > 4<<20 {
 			t.Errorf("%.20s...: allocated %d MiB", tt.pattern, n>>20)
+		}
+	} // Many patterns from the request against an empty string: each may
+	// compile to at most maxPatternSteps (a second check found 2,000,000
+	// allowed, 2.5 GB a request), and each compile is charged, so the cost
+	// limit stops the evaluation after a bounded amount.
+	for _, tt := range []struct {
+		name    string
+		pattern func(i int) string
+		n       int
+		want    string
+	}{
+		{"2M steps", func(i int) string { return fmt.Sprintf("(?:%s%d){1000}", strings.Repeat("a", 1980), i) }, 8, "over the limit of 20000"},
+		{"18k steps", func(i int) string { return fmt.Sprintf("(?:%s%03d){1000}", strings.Repeat("a", 15), i) }, 300, "cost limit"},
+	} {
+		r := newRequest("GET", "http://h/")
+		r.Header.Set("X-S", "")
+		for i := range tt.n {
+			r.Header.Add("X-P", tt.pattern(i))
+		}
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		res := mustLimit(t, keyConfig("getReqHeader('x-p').exists(p, getReqHeader('x-s')[0].matches(p))")).EvaluateAt(r, base)
+		runtime.ReadMemStats(&after)
+		if res.ErrorCode != CodeEvalFailed || !strings.Contains(res.ErrorMessage, tt.want) {
+			t.Errorf("%s: %s %q; want an evaluation error containing %q", tt.name, res.ErrorCode, trunc.String(res.ErrorMessage, 300), tt.want)
+		}
+		if n := after.TotalAlloc - before.TotalAlloc; n > 64<<20 {
+			t.Errorf("%s: allocated %d MiB", tt.name, n>>20)
 		}
 	}
 }

@@ -94,7 +94,12 @@ func longestUse(expr ast.Expr, ident string) string {
 	ast.PostOrderVisit(expr, ast.NewExprVisitor(func(e ast.Expr) {
 		switch e.Kind() {
 		case ast.SelectKind:
-			if s, ok := dottedName(e); ok {
+			// has(req.cookie) is a test-only selection of cookie on req.
+			if s := e.AsSelect(); s.IsTestOnly() {
+				if p, ok := dottedName(s.Operand()); ok {
+					consider(p + "." + s.FieldName())
+				}
+			} else if s, ok := dottedName(e); ok {
 				consider(s)
 			}
 		case ast.CallKind:

@@ -84,7 +84,8 @@
 // a result of more than 1 MiB, and split a list of more than 1,000,000
 // elements. A call of matches whose string length times its pattern's
 // compiled size exceeds 2,000,000 fails before it compiles or runs (a
-// pattern may be at most 64 KiB), and a bucket-key value (a list's joined
+// pattern may be at most 64 KiB and 20,000 instructions, and each compile
+// is charged), and a bucket-key value (a list's joined
 // form included) may be at most 1 MiB. A YAML policy document may be at
 // most 4 MiB with its aliases expanded.
 //
@@ -94,7 +95,12 @@
 // [CodeEvalFailed] and a message, and processing continues. The exception
 // is a key stopped by one of the bounds above: such requests are counted
 // in one bucket they all share, so that a client cannot lift a limit by
-// sending a request costly enough to evaluate. With several
+// sending a request whose bucket key is costly enough to evaluate. This
+// holds for bucket keys only: a rule's expression that fails to evaluate,
+// on a bound too, counts as false (see [Policy]), so an expression that
+// gates a rate-limit action should be one no request can take past a
+// bound (matches over getReqHeader(...)[0].substring(0, 1024) rather than
+// over the whole header, for example). With several
 // bucket keys, each combination of values is one bucket; the values are
 // length-prefixed, so ("a|b", "c") and ("a", "b|c") differ.
 //

@@ -36,9 +36,9 @@ const ActionTypeCustomResponse = "custom-response"
 //	        config: {status_code: 429, body: "...", headers: {k: v}}
 //
 // A document whose first non-blank character is "{" or "[" is read as
-// JSON, with the same members ({"on_http_request": [...]}), or, if it is
-// not JSON, as YAML in flow style ({on_http_request: [...]}); any other
-// as YAML.
+// JSON, with the same members ({"on_http_request": [...]}), or as YAML
+// in flow style ({on_http_request: [...]}) if it stops being JSON at an
+// unquoted word, a single quote or a comment; any other as YAML.
 //
 // Rules run in order. A rule's actions run when all its expressions are
 // true (a rule without expressions always matches; an expression that fails
@@ -50,7 +50,9 @@ const ActionTypeCustomResponse = "custom-response"
 // terminates; its body and header values may hold ${expression}
 // placeholders (Traffic Policy's CEL interpolation), each replaced by its
 // expression's value in the form a bucket key takes (a list joined with
-// ",", null as ""), or by nothing if it fails to evaluate. When no action
+// ",", null as ""), or by nothing if it fails to evaluate. Every "${"
+// begins a placeholder (the documentation gives no escape); write a
+// literal one as ${'${'}. When no action
 // answers, the request goes to the next
 // handler, with the [Result] of the last rate-limit action that ran in its
 // request's context ([ResultFromContext]).

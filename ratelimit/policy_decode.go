@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"reflect"
+	"strconv"
 	"strings"
 
 	"github.com/acctapi/acctapi/internal/field"
@@ -91,16 +92,19 @@ func decodeInto(path string, v any, dst reflect.Value, errs *[]error) {
 		}
 		dst.SetBool(b)
 	case reflect.Int, reflect.Int64:
-		n, ok := integer(v)
-		if !ok {
+		f, ok := number(v)
+		switch {
+		case !ok || f != math.Trunc(f):
 			bad("a whole number")
-			return
+		case f < math.MinInt64 || f >= math.MaxInt64 || dst.OverflowInt(int64(f)):
+			*errs = append(*errs, field.Invalid(path, "%s is out of range", describe(v)))
+		default:
+			n, exact := integer(v) // exact where a float64 would round
+			if !exact {
+				n = int64(f)
+			}
+			dst.SetInt(n)
 		}
-		if dst.OverflowInt(n) {
-			*errs = append(*errs, field.Invalid(path, "%d is out of range", n))
-			return
-		}
-		dst.SetInt(n)
 	case reflect.Interface:
 		dst.Set(reflect.ValueOf(v))
 	default:
@@ -124,7 +128,27 @@ func jsonMembers(t reflect.Type) map[string]int {
 	return m
 }
 
-// integer returns v as an int64 when it is a whole number that fits.
+// number returns v, a number of the document (JSON's as json.Number, so
+// 1e3 and 10.0 as written, YAML's as Go numbers), as a float64.
+func number(v any) (float64, bool) {
+	switch n := v.(type) {
+	case json.Number:
+		f, err := strconv.ParseFloat(string(n), 64)
+		return f, err == nil || math.IsInf(f, 0)
+	case int:
+		return float64(n), true
+	case int64:
+		return float64(n), true
+	case uint64:
+		return float64(n), true
+	case float64:
+		return n, true
+	}
+	return 0, false
+}
+
+// integer returns v as an int64 when it is written as an integer that
+// fits (exactly, where a float64 would round).
 func integer(v any) (int64, bool) {
 	switch n := v.(type) {
 	case json.Number:

@@ -15,8 +15,8 @@ import (
 // decodeDocument reads a policy document into its top-level members. A
 // document whose first character after JSON's white space (space, tab,
 // line feed, carriage return) is "{" or "[" is JSON, or YAML in flow
-// style if it is not JSON (whose errors are then the ones reported, if it
-// is neither); anything else is YAML, read into the same values, which
+// style if it is not JSON at what only YAML has (see flowYAML); anything
+// else is YAML, read into the same values, which
 // decodeValue checks for both. (Other
 // Unicode spaces, a vertical tab or a no-break space, are white space to
 // neither: a document starting with one is YAML, and refused.)
@@ -28,10 +28,11 @@ func decodeDocument(doc []byte) (map[string]any, error) {
 		d.UseNumber() // numbers reach the strict decoder as written
 		if err := d.Decode(&top); err != nil {
 			// YAML's flow style looks like JSON ({type: rate-limit, ...}):
-			// a document whose first name or value is unquoted is read as
-			// YAML. (YAML would also take much broken JSON, a trailing
-			// comma or a missing value, whose JSON error is more use.)
-			if !flowYAML(trimmed) {
+			// a document that stops being JSON at what only YAML has (an
+			// unquoted word, a single quote, a comment) is read as YAML.
+			// (YAML would also take much broken JSON, a trailing comma or a
+			// missing value, whose JSON error is more use.)
+			if !flowYAML(trimmed, err) {
 				return nil, invalidDocument("the policy is not valid JSON", jsonError(trimmed, err))
 			}
 			v, yerr := decodeYAML(doc)
@@ -56,17 +57,17 @@ func decodeDocument(doc []byte) (map[string]any, error) {
 	return topLevel(top)
 }
 
-// flowYAML reports whether doc, which begins with "{" or "[", is YAML in
-// flow style rather than JSON: its first token after the brackets is an
-// unquoted word other than true, false and null.
-func flowYAML(doc []byte) bool {
-	rest := bytes.TrimLeft(doc, "{["+jsonSpace)
-	for _, lit := range []string{"true", "false", "null"} {
-		if after, ok := bytes.CutPrefix(rest, []byte(lit)); ok && (len(after) == 0 || bytes.IndexByte([]byte(",]}"+jsonSpace), after[0]) >= 0) {
-			return false
-		}
+// flowYAML reports whether doc, which begins with "{" or "[" and is not
+// JSON (err), is YAML in flow style: JSON's syntax error is at a
+// character only YAML allows there, a letter or underscore (an unquoted
+// word), a single quote or a "#" (a comment).
+func flowYAML(doc []byte, err error) bool {
+	var syn *json.SyntaxError
+	if !errors.As(err, &syn) || syn.Offset < 1 || syn.Offset > int64(len(doc)) {
+		return false
 	}
-	return len(rest) > 0 && (rest[0] == '_' || rest[0] >= 'a' && rest[0] <= 'z' || rest[0] >= 'A' && rest[0] <= 'Z')
+	c := doc[syn.Offset-1]
+	return c == '\'' || c == '#' || c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
 }
 
 // topLevel checks that a decoded document is a policy, an object of
@@ -165,7 +166,11 @@ func decodeYAML(doc []byte) (any, error) {
 		return nil, err
 	}
 	var extra yaml.Node
-	if err := d.Decode(&extra); err != io.EOF {
+	switch err := d.Decode(&extra); {
+	case err == io.EOF:
+	case err != nil:
+		return nil, err // text after the document that is not YAML
+	default:
 		return nil, errors.New("a policy is one YAML document; this has more (\"---\")")
 	}
 	if size := expandedSize(&n, map[*yaml.Node]int{}, 0); size > maxExpandedYAML {

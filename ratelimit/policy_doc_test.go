@@ -83,6 +83,10 @@ func TestPolicyDocumentErrors(t *testing.T) {
 		// only, and refused as invalid JSON (a black-box check).
 		{"a bare action in flow style", "{type: rate-limit, config: {name: n}}", "this is an action config, not a policy: wrap it"},
 		{"neither JSON nor YAML", `{"a": }`, "the policy is not valid JSON: line 1, column 7"},
+		{"flow style, single quotes", "{'type': rate-limit, 'config': {name: n}}", "this is an action config, not a policy: wrap it"},
+		{"flow style inside JSON", `{"type": "rate-limit", "config": {name: n}}`, "this is an action config, not a policy: wrap it"},
+		{"flow style with a comment", "{ # an action\n type: rate-limit, config: {name: n}}", "this is an action config, not a policy: wrap it"},
+		{"flow style then text", "{on_http_request: []} x", "the policy is not valid YAML: yaml: did not find expected <document start>"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/google/cel-go/cel"
+	"github.com/google/cel-go/common/types"
 )
 
 // template is a config string with ${expression} placeholders, Traffic
@@ -37,9 +38,12 @@ func compileTemplate(s string, prov *providers) (template, error) {
 		if strings.TrimSpace(expr) == "" {
 			return template{}, fmt.Errorf("the placeholder at byte %d is empty", len(s)-len(rest)+i)
 		}
-		c, err := compile(expr, nil, prov)
+		c, err := compile(expr, cel.DynType, prov)
 		if err != nil {
 			return template{}, fmt.Errorf("the placeholder ${%s} %v", expr, err)
+		}
+		if c.checked.OutputType().Kind() == types.MapKind {
+			return template{}, fmt.Errorf("the placeholder ${%s} is a map, which has no text form", expr)
 		}
 		t.parts = append(t.parts, rest[:i])
 		t.exprs = append(t.exprs, c.prog)
@@ -49,12 +53,20 @@ func compileTemplate(s string, prov *providers) (template, error) {
 
 // placeholderEnd returns the index in s of the "}" that closes a
 // placeholder whose expression s begins, skipping CEL's quoted strings
-// (with their escapes, raw or triple-quoted) and balanced braces (a map
-// literal), or -1.
+// (with their escapes, raw or triple-quoted), comments (// to the end of
+// the line) and balanced braces (a map literal), or -1.
 func placeholderEnd(s string) int {
 	depth := 0
 	for i := 0; i < len(s); i++ {
 		switch c := s[i]; c {
+		case '/':
+			if strings.HasPrefix(s[i:], "//") {
+				n := strings.IndexByte(s[i:], '\n')
+				if n < 0 {
+					return -1
+				}
+				i += n
+			}
 		case '{':
 			depth++
 		case '}':

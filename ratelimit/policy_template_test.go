@@ -30,9 +30,11 @@ on_http_request:
             x-failed: "a${getReqHeader('x-missing')[0]}b"
             x-list: "${getReqHeader('x-two')}"
             x-plain: "no placeholder"
+            x-literal: "${'${'}HOME}"
+            x-comment: "${1 // a } in a comment\n}"
 `
 	h := mustPolicy(t, doc).Handler(okHandler)
-	names := []string{"x-ip", "x-sum", "x-map", "x-quoted", "x-failed", "x-list", "x-plain"}
+	names := []string{"x-ip", "x-sum", "x-map", "x-quoted", "x-failed", "x-list", "x-plain", "x-literal", "x-comment"}
 	for i, limited := range []string{"false", "true"} {
 		r := newRequest("GET", "http://h/some/path")
 		r.RemoteAddr = "203.0.113.9:1234"
@@ -41,7 +43,7 @@ on_http_request:
 		got := serve(h, r, names...)
 		want := response{Status: 418, Body: "limited " + limited + " for 203.0.113.9 at /some/path {not a placeholder}",
 			Headers: map[string]string{"x-ip": "203.0.113.9", "x-sum": "3", "x-map": "b}", "x-quoted": "}}}",
-				"x-failed": "ab", "x-list": "a,b", "x-plain": "no placeholder"}}
+				"x-failed": "ab", "x-list": "a,b", "x-plain": "no placeholder", "x-literal": "${HOME}", "x-comment": "1"}}
 		if diff := cmp.Diff(want, got); diff != "" {
 			t.Errorf("request %d (-want +got):\n%s", i, diff)
 		}
@@ -56,6 +58,7 @@ func TestCustomResponseTemplateErrors(t *testing.T) {
 		"${ }":             "config.headers.x: the placeholder at byte 0 is empty",
 		"${'unclosed}":     "has no closing }",
 		"${conn.geo.city}": "conn.geo.city needs ratelimit.WithIPIntel",
+		"${ {'a': 1} }":    "the placeholder ${ {'a': 1} } is a map, which has no text form",
 	} {
 		doc := `{"on_http_request": [{"actions": [{"type": "custom-response", "config": {"status_code": 429, "headers": {"x": ` + quoteJSON(value) + `}}}]}]}`
 		_, err := NewPolicy([]byte(doc))

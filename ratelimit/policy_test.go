@@ -283,6 +283,12 @@ func TestPolicyTypeErrors(t *testing.T) {
 		{"rate a number", rl("rate", "60"), map[string]string{"on_http_request[0].actions[0].config.rate": "must be a string, not the number 60"}},
 		{"enforce not a boolean", rl("enforce", "no"), map[string]string{"on_http_request[0].actions[0].config.enforce": `must be true or false, not the string "no"`}},
 		{"capacity not whole", rl("capacity", "1.5"), map[string]string{"on_http_request[0].actions[0].config.capacity": "must be a whole number, not the number 1.5"}},
+		// JSON and YAML agree on numbers written with an exponent or a
+		// point (a second check found JSON's refused), and on range.
+		{"capacity out of range", rl("capacity", "99999999999999999999"), map[string]string{"on_http_request[0].actions[0].config.capacity": "is out of range"}},
+		{"JSON capacity 1e3 and 10.0", `{"on_http_request": [{"actions": [{"type": "rate-limit", "config": {"name": "n", "algorithm": "sliding_window", "capacity": 1e3, "rate": "60s", "bucket_key": ["req.host"]}}, {"type": "custom-response", "config": {"status_code": 429.0}}]}]}`, map[string]string{}},
+		{"JSON capacity out of range", `{"on_http_request": [{"actions": [{"type": "rate-limit", "config": {"name": "n", "algorithm": "sliding_window", "capacity": 99999999999999999999, "rate": "60s", "bucket_key": ["req.host"]}}]}]}`,
+			map[string]string{"on_http_request[0].actions[0].config.capacity": "the number 99999999999999999999 is out of range"}},
 		{"errors in two rules", "on_http_request:\n  - expresions: [true]\n    actions: [{type: rate-limit, config: " + cfg + "}]\n  - expressions: [req.nope]\n    actions: [{type: rate-limit, config: " + cfg + "}]\n",
 			map[string]string{"on_http_request[0].expresions": `did you mean "expressions"`, "on_http_request[1].expressions[0]": "req.nope"}},
 		{"three config errors", "on_http_request:\n  - actions: [{type: rate-limit, config: {name: n, algorithm: sliding_window, capacity: 1.5, rate: 65s, bucket_key: []}}]\n",
