@@ -168,7 +168,10 @@ func WithoutRetry() Option {
 // WithoutValidation makes the client send requests without running their
 // Validate methods first, so a test can send invalid input to a server on
 // purpose: neither a request body's (see [Client.Do]) nor the list options'
-// ([ListOptions.Validate], [FilterOptions.Validate]) run.
+// ([ListOptions.Validate], [FilterOptions.Validate]) run. Text that is not
+// valid UTF-8 still cannot be sent: encoding/json writes each such byte as
+// U+FFFD, so the server receives other, valid text (send raw bytes with
+// your own http.Client to test a server's refusal of it).
 func WithoutValidation() Option {
 	return func(c *Client) error {
 		c.validate = false
@@ -273,10 +276,15 @@ func (c *Client) Do(ctx context.Context, method, path string, query url.Values, 
 		}
 		return err
 	}
-	if method == http.MethodDelete && resp.StatusCode != http.StatusNoContent {
+	if method == http.MethodDelete && (resp.StatusCode != http.StatusNoContent || redirected(resp)) {
 		drain(resp)
-		return fmt.Errorf("acctapi: DELETE %s: the answer is %d %s%s, not 204 No Content: %w",
-			u.Path, resp.StatusCode, http.StatusText(resp.StatusCode), contentType(resp), ErrNoResource)
+		what := fmt.Sprintf("the answer is %d %s%s, not 204 No Content", resp.StatusCode, http.StatusText(resp.StatusCode), contentType(resp))
+		if redirected(resp) {
+			// net/http follows a 301, 302 or 303 with a GET: its 204 says
+			// nothing of the delete.
+			what = fmt.Sprintf("the request was redirected to %s %s", resp.Request.Method, resp.Request.URL.Path)
+		}
+		return &notTheAPI{fmt.Sprintf("acctapi: DELETE %s: %s; is the base URL the API's?", u.Path, what)}
 	}
 	if out == nil || resp.StatusCode == http.StatusNoContent {
 		drain(resp)
@@ -296,6 +304,19 @@ func (c *Client) Do(ctx context.Context, method, path string, query url.Values, 
 	}
 	return nil
 }
+
+// redirected reports whether resp answers a request other than the one
+// sent: net/http followed a redirect.
+func redirected(resp *http.Response) bool {
+	return resp.Request != nil && resp.Request.Response != nil
+}
+
+// notTheAPI is an error, wrapping [ErrNoResource], for an answer the API
+// would not give.
+type notTheAPI struct{ msg string }
+
+func (e *notTheAPI) Error() string { return e.msg }
+func (e *notTheAPI) Unwrap() error { return ErrNoResource }
 
 // drain reads what is left of a body the call does not want, for the
 // connection's reuse; only so far, so that a body without end cannot hold

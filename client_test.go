@@ -640,11 +640,22 @@ func TestDeleteSucceedsOnlyWith204(t *testing.T) {
 		{name: "200 empty", status: http.StatusOK, wantErr: true},
 		{name: "202", status: http.StatusAccepted, wantErr: true},
 		{name: "302 without Location", status: http.StatusFound, wantErr: true},
+		// net/http follows it with a GET, whose 204 says nothing of the
+		// delete (a second review).
+		{name: "302 to a page answering 204", status: http.StatusFound, wantErr: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			c, _ := newTestServer(t, func(w http.ResponseWriter, r *http.Request) {
+				if tt.name == "302 to a page answering 204" {
+					if r.Method == http.MethodDelete {
+						http.Redirect(w, r, "/login", http.StatusFound)
+					} else {
+						w.WriteHeader(http.StatusNoContent)
+					}
+					return
+				}
 				if tt.contentType != "" {
 					w.Header().Set("Content-Type", tt.contentType)
 				}
@@ -654,6 +665,9 @@ func TestDeleteSucceedsOnlyWith204(t *testing.T) {
 			err := c.Do(t.Context(), http.MethodDelete, "/things/x", nil, nil, nil)
 			if tt.wantErr != errors.Is(err, ErrNoResource) || tt.wantErr != (err != nil) {
 				t.Errorf("Do(DELETE) = %v, want an error wrapping ErrNoResource: %v", err, tt.wantErr)
+			}
+			if err != nil && strings.Contains(err.Error(), "holds no resource") {
+				t.Errorf("Do(DELETE) = %v; a DELETE's error should not speak of a missing resource", err)
 			}
 		})
 	}

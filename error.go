@@ -83,8 +83,10 @@ var ErrPageLoop = errors.New("acctapi: the server's next_page_uri does not advan
 // IsNotFound reports whether err, or any error it wraps, is an [*Error] with
 // status 404 that says the resource does not exist. A 404 that says the
 // path is not one of the API's is not "not found": the fake's
-// [CodeNoRoute], or the real service's answer to an unknown path (no error
-// code, and a "path" detail where a missing resource has an operation id).
+// [CodeNoRoute], the real service's answer to an unknown path (no error
+// code, and a "path" detail where a missing resource has an operation id),
+// or any 404 with neither an error code nor an operation id (a proxy's
+// page, a server that is not the API).
 // Such a 404 means a wrong base URL (one with an extra "/v2", say), which
 // code that reads "not found" as "already deleted" must not take for
 // success.
@@ -93,8 +95,10 @@ func IsNotFound(err error) bool {
 	if !errors.As(err, &e) || e.StatusCode != http.StatusNotFound {
 		return false
 	}
-	_, path := e.Details["path"]
-	noRoute := e.ErrorCode == CodeNoRoute || e.ErrorCode == "" && path && e.OperationID() == ""
+	// The API's answers about a resource carry an operation id (and the
+	// fake's an error code too); a 404 with neither, a proxy's page or
+	// Go's "404 page not found", is not the API's.
+	noRoute := e.ErrorCode == CodeNoRoute || e.ErrorCode == "" && e.OperationID() == ""
 	return !noRoute
 }
 

@@ -230,7 +230,11 @@ func TestErrorHelpers(t *testing.T) {
 		{name: "real service's unknown path", err: &Error{StatusCode: 404, Msg: "Not Found", Details: map[string]string{"path": "/v2/x"}}},
 		{name: "real service's missing resource", err: &Error{StatusCode: 404, Msg: "Resource not found", Details: map[string]string{"operation_id": "op_1"}},
 			want: result{NotFound: true}},
-		{name: "404 without a body", err: &Error{StatusCode: 404, Msg: "Not Found"}, want: result{NotFound: true}},
+		// Neither an error code nor an operation id: not the API's answer
+		// (a proxy's page, Go's "404 page not found"), so "already
+		// deleted" code must not take it for success.
+		{name: "404 without a body", err: &Error{StatusCode: 404, Msg: "Not Found"}},
+		{name: "Go's 404 page", err: &Error{StatusCode: 404, Msg: "404 page not found"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"net"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -30,7 +31,8 @@ import (
 // [errors.Is] tell what happened.
 //
 // A DELETE retried after an attempt whose outcome is unknown (a connection
-// error or a 5xx response: the resource may have been deleted) succeeds when
+// error once connected, or a 5xx response: the resource may have been
+// deleted; not a connection that was never made, a dial error) succeeds when
 // the retry answers 404 not found ([IsNotFound]): the resource is gone,
 // whichever attempt removed it. A 404 after attempts whose outcome is known
 // (the first attempt's, or one after 429s only, which the server did not
@@ -100,8 +102,8 @@ func idempotent(method string) bool {
 
 // send performs the request, retrying as c.retry says. A non-nil response
 // is returned unread. unsure reports that an earlier attempt failed in a
-// way that leaves its effect unknown (a connection error or a 5xx
-// response): Do reads a DELETE's 404 after one as the delete having
+// way that leaves its effect unknown (a connection error other than a
+// dial error, or a 5xx response): Do reads a DELETE's 404 after one as the delete having
 // worked.
 //
 // An attempt that is to be retried is read at once, so that when the
@@ -124,7 +126,9 @@ func (c *Client) send(ctx context.Context, method string, u *url.URL, body []byt
 			if resp != nil {
 				resp.Body.Close()
 			}
-			return nil, unsure, fmt.Errorf("acctapi: %s %s: %w", method, u.Path, ctx.Err())
+			// The last answer still counts (a 429 for IsRateLimited), as
+			// when the context ends during a wait.
+			return nil, unsure, giveUp(last, method, u.Path, ctx.Err())
 		}
 		var delay time.Duration
 		switch {
@@ -152,12 +156,21 @@ func (c *Client) send(ctx context.Context, method string, u *url.URL, body []byt
 			resp.Body.Close()
 		}
 		last = err
-		unsure = unsure || resp == nil || resp.StatusCode >= 500
+		unsure = unsure || resp == nil && maySent(err) || resp != nil && resp.StatusCode >= 500
 		if err := pause(ctx, delay); err != nil {
 			return nil, unsure, giveUp(last, method, u.Path, err)
 		}
 		waited += delay
 	}
+}
+
+// maySent reports whether a failed attempt, which err ended, may have
+// reached the server: not when the connection was never made (a dial
+// error: refused, unreachable, a name that does not resolve), whose
+// outcome is known.
+func maySent(err error) bool {
+	var op *net.OpError
+	return !errors.As(err, &op) || op.Op != "dial"
 }
 
 // giveUp returns the error of a call that ends before an attempt because

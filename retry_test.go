@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"net"
 	"net/http"
 	"strconv"
 	"strings"
@@ -483,6 +484,12 @@ func TestDeleteRetriedAfterUnknownOutcome(t *testing.T) {
 		{name: "429, then 404: the server did not act", method: http.MethodDelete, script: []reply{tooMany("1"), notFound}, wantErr: true},
 		{name: "no route after a connection error", method: http.MethodDelete, script: []reply{{err: errConn}, noRoute}, wantErr: true},
 		{name: "GET: 404 after a connection error", method: http.MethodGet, script: []reply{{err: errConn}, notFound}, wantErr: true},
+		// A refused connection sent nothing: its outcome is known (a
+		// second review found a typo'd id reported deleted).
+		{name: "dial refused, then 404", method: http.MethodDelete, script: []reply{{err: &net.OpError{Op: "dial", Net: "tcp", Err: errors.New("connect: connection refused")}}, notFound}, wantErr: true},
+		// A 404 with neither an error code nor an operation id is not the
+		// API's (Go's "404 page not found" from another server).
+		{name: "502, then a 404 that is not the API's", method: http.MethodDelete, script: []reply{{status: 502}, {status: 404, body: "404 page not found"}}, wantErr: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -502,6 +509,34 @@ func TestDeleteRetriedAfterUnknownOutcome(t *testing.T) {
 			})
 		})
 	}
+}
+
+// TestRetryCancelledDuringRetry checks that when the context ends while a
+// retry is in flight, the call's error is still the answer being retried
+// (the 429, for IsRateLimited), wrapping the context's error: a second
+// review found the 429 lost there, though kept when the context ended
+// during the wait.
+func TestRetryCancelledDuringRetry(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		ctx, cancel := context.WithCancel(t.Context())
+		var calls int
+		rt := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			calls++
+			if calls == 1 {
+				return &http.Response{StatusCode: 429, Header: http.Header{"Retry-After": {"1"}}, Body: io.NopCloser(strings.NewReader(`{"status_code":429,"msg":"slow down","error_code":"ERR_NGROK_226"}`)), Request: r}, nil
+			}
+			cancel()
+			return nil, context.Canceled
+		})
+		err := newFakeClient(t, rt).Do(ctx, http.MethodGet, "/things", nil, nil, nil)
+		if _, ok := IsRateLimited(err); !ok || !errors.Is(err, context.Canceled) {
+			t.Errorf("Do = %v; want the 429 (IsRateLimited) wrapping context.Canceled", err)
+		}
+		if calls != 2 {
+			t.Errorf("requests = %d, want 2", calls)
+		}
+	})
 }
 
 func TestRetryCancelledDuringRequest(t *testing.T) {
