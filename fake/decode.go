@@ -46,14 +46,62 @@ func (s *Server) DecodeBody(r *http.Request, v any) error {
 	return out
 }
 
+// checkText refuses a body that is not UTF-8, or that escapes half of a
+// UTF-16 surrogate pair (JSON.stringify writes "\ud800" for a lone one):
+// either is read as U+FFFD by encoding/json, so the fake would store other
+// text than the client sent. Strings in bodies are UTF-8 (contract §1).
+func checkText(body []byte) *apiError {
+	if !utf8.Valid(body) {
+		return errorf(http.StatusBadRequest, acctapi.CodeInvalidJSON, "The request body is not valid JSON: it is not UTF-8.")
+	}
+	if at := loneSurrogate(body); at >= 0 {
+		return errorf(http.StatusBadRequest, acctapi.CodeInvalidJSON, "The request body escapes half of a UTF-16 surrogate pair at byte %d; strings must be valid Unicode.", at)
+	}
+	return nil
+}
+
+// loneSurrogate returns the offset of the first \u escape in body of a
+// surrogate that is not half of a pair, or -1.
+func loneSurrogate(body []byte) int {
+	hex4 := func(i int) (rune, bool) {
+		if i+6 > len(body) || body[i] != '\\' || body[i+1] != 'u' {
+			return 0, false
+		}
+		n, err := strconv.ParseUint(string(body[i+2:i+6]), 16, 16)
+		return rune(n), err == nil
+	}
+	for i := 0; i < len(body); i++ {
+		if body[i] != '\\' || i+1 >= len(body) {
+			continue
+		}
+		r, ok := hex4(i)
+		if !ok {
+			i++ // another escape: skip its character (\\ included)
+			continue
+		}
+		switch {
+		case r >= 0xD800 && r <= 0xDBFF:
+			if lo, ok := hex4(i + 6); !ok || lo < 0xDC00 || lo > 0xDFFF {
+				return i
+			}
+			i += 11
+		case r >= 0xDC00 && r <= 0xDFFF:
+			return i
+		default:
+			i += 5
+		}
+	}
+	return -1
+}
+
 // decode reads a JSON request body into v strictly: unknown members,
 // members of the wrong type and trailing data are errors with the
 // contract's codes. A body that is not UTF-8 is not JSON (RFC 8259 §8.1):
 // encoding/json would read each bad byte as U+FFFD, and the fake would
 // store other text than the client sent.
 func decode(body []byte, v any, ms *members) error {
-	if !utf8.Valid(body) {
-		return errorf(http.StatusBadRequest, acctapi.CodeInvalidJSON, "The request body is not valid JSON: it is not UTF-8.")
+	if err := checkText(body); err != nil {
+		return err // (checkJSON checks first; DecodeBody's callers may not)
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()

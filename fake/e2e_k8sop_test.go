@@ -560,6 +560,15 @@ func TestSeededEndpointSizes(t *testing.T) {
 	if got := collect(t, ops.BoundEndpoints(t.Context(), op.ID, nil)); len(got) != 2 {
 		t.Errorf("%d endpoints bound, want 2", len(got))
 	}
+	// A seeded uri is the server's to set, as the id is: once stored as
+	// given (200 KB) and read by selectors, past the cost model, and the
+	// stored uri was "" where a GET showed the endpoint's own.
+	must(fake.Seed[k8sop.Endpoint](srv, "", &k8sop.Endpoint{URI: strings.Repeat("a", 200_000) + "yyy.example", Bindings: []string{"kubernetes"}}))(t)
+	op = must(ops.Create(t.Context(), &k8sop.OperatorCreate{EnabledFeatures: []string{"bindings"},
+		Binding: &k8sop.BindingCreate{EndpointSelectors: []string{`endpoint.uri.startsWith("http") && !endpoint.uri.contains("yyy")`}}}))(t)
+	if got := collect(t, ops.BoundEndpoints(t.Context(), op.ID, nil)); len(got) != 3 {
+		t.Errorf("%d endpoints bound by their uri, want all 3", len(got))
+	}
 }
 
 // TestSelectorsOverHTTP checks endpoint selectors against contract §3's

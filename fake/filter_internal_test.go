@@ -146,6 +146,7 @@ func TestFilterGrammar(t *testing.T) {
 		`!(obj.description == "a") && (obj.metadata != "b" || obj.id == "ak_1")`,
 		`obj.created_at < time.now && obj.created_at >= timestamp("2020-01-01T00:00:00Z")`,
 		`obj.created_at > time.now.subtract("7d") && obj.created_at <= time.now.add("1d12h30m15s")`,
+		`obj.created_at >= timestamp(time.now).subtract("7d")`, // the real service's own example
 		`obj.metadata in ["a", "b"] && obj.id in ["ak_1"] && 1 in [1, 2u, 3.0, true, null, b"x"]`,
 		`size(obj.metadata) > 3 && obj.description.size() <= 255`,
 		`obj.description.startsWith("a") || obj.description.endsWith("b") || obj.metadata.contains("c")`,

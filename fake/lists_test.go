@@ -181,6 +181,7 @@ func TestAPIKeyFilters(t *testing.T) {
 		{"created after a timestamp", `obj.created_at > timestamp("2026-11-05T00:00:00Z")`, []string{"prod", "ci-new"}},
 		{"created at t0", `obj.created_at == timestamp("2026-11-01T12:00:00Z")`, []string{"ci-old", ""}},
 		{"last 7 days", `obj.created_at > time.now.subtract("7d")`, []string{"prod", "ci-new"}},
+		{"last 7 days, as the real service writes it", `obj.created_at > timestamp(time.now).subtract("7d")`, []string{"prod", "ci-new"}},
 		{"older than 7 days", `obj.created_at <= time.now.subtract("7d")`, []string{"ci-old", ""}},
 		{"add", `obj.created_at.add("10d1h") == time.now`, []string{"ci-old", ""}},
 		{"size", `size(obj.description) > 4 || obj.metadata == "x"`, []string{"ci-new", "ci-old"}},

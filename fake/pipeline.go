@@ -256,12 +256,13 @@ func (s *Server) serve(c *call, readErr error) (status int, out any, err error) 
 
 // authenticate checks the bearer token and finds the caller's account.
 func (s *Server) authenticate(c *call) error {
+	// Two headers first, even if the first is empty (contract §2).
+	if n := len(c.r.Header.Values("Authorization")); n > 1 {
+		return errorf(http.StatusUnauthorized, acctapi.CodeBadAuthorization, "The request has %d Authorization headers; send one, \"Authorization: Bearer <API key>\".", n)
+	}
 	h := c.r.Header.Get("Authorization")
 	if h == "" {
 		return errorf(http.StatusUnauthorized, acctapi.CodeNoAuthorization, "The API requires an Authorization header: \"Authorization: Bearer <API key>\".")
-	}
-	if n := len(c.r.Header.Values("Authorization")); n > 1 {
-		return errorf(http.StatusUnauthorized, acctapi.CodeBadAuthorization, "The request has %d Authorization headers; send one, \"Authorization: Bearer <API key>\".", n)
 	}
 	scheme, token, ok := strings.Cut(h, " ")
 	if !ok || !strings.EqualFold(scheme, "Bearer") || token == "" || strings.ContainsAny(token, " \t") {
@@ -371,6 +372,11 @@ func checkJSON(h http.Header, body []byte, readErr error) (empty bool, err *apiE
 	}
 	if cts := h.Values("Content-Type"); len(cts) > 1 {
 		return false, errorf(http.StatusUnsupportedMediaType, acctapi.CodeBadContentType, "The request has %d Content-Type headers; send one, \"Content-Type: application/json\".", len(cts))
+	}
+	// Before anything reads it (the real dialect's translation re-encodes
+	// the body, which would turn each bad byte into U+FFFD).
+	if err := checkText(body); err != nil {
+		return false, err
 	}
 	ct := h.Get("Content-Type")
 	if mt, _, _ := strings.Cut(ct, ";"); !strings.EqualFold(strings.TrimSpace(mt), "application/json") {

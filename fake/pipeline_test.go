@@ -742,6 +742,13 @@ func TestDuplicateHeaders(t *testing.T) {
 	if r := roundTrip(t, srv, req); r.status != http.StatusUnauthorized || r.apiErr(t).ErrorCode != acctapi.CodeBadAuthorization {
 		t.Errorf("two Authorization headers: %d %s, want 401 %s", r.status, r.body, acctapi.CodeBadAuthorization)
 	}
+	// The first of two empty: still two (it was once 200, "no header").
+	req = newRequest(t, srv, "GET", "/service_users", "")
+	req.Header["Authorization"] = []string{"", "Bearer " + srv.APIKey()}
+	req.Header.Set("Service-Version", "2")
+	if r := roundTrip(t, srv, req); r.status != http.StatusUnauthorized || r.apiErr(t).ErrorCode != acctapi.CodeBadAuthorization {
+		t.Errorf("an empty and a good Authorization header: %d %s, want 401 %s", r.status, r.body, acctapi.CodeBadAuthorization)
+	}
 	req = newRequest(t, srv, "POST", "/service_users", `{"name":"x"}`)
 	req.Header.Set("Authorization", "Bearer "+srv.APIKey())
 	req.Header.Set("Service-Version", "2")
@@ -751,5 +758,37 @@ func TestDuplicateHeaders(t *testing.T) {
 	}
 	if n := len(fake.List[account.ServiceUser](srv, "")); n != 0 {
 		t.Errorf("%d service users after refused requests", n)
+	}
+}
+
+// TestBodyText checks that a body that is not UTF-8, or that escapes half
+// of a UTF-16 surrogate pair, is refused in both dialects before anything
+// reads it: a second review found the real dialect's translation
+// re-encoding such a body (every event destination's, and any with a \u
+// escape) with U+FFFD, then storing it.
+func TestBodyText(t *testing.T) {
+	t.Parallel()
+	srv, _ := start(t)
+	real := map[string]string{"Service-Version": "", "Ngrok-Version": "2"}
+	for _, tt := range []struct {
+		name, path, body string
+		hdr              map[string]string
+		want             int
+	}{
+		{"real dialect, a \\u escape and a bad byte", "/service_users", "{\"name\":\"u\\u0041\xff\"}", real, 400},
+		{"real dialect, a target name and a bad byte", "/event_destinations", "{\"description\":\"x\xff\",\"format\":\"json\",\"target\":{\"datadog\":{\"api_key\":\"k\"}}}", real, 400},
+		{"a lone high surrogate", "/service_users", `{"name":"s\ud800"}`, nil, 400},
+		{"a lone low surrogate", "/service_users", `{"name":"s\udc00x"}`, real, 400},
+		{"a high surrogate before a non-surrogate escape", "/service_users", `{"name":"\ud800\u0041"}`, nil, 400},
+		{"a pair", "/service_users", `{"name":"\ud83d\ude00"}`, nil, 201},
+		{"an escaped backslash before u", "/service_users", `{"name":"a\\ud800"}`, nil, 201},
+	} {
+		r := raw(t, srv, "POST", tt.path, tt.hdr, tt.body)
+		if r.status != tt.want || tt.want == 400 && r.apiErr(t).ErrorCode != acctapi.CodeInvalidJSON {
+			t.Errorf("%s: %d %s, want %d", tt.name, r.status, r.body, tt.want)
+		}
+	}
+	if got := names(fake.List[account.ServiceUser](srv, "")); len(got) != 2 || got[0] != `a\ud800` && got[1] != `a\ud800` {
+		t.Errorf("service users %q, want the pair's and the backslash's only", got)
 	}
 }

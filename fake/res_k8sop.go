@@ -165,7 +165,10 @@ func (s *Server) registerOperators() {
 		Desc: resources.Endpoints,
 		build: func(o *op, id string, in *k8sop.Endpoint, _ none) (k8sop.Endpoint, none, error) {
 			v := *in
-			v.ID, v.CreatedAt, v.UpdatedAt = id, o.now, o.now
+			// The server sets the id and uri: a seeded uri (not checked for
+			// size, since it is not kept) was once stored and read by
+			// selectors, past the cost model's sizes.
+			v.ID, v.URI, v.CreatedAt, v.UpdatedAt = id, "", o.now, o.now
 			v.Bindings = slices.Clone(in.Bindings)
 			return v, none{}, nil
 		},
@@ -191,7 +194,9 @@ func (s *Server) registerOperators() {
 				if !slices.Contains(e.Bindings, "kubernetes") {
 					return false, nil
 				}
-				ok, err := m.Match(e)
+				// Selectors see the endpoint as a GET shows it, uri included.
+				r := renderEndpoint(s.seedBase(), *e)
+				ok, err := m.Match(&r)
 				if err != nil {
 					return false, selectorFailure(err)
 				}

@@ -143,14 +143,14 @@ func (a *admin) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // authenticate checks the admin token, with the API's error codes.
 func (a *admin) authenticate(r *http.Request) error {
+	if n := len(r.Header.Values("Authorization")); n > 1 {
+		return &adminError{status: http.StatusUnauthorized, code: acctapi.CodeBadAuthorization,
+			msg: fmt.Sprintf(`The request has %d Authorization headers; send one, "Authorization: Bearer <admin token>".`, n)}
+	}
 	h := r.Header.Get("Authorization")
 	if h == "" {
 		return &adminError{status: http.StatusUnauthorized, code: acctapi.CodeNoAuthorization,
 			msg: `The admin API requires "Authorization: Bearer <admin token>"; acctfake prints the token at start.`}
-	}
-	if n := len(r.Header.Values("Authorization")); n > 1 {
-		return &adminError{status: http.StatusUnauthorized, code: acctapi.CodeBadAuthorization,
-			msg: fmt.Sprintf(`The request has %d Authorization headers; send one, "Authorization: Bearer <admin token>".`, n)}
 	}
 	scheme, token, ok := strings.Cut(h, " ")
 	if !ok || !strings.EqualFold(scheme, "Bearer") || token == "" {
@@ -728,11 +728,26 @@ func (a *admin) reset(*http.Request, string) (int, any, error) {
 	return http.StatusNoContent, nil, nil
 }
 
-// adminAccount is a fake.Account in the admin API's JSON.
+// codeNoInitialKey is the admin API's code for an account whose initial
+// API keys were all deleted, so that POST /_acctfake/accounts/{id}/api_keys
+// has no key to create one with (409).
+const codeNoInitialKey = "ERR_ACCTAPI_NO_INITIAL_KEY"
+
+// adminAccount is a fake.Account in the admin API's JSON. api_keys is
+// always present, [] when every initial key was deleted.
 type adminAccount struct {
 	ID      string   `json:"id,omitempty"`
 	UserID  string   `json:"user_id,omitempty"`
-	APIKeys []string `json:"api_keys,omitempty"`
+	APIKeys []string `json:"api_keys"`
+}
+
+// accountOut is acct as the admin API answers it.
+func accountOut(acct fake.Account) adminAccount {
+	out := adminAccount(acct)
+	if out.APIKeys == nil {
+		out.APIKeys = []string{}
+	}
+	return out
 }
 
 func (a *admin) listAccounts(*http.Request, string) (int, any, error) {
@@ -740,7 +755,7 @@ func (a *admin) listAccounts(*http.Request, string) (int, any, error) {
 		Accounts []adminAccount `json:"accounts"`
 	}{Accounts: []adminAccount{}}
 	for _, acct := range a.srv.Accounts() {
-		out.Accounts = append(out.Accounts, adminAccount(acct))
+		out.Accounts = append(out.Accounts, accountOut(acct))
 	}
 	return http.StatusOK, out, nil
 }
@@ -763,7 +778,7 @@ func (a *admin) addAccount(r *http.Request, _ string) (int, any, error) {
 	} else if err != nil {
 		return 0, nil, invalid("", "%s.", strings.TrimPrefix(err.Error(), "fake: AddAccount: "))
 	}
-	return http.StatusCreated, adminAccount(acct), nil
+	return http.StatusCreated, accountOut(acct), nil
 }
 
 // forwarded is an answer of the account API that the admin API passes on
@@ -787,7 +802,7 @@ func (a *admin) addAPIKey(r *http.Request, id string) (int, any, error) {
 		return 0, nil, notFound("account", id)
 	}
 	if len(accts[i].APIKeys) == 0 {
-		return 0, nil, &adminError{status: http.StatusConflict, code: acctapi.CodeInvalidToken,
+		return 0, nil, &adminError{status: http.StatusConflict, code: codeNoInitialKey,
 			msg: fmt.Sprintf("Account %q has no initial API key left (each was deleted through the API); create keys with POST /api_keys and a key of the account.", id)}
 	}
 	key := accts[i].APIKeys[0]
@@ -801,8 +816,10 @@ func (a *admin) addAPIKey(r *http.Request, id string) (int, any, error) {
 	}
 	req.Header.Set("Authorization", "Bearer "+key)
 	req.Header.Set("Service-Version", acctapi.APIVersion)
-	if ct := r.Header.Get("Content-Type"); ct != "" {
-		req.Header.Set("Content-Type", ct)
+	// Every Content-Type the caller sent: the API refuses two (a second
+	// review found only the first forwarded, so two were accepted here).
+	if cts := r.Header.Values("Content-Type"); len(cts) > 0 {
+		req.Header["Content-Type"] = slices.Clone(cts)
 	}
 	resp, err := a.srv.HTTPClient().Do(req)
 	if err != nil {

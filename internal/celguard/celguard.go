@@ -153,6 +153,11 @@ func (g *Grammar) call(e celast.Expr) error {
 		if member || len(args) != 1 {
 			break
 		}
+		// timestamp(time.now), as the real service's documentation writes
+		// it (research/real-service.md §2): the time itself.
+		if g.Clock && isNow(args[0]) {
+			return nil
+		}
 		return g.literal(fn, args[0])
 	case "add", "subtract":
 		if !g.Clock || !member || len(args) != 1 {
@@ -224,6 +229,16 @@ func (g *Grammar) literal(fn string, e celast.Expr) error {
 		return g.Literal(fn, s)
 	}
 	return nil
+}
+
+// isNow reports whether e is time.now.
+func isNow(e celast.Expr) bool {
+	if e.Kind() != celast.SelectKind {
+		return e.Kind() == celast.IdentKind && e.AsIdent() == Now
+	}
+	s := e.AsSelect()
+	op := s.Operand()
+	return !s.IsTestOnly() && s.FieldName() == "now" && op.Kind() == celast.IdentKind && op.AsIdent() == "time"
 }
 
 // StringLiteral returns e's value when it is a string literal.
