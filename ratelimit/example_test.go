@@ -109,6 +109,41 @@ on_http_request:
 	// acctapi: the policy is not valid YAML: yaml: line 2: did not find expected key
 }
 
+// A custom-response's body and header values take ${expression}
+// placeholders, over the request's variables and the last rate-limit
+// action's results.
+func ExampleNewPolicy_interpolation() {
+	const doc = `
+on_http_request:
+  - actions:
+      - type: rate-limit
+        config: {name: per IP, algorithm: sliding_window, capacity: 1, rate: 60s, bucket_key: [conn.client_ip], enforce: false}
+  - expressions: ["actions.ngrok.rate_limit.limited"]
+    actions:
+      - type: custom-response
+        config:
+          status_code: 429
+          body: "${conn.client_ip} is over its limit on ${req.url.path}"
+          headers: {x-bucket: "${actions.ngrok.rate_limit.bucket_key}"}
+`
+	now := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	p, err := ratelimit.NewPolicy([]byte(doc), ratelimit.WithClock(func() time.Time { return now }))
+	if err != nil {
+		panic(err)
+	}
+	h := p.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, "ok") }))
+	for range 2 {
+		r := httptest.NewRequest("GET", "http://example.com/orders", nil)
+		r.RemoteAddr = "203.0.113.7:4242"
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		fmt.Println(w.Code, w.Header().Get("X-Bucket"), w.Body.String())
+	}
+	// Output:
+	// 200  ok
+	// 429 203.0.113.7 203.0.113.7 is over its limit on /orders
+}
+
 // A policy written for the real service, with phases and actions this
 // package does not implement: refused by default, and with
 // WithSkipUnsupported its rate-limit part runs alone.
