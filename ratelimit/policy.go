@@ -356,12 +356,7 @@ func (p *Policy) serve(w http.ResponseWriter, r *http.Request) (last Result, ran
 		}
 		for _, act := range rl.actions {
 			if resp := act.response; resp != nil {
-				h := w.Header()
-				for _, rh := range resp.headers {
-					h[rh.name] = []string{rh.value.render(a)}
-				}
-				w.WriteHeader(resp.status)
-				_, _ = io.WriteString(w, resp.body.render(a))
+				resp.write(w, a)
 				return last, ran, true
 			}
 			res := act.limit.evaluate(a, now)
@@ -378,6 +373,16 @@ func (p *Policy) serve(w http.ResponseWriter, r *http.Request) (last Result, ran
 		}
 	}
 	return last, ran, false
+}
+
+// write answers with r, its placeholders evaluated in a.
+func (r *customResponse) write(w http.ResponseWriter, a *activation) {
+	h := w.Header()
+	for _, rh := range r.headers {
+		h[rh.name] = []string{rh.value.render(a)}
+	}
+	w.WriteHeader(r.status)
+	_, _ = io.WriteString(w, r.body.render(a))
 }
 
 // resultContext carries a Result without a separate allocation for it.
