@@ -269,6 +269,15 @@ func (c *Client) Do(ctx context.Context, method, path string, query url.Values, 
 		return err
 	}
 	defer resp.Body.Close()
+	if resp.Request != nil && resp.Request.Method != method {
+		// net/http follows a 301, 302 or 303 with a GET: its answer says
+		// nothing of the PATCH, POST or DELETE sent (a review found an
+		// update reported done with the unchanged resource). A 307 or 308
+		// keeps the method, and its answer counts.
+		drain(resp)
+		return &notTheAPI{fmt.Sprintf("acctapi: %s %s: the request was redirected and resent as %s %s; is the base URL the API's?",
+			method, u.Path, resp.Request.Method, resp.Request.URL.Path)}
+	}
 	if resp.StatusCode >= 400 {
 		err := decodeError(resp)
 		if method == http.MethodDelete && unsure && IsNotFound(err) {
@@ -276,15 +285,10 @@ func (c *Client) Do(ctx context.Context, method, path string, query url.Values, 
 		}
 		return err
 	}
-	if method == http.MethodDelete && (resp.StatusCode != http.StatusNoContent || redirected(resp)) {
+	if method == http.MethodDelete && resp.StatusCode != http.StatusNoContent {
 		drain(resp)
-		what := fmt.Sprintf("the answer is %d %s%s, not 204 No Content", resp.StatusCode, http.StatusText(resp.StatusCode), contentType(resp))
-		if redirected(resp) {
-			// net/http follows a 301, 302 or 303 with a GET: its 204 says
-			// nothing of the delete.
-			what = fmt.Sprintf("the request was redirected to %s %s", resp.Request.Method, resp.Request.URL.Path)
-		}
-		return &notTheAPI{fmt.Sprintf("acctapi: DELETE %s: %s; is the base URL the API's?", u.Path, what)}
+		return &notTheAPI{fmt.Sprintf("acctapi: DELETE %s: the answer is %d %s%s, not 204 No Content; is the base URL the API's?",
+			u.Path, resp.StatusCode, http.StatusText(resp.StatusCode), contentType(resp))}
 	}
 	if out == nil || resp.StatusCode == http.StatusNoContent {
 		drain(resp)
@@ -303,12 +307,6 @@ func (c *Client) Do(ctx context.Context, method, path string, query url.Values, 
 		return fmt.Errorf("acctapi: decode %s %s response: %w", method, u.Path, err)
 	}
 	return nil
-}
-
-// redirected reports whether resp answers a request other than the one
-// sent: net/http followed a redirect.
-func redirected(resp *http.Response) bool {
-	return resp.Request != nil && resp.Request.Response != nil
 }
 
 // notTheAPI is an error, wrapping [ErrNoResource], for an answer the API

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"math"
 	"net/http"
@@ -724,5 +725,50 @@ func TestBaseURLErrorsHidePasswords(t *testing.T) {
 		if err == nil || strings.Contains(err.Error(), "secret") {
 			t.Errorf("WithBaseURL(%q): %v, want an error without the password", raw, err)
 		}
+	}
+}
+
+// TestRedirectedRequests checks that a request net/http resent with
+// another method after a 301, 302 or 303 (a PATCH, POST or DELETE resent
+// as a GET) is an error wrapping ErrNoResource, whatever the GET answered
+// (a review found an update reported done with the unchanged resource),
+// and that a 307 or 308, which keeps the method, is followed as sent.
+func TestRedirectedRequests(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		method  string
+		status  int
+		wantErr bool
+	}{
+		{http.MethodPatch, http.StatusMovedPermanently, true},
+		{http.MethodPost, http.StatusFound, true},
+		{http.MethodDelete, http.StatusSeeOther, true},
+		{http.MethodPatch, http.StatusPermanentRedirect, false},
+		{http.MethodDelete, http.StatusTemporaryRedirect, false},
+	} {
+		t.Run(fmt.Sprintf("%s %d", tt.method, tt.status), func(t *testing.T) {
+			t.Parallel()
+			c, _ := newTestServer(t, func(w http.ResponseWriter, r *http.Request) {
+				if strings.HasPrefix(r.URL.Path, "/old/") {
+					http.Redirect(w, r, "/new/"+strings.TrimPrefix(r.URL.Path, "/old/"), tt.status)
+					return
+				}
+				if r.Method == http.MethodDelete {
+					w.WriteHeader(http.StatusNoContent)
+					return
+				}
+				w.Header().Set("Content-Type", "application/json")
+				io.WriteString(w, `{"id":"x","uri":"u","description":"old"}`)
+			})
+			var out request
+			var in any = &request{ID: "x"}
+			if tt.method == http.MethodDelete {
+				in = nil
+			}
+			err := c.Do(t.Context(), tt.method, "/old/things/x", nil, in, &out)
+			if tt.wantErr != (err != nil) || tt.wantErr && !errors.Is(err, ErrNoResource) {
+				t.Errorf("Do = %v, want an error wrapping ErrNoResource: %v", err, tt.wantErr)
+			}
+		})
 	}
 }

@@ -119,7 +119,7 @@ func (c *Client) send(ctx context.Context, method string, u *url.URL, body []byt
 			return nil, unsure, err
 		}
 		if err := c.wait(ctx); err != nil {
-			return nil, unsure, giveUp(last, method, u.Path, fmt.Errorf("waiting for the throttle: %w", err))
+			return nil, unsure, giveUp(last, "not retried", method, u.Path, fmt.Errorf("waiting for the throttle: %w", err))
 		}
 		resp, err := c.http.Do(req)
 		if ctx.Err() != nil {
@@ -128,7 +128,7 @@ func (c *Client) send(ctx context.Context, method string, u *url.URL, body []byt
 			}
 			// The last answer still counts (a 429 for IsRateLimited), as
 			// when the context ends during a wait.
-			return nil, unsure, giveUp(last, method, u.Path, ctx.Err())
+			return nil, unsure, giveUp(last, "the retry was cut short", method, u.Path, ctx.Err())
 		}
 		var delay time.Duration
 		switch {
@@ -158,7 +158,7 @@ func (c *Client) send(ctx context.Context, method string, u *url.URL, body []byt
 		last = err
 		unsure = unsure || resp == nil && maySent(err) || resp != nil && resp.StatusCode >= 500
 		if err := pause(ctx, delay); err != nil {
-			return nil, unsure, giveUp(last, method, u.Path, err)
+			return nil, unsure, giveUp(last, "not retried", method, u.Path, err)
 		}
 		waited += delay
 	}
@@ -173,13 +173,14 @@ func maySent(err error) bool {
 	return !errors.As(err, &op) || op.Op != "dial"
 }
 
-// giveUp returns the error of a call that ends before an attempt because
-// of why: the last attempt's answer, when there was one, wrapping why too.
-func giveUp(last error, method, path string, why error) error {
+// giveUp returns the error of a call that ends before or during an
+// attempt because of why: the last attempt's answer, when there was one,
+// wrapping why too, which what ("not retried") says how it came.
+func giveUp(last error, what, method, path string, why error) error {
 	if last == nil {
 		return fmt.Errorf("acctapi: %s %s: %w", method, path, why)
 	}
-	return fmt.Errorf("%w; not retried: %w", last, why)
+	return fmt.Errorf("%w; %s: %w", last, what, why)
 }
 
 // pause waits for d, unless ctx ends first (its error is returned) or its

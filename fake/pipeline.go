@@ -373,16 +373,14 @@ func checkJSON(h http.Header, body []byte, readErr error) (empty bool, err *apiE
 	if cts := h.Values("Content-Type"); len(cts) > 1 {
 		return false, errorf(http.StatusUnsupportedMediaType, acctapi.CodeBadContentType, "The request has %d Content-Type headers; send one, \"Content-Type: application/json\".", len(cts))
 	}
-	// Before anything reads it (the real dialect's translation re-encodes
-	// the body, which would turn each bad byte into U+FFFD).
-	if err := checkText(body); err != nil {
-		return false, err
-	}
 	ct := h.Get("Content-Type")
 	if mt, _, _ := strings.Cut(ct, ";"); !strings.EqualFold(strings.TrimSpace(mt), "application/json") {
 		return false, errorf(http.StatusUnsupportedMediaType, acctapi.CodeBadContentType, "The request body must be JSON, sent with \"Content-Type: application/json\"; got %q.", truncate(ct, 64))
 	}
-	return false, nil
+	// After the media type (a body that is not JSON is a 415 whatever its
+	// bytes), before anything reads it (the real dialect's translation
+	// re-encodes the body, which would turn each bad byte into U+FFFD).
+	return false, checkText(body)
 }
 
 // truncate shortens s for a message; see trunc.String.

@@ -782,6 +782,9 @@ func TestBodyText(t *testing.T) {
 		{"a high surrogate before a non-surrogate escape", "/service_users", `{"name":"\ud800\u0041"}`, nil, 400},
 		{"a pair", "/service_users", `{"name":"\ud83d\ude00"}`, nil, 201},
 		{"an escaped backslash before u", "/service_users", `{"name":"a\\ud800"}`, nil, 201},
+		// Not JSON at all: the media type is what is wrong (415), whatever
+		// the bytes (a review found 400 once the text was checked first).
+		{"a form with a bad byte", "/service_users", "name=caf\xe9", map[string]string{"Content-Type": "application/x-www-form-urlencoded"}, 415},
 	} {
 		r := raw(t, srv, "POST", tt.path, tt.hdr, tt.body)
 		if r.status != tt.want || tt.want == 400 && r.apiErr(t).ErrorCode != acctapi.CodeInvalidJSON {

@@ -17,6 +17,8 @@ import (
 	"github.com/google/cel-go/common/types/traits"
 	"github.com/google/cel-go/ext"
 	"github.com/google/cel-go/interpreter"
+
+	"github.com/acctapi/acctapi/internal/trunc"
 )
 
 // Limits on an expression: its size and nesting, enforced by the parser,
@@ -100,6 +102,9 @@ func compile(expr string, want *cel.Type, prov *providers) (compiled, error) {
 			return compiled{}, err
 		}
 	}
+	if err := checkPatterns(checked); err != nil {
+		return compiled{}, err
+	}
 	// An expression runs untracked only if its estimated worst case is
 	// within the limit and it uses nothing but what the estimate models
 	// (see untrackable); every other one runs under the cost limit. (A
@@ -172,6 +177,29 @@ var modelled = func() map[string]bool {
 	}
 	return m
 }()
+
+// checkPatterns refuses a matches call whose pattern is a literal that
+// does not parse or is over maxPatternSteps: every evaluation would fail,
+// and one over the bound would put every request in the over-budget
+// bucket (a review found a per-client limit made one global that way).
+func checkPatterns(checked *cel.Ast) error {
+	var bad error
+	ast.PostOrderVisit(checked.NativeRep().Expr(), ast.NewExprVisitor(func(e ast.Expr) {
+		if bad != nil || e.Kind() != ast.CallKind || e.AsCall().FunctionName() != "__matches" {
+			return
+		}
+		args := e.AsCall().Args()
+		if len(args) != 2 || args[1].Kind() != ast.LiteralKind {
+			return
+		}
+		if p, ok := args[1].AsLiteral().(types.String); ok {
+			if c := patternFor(string(p), 0, false); c.err != nil {
+				bad = fmt.Errorf("does not compile: matches: %s", trunc.String(c.err.Error(), 200))
+			}
+		}
+	}))
+	return bad
+}
 
 // checkProviders reports the variables and functions of checked that need
 // a provider prov lacks, naming the option that supplies it.
@@ -255,17 +283,17 @@ var costOptions = func() []cel.ProgramOption {
 	opts := []interpreter.CostTrackerOption{
 		interpreter.OverloadCostTracker("json_encode_dyn", func(_ []ref.Val, result ref.Val) *uint64 { return sizeCost(result) }),
 		// matches: a unit per ten of its steps (see boundedMatch), and
-		// four per instruction it compiled (a pattern not in the cache:
-		// compiling allocates about 150 bytes an instruction, so the cost
-		// limit stops an evaluation's compiles at about 40 MB).
+		// four per instruction of the pattern, whether this call compiled
+		// it or found it cached (compiling allocates about 150 bytes an
+		// instruction; charging only the calls that compiled let 20,000
+		// distinct small patterns, each cached as it was compiled, allocate
+		// 1 GB): the cost limit stops an evaluation's compiles at about
+		// 40 MB.
 		interpreter.OverloadCostTracker("rl_matches_string", func(args []ref.Val, _ ref.Val) *uint64 {
 			n := uint64(1)
 			if c := patternFor(str(args[1]), 0, false); c.err == nil {
 				if steps := (len(str(args[0])) + 1) * c.steps; steps <= maxMatchSteps {
-					n += uint64(steps) / 10 // (a call over the limit did not run)
-					if c.re == nil {
-						n += 4 * uint64(c.steps)
-					}
+					n += uint64(steps)/10 + 4*uint64(c.steps) // (a call over the limit did not run)
 				}
 			}
 			return &n

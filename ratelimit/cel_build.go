@@ -123,7 +123,7 @@ func boundedBuilders() []cel.EnvOption {
 			}))),
 		cel.Function("json.encode",
 			cel.Overload("json_encode_dyn", []*cel.Type{dynT}, strT, cel.UnaryBinding(func(v ref.Val) ref.Val {
-				if textSize(v) > maxKeyBytes {
+				if textSize(v, jsonDoubleBytes) > maxKeyBytes {
 					return tooLong("json.encode")
 				}
 				return encode.Unary(v)
@@ -145,13 +145,16 @@ func boundedBuilders() []cel.EnvOption {
 // formatted with a precision: a double in %f with 100 digits after the
 // point (cel-go's largest precision) is at most 410 bytes, an int in
 // binary 65. Inside a list or map, or in JSON, it takes its plain form:
-// an int at most 20 bytes, a double at most 24 (the shortest form that
-// reads back), and a timestamp or duration under 40.
+// an int at most 20 bytes, a timestamp or duration under 40, and a double
+// at most 24 in JSON (the shortest form that reads back, 1e+300) but up to
+// 330 in format's %s of a list (cel-go writes every digit, 1e300 as 301
+// of them; a review built 9 MB past a bound of 32).
 const (
 	numberBytes       = 512
 	intBytes          = 66
 	nestedIntBytes    = 20
-	nestedDoubleBytes = 32
+	jsonDoubleBytes   = 32
+	formatDoubleBytes = 330
 	otherScalarBytes  = 64
 )
 
@@ -192,7 +195,7 @@ func formatSize(format string, args ref.Val) int {
 			case types.Double:
 				n += numberBytes
 			default:
-				n += textSize(v)
+				n += textSize(v, formatDoubleBytes)
 			}
 		}
 	}
@@ -202,10 +205,11 @@ func formatSize(format string, args ref.Val) int {
 // textSize bounds the size of v's text in the forms cel-go's builders and
 // queryString.encode write for a value (a string quoted and escaped,
 // bytes in base64 or hex, a list or map with brackets and separators),
-// or is more than maxKeyBytes. A string's escaped size is counted
-// exactly, so the bound is at most a few bytes an element above the real
-// size.
-func textSize(v ref.Val) int {
+// or is more than maxKeyBytes, with a double counted as doubleBytes
+// (jsonDoubleBytes or formatDoubleBytes). A string's escaped size is
+// counted exactly, so the bound is at most a few bytes an element above
+// the real size.
+func textSize(v ref.Val, doubleBytes int) int {
 	n := 0
 	var walk func(v ref.Val)
 	walk = func(v ref.Val) {
@@ -219,7 +223,7 @@ func textSize(v ref.Val) int {
 		case types.Int, types.Uint:
 			n += nestedIntBytes
 		case types.Double:
-			n += nestedDoubleBytes
+			n += doubleBytes
 		case traits.Lister:
 			n += 2
 			for it := v.Iterator(); it.HasNext() == types.True && n <= maxKeyBytes; {
@@ -282,7 +286,7 @@ func queryStringSize(m traits.Mapper) int {
 		if s, ok := v.(types.String); ok {
 			n += escapedSize(string(s))
 		} else {
-			n += 3 * textSize(v)
+			n += 3 * textSize(v, jsonDoubleBytes)
 		}
 	}
 	for it := m.Iterator(); it.HasNext() == types.True && n <= maxKeyBytes; {

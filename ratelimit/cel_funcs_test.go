@@ -258,6 +258,11 @@ func TestUnknownNames(t *testing.T) {
 		{"getReqHeader(1)", "found no matching overload for 'getReqHeader' applied to '(int)'"},
 		{"secrets.get(1, 2)", "found no matching overload for 'secrets.get' applied to '(int, int)'"},
 		{"__acctapi_request", "unknown name __acctapi_request"},
+		// A literal pattern that cannot run is refused when compiled: one
+		// over the size bound would put every request in the over-budget
+		// bucket, making a per-client limit global (a review).
+		{"req.url.path.matches('[')", "does not compile: matches: error parsing regexp: missing closing ]"},
+		{"req.url.path.matches('^/' + '[a-z]{1,1000}') || req.url.path.matches('" + strings.Repeat("[a-z]{1,1000}", 21) + "')", "does not compile: matches: the pattern is"},
 		// cel-go's constant folding panicked on it (a black-box check).
 		{"{b'a': 1}.size()", "does not compile: runtime error: hash of unhashable type types.Bytes"},
 		// Findings of a black-box check: has() of an unknown name named
@@ -343,10 +348,10 @@ func TestMatchesBounded(t *testing.T) {
 	for _, tt := range []struct{ expr, want string }{
 		{"getReqHeader('x')[0].matches('a{1000}b')", "over the limit"},
 		{"matches(getReqHeader('x')[0], getReqHeader('p')[0])", "over the limit"},
-		{"getReqHeader('x')[0].matches('[')", "missing closing ]"},
+		{"getReqHeader('x')[0].matches(getReqHeader('q')[0])", "missing closing ]"},
 		{"lists.range(10000).map(i, getReqHeader('x')[0].substring(0, 10000).matches('a{100}b')).size()", "cost limit"},
 	} {
-		wantEvalError(t, tt.expr, tt.want, map[string]string{"X": big, "P": strings.Repeat("a", 1000) + "b"})
+		wantEvalError(t, tt.expr, tt.want, map[string]string{"X": big, "P": strings.Repeat("a", 1000) + "b", "Q": "["})
 	}
 	r := newRequest("GET", "http://h/api/v2/users")
 	for expr, want := range map[string]string{
@@ -419,6 +424,7 @@ func TestBoundedBuilders(t *testing.T) {
 	for range 1000 {
 		r.Header.Add("X-Forwarded-For", "1.2.3.4")
 	}
+	r.Header.Set("X-D", strings.Repeat("1e300,", 999)+"1e300")
 	for _, tt := range []struct{ expr, want string }{
 		{"getReqHeader('x-forwarded-for').map(ip, getReqHeader('x')[0]).join(',')", "join: the result would be longer than 1048576 bytes"},
 		{"lists.range(1000).map(i, getReqHeader('x')[0]).join()", "join: the result would be longer"},
@@ -426,6 +432,9 @@ func TestBoundedBuilders(t *testing.T) {
 		{"json.encode({'a': lists.range(1000).map(i, getReqHeader('x')[0])})", "json.encode: the result would be longer"},
 		{"'%s'.format([lists.range(1000).map(i, getReqHeader('x')[0])])", "format: the result would be longer"},
 		{"'%x'.format([getReqHeader('x')[0]])", "format: the result would be longer"},
+		// format writes every digit of a double in a list (1e300: 301
+		// bytes); a review built 9 MB past a bound counting 32.
+		{"[getReqHeader('x-d')[0].split(',').map(v, double(v))].map(l, '%s'.format([[l, l, l, l]]))[0]", "format: the result would be longer"},
 		{"getReqHeader('x')[0].replace('a', 'bb')", "replace: the result would be longer"},
 		{"getReqHeader('x')[0].replace('', 'b', 600000)", "replace: the result would be longer"},
 		{"queryString.encode({'a': getReqHeader('x')[0], 'b': getReqHeader('x')[0]})", "queryString.encode: the result would be longer"},
@@ -509,6 +518,10 @@ func TestMatchesPatternFromRequest(t *testing.T) {
 	}{
 		{"2M steps", func(i int) string { return fmt.Sprintf("(?:%s%d){1000}", strings.Repeat("a", 1980), i) }, 8, "over the limit of 20000"},
 		{"18k steps", func(i int) string { return fmt.Sprintf("(?:%s%03d){1000}", strings.Repeat("a", 15), i) }, 300, "cost limit"},
+		// Small patterns are cached as they compile; each call is charged
+		// for its compile anyway (a review found 20,000 of them allocating
+		// 1 GB when only uncached ones were charged).
+		{"many small", func(i int) string { return fmt.Sprintf("(?:a%05d){60}", i) }, 3000, "cost limit"},
 	} {
 		r := newRequest("GET", "http://h/")
 		r.Header.Set("X-S", "")
