@@ -137,9 +137,10 @@ func errorParts(err error) []error {
 // asJSON returns doc, JSON or YAML, as JSON.
 func asJSON(t *testing.T, doc []byte) []byte {
 	t.Helper()
-	if d := bytes.Trim(doc, " \t\n\r"); len(d) > 0 && (d[0] == '{' || d[0] == '[') {
+	if d := bytes.Trim(doc, " \t\n\r"); len(d) > 0 && (d[0] == '{' || d[0] == '[') && json.Valid(d) {
 		return doc // JSON, with JSON's white space only around it
 	}
+	// Otherwise YAML, in flow style when it begins as JSON does.
 	var v any
 	if err := yaml.Unmarshal(doc, &v); err != nil {
 		t.Fatalf("a document that loaded is not YAML: %v", err)
