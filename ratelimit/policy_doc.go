@@ -90,6 +90,7 @@ const jsonSpace = " \t\n\r"
 // refuses too; encoding/json would keep the last silently.
 func duplicateMember(doc []byte) error {
 	d := json.NewDecoder(bytes.NewReader(doc))
+	d.UseNumber() // a number out of float64's range is decodeValue's to refuse, at its path
 	type frame struct {
 		keys  map[string]bool
 		isObj bool

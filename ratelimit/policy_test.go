@@ -287,6 +287,8 @@ func TestPolicyTypeErrors(t *testing.T) {
 		// point (a second check found JSON's refused), and on range.
 		{"capacity out of range", rl("capacity", "99999999999999999999"), map[string]string{"on_http_request[0].actions[0].config.capacity": "is out of range"}},
 		{"JSON capacity 1e3 and 10.0", `{"on_http_request": [{"actions": [{"type": "rate-limit", "config": {"name": "n", "algorithm": "sliding_window", "capacity": 1e3, "rate": "60s", "bucket_key": ["req.host"]}}, {"type": "custom-response", "config": {"status_code": 429.0}}]}]}`, map[string]string{}},
+		{"JSON capacity past float64", `{"on_http_request": [{"actions": [{"type": "rate-limit", "config": {"name": "n", "algorithm": "sliding_window", "capacity": 1e400, "rate": "60s", "bucket_key": ["req.host"]}}]}]}`,
+			map[string]string{"on_http_request[0].actions[0].config.capacity": "the number 1e400 is out of range"}},
 		{"JSON capacity out of range", `{"on_http_request": [{"actions": [{"type": "rate-limit", "config": {"name": "n", "algorithm": "sliding_window", "capacity": 99999999999999999999, "rate": "60s", "bucket_key": ["req.host"]}}]}]}`,
 			map[string]string{"on_http_request[0].actions[0].config.capacity": "the number 99999999999999999999 is out of range"}},
 		{"errors in two rules", "on_http_request:\n  - expresions: [true]\n    actions: [{type: rate-limit, config: " + cfg + "}]\n  - expressions: [req.nope]\n    actions: [{type: rate-limit, config: " + cfg + "}]\n",
