@@ -284,7 +284,7 @@ var costOptions = func() []cel.ProgramOption {
 		interpreter.OverloadCostTracker("json_encode_dyn", func(_ []ref.Val, result ref.Val) *uint64 { return sizeCost(result) }),
 		// matches: a unit per ten of its steps (see boundedMatch), and
 		// four per instruction of the pattern, whether this call compiled
-		// it or found it cached (compiling allocates about 150 bytes an
+		// it or found it cached (compiling allocates about 120 bytes an
 		// instruction; charging only the calls that compiled let 20,000
 		// distinct small patterns, each cached as it was compiled, allocate
 		// 1 GB): the cost limit stops an evaluation's compiles at about

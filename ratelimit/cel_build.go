@@ -59,6 +59,12 @@ func tooLong(fn string) ref.Val {
 	return overBudget("%s: the result would be longer than %d bytes", fn, maxKeyBytes)
 }
 
+// tooMany is the error of split refusing to build more than maxEvalCost
+// elements.
+func tooMany() ref.Val {
+	return overBudget("split: the result would have more than %d elements", maxEvalCost)
+}
+
 // boundedBuilders returns the environment options redefining the
 // builders' bindings.
 func boundedBuilders() []cel.EnvOption {
@@ -110,14 +116,14 @@ func boundedBuilders() []cel.EnvOption {
 		cel.Function("split",
 			cel.MemberOverload("string_split_string", []*cel.Type{strT, strT}, strList, cel.BinaryBinding(func(s, sep ref.Val) ref.Val {
 				if splitCount(str(s), str(sep), -1) > maxEvalCost {
-					return overBudget("split: the result would have more than %d elements", maxEvalCost)
+					return tooMany()
 				}
 				return split.Binary(s, sep)
 			})),
 			cel.MemberOverload("string_split_string_int", []*cel.Type{strT, strT, intT}, strList, cel.FunctionBinding(func(args ...ref.Val) ref.Val {
 				n, _ := args[2].(types.Int)
 				if splitCount(str(args[0]), str(args[1]), int64(n)) > maxEvalCost {
-					return overBudget("split: the result would have more than %d elements", maxEvalCost)
+					return tooMany()
 				}
 				return splitN.Function(args...)
 			}))),

@@ -589,26 +589,30 @@ func xxhash64(b []byte) uint64 {
 const maxMatchSteps = 2_000_000
 
 // maxPatternSteps bounds the size of any pattern's program, whatever the
-// string: compiling one costs memory in proportion (about 40 bytes an
-// instruction, and a 2 KB pattern can expand to 2,000,000), which a
+// string: compiling one costs memory in proportion (about 120 bytes
+// allocated an instruction, measured, and a 2 KB pattern can expand to
+// 2,000,000), which a
 // black-box check used to allocate 2.5 GB in one request through patterns
 // taken from it, matched against an empty string.
 const maxPatternSteps = 20_000
 
 // matchCache holds compiled patterns of up to maxCachedPattern bytes and
-// maxCachedSteps instructions (about 40 KB each, so 10 MB in all at the
-// most), each in the slot its hash picks, the latest compiled there
+// maxCachedSteps instructions (a compiled pattern of 804 instructions
+// keeps 43 KB, measured, so the cache holds under 14 MB), each in the
+// slot its hash picks, the latest compiled there
 // staying: a bounded cache that patterns taken from requests cannot grow,
 // and in which the cost tracker finds the pattern the call it charges
 // has just compiled. A larger pattern is compiled at each call, and
 // charged for it (see costOptions).
 var (
-	matchCache       [256]atomic.Pointer[compiledPattern]
-	matchSeed        = maphash.MakeSeed()
-	maxCachedPattern = 4096
+	matchCache [256]atomic.Pointer[compiledPattern]
+	matchSeed  = maphash.MakeSeed()
 )
 
-const maxCachedSteps = 1000
+const (
+	maxCachedPattern = 4096
+	maxCachedSteps   = 1000
+)
 
 type compiledPattern struct {
 	pattern string
@@ -638,16 +642,17 @@ func patternFor(p string, n int, compile bool) *compiledPattern {
 		return c
 	}
 	re, err := syntax.Parse(p, syntax.Perl)
+	if err == nil {
+		c.steps = progSize(re) + 4
+	}
 	switch {
 	case err != nil:
 		c.err = err
-	case progSize(re)+4 > maxPatternSteps:
-		c.steps = progSize(re) + 4
+	case c.steps > maxPatternSteps:
 		c.err = &budgetError{fmt.Sprintf("the pattern is %d steps or more, over the limit of %d", c.steps, maxPatternSteps)}
+	case !compile || n*c.steps > maxMatchSteps:
+		return c
 	default:
-		if c.steps = progSize(re) + 4; !compile || n*c.steps > maxMatchSteps {
-			return c
-		}
 		c.re, c.err = regexp.Compile(p)
 	}
 	if len(p) <= maxCachedPattern && c.steps <= maxCachedSteps {

@@ -297,17 +297,18 @@ func (p *Policy) Skipped() []string { return slices.Clone(p.skipped) }
 // by its decoding error alone, not again by the validation of what it
 // left empty.
 func without(err, decoded error) error {
+	fes := field.Errors(err)
+	if len(fes) == 0 {
+		return err // not field errors: keep as is
+	}
 	bad := field.Errors(decoded)
 	var keep []error
-	for _, e := range field.Errors(err) {
+	for _, e := range fes {
 		if !slices.ContainsFunc(bad, func(d *field.Error) bool {
 			return e.Field == d.Field || strings.HasPrefix(e.Field, d.Field+".") || strings.HasPrefix(e.Field, d.Field+"[")
 		}) {
 			keep = append(keep, e)
 		}
-	}
-	if len(keep) == 0 && len(field.Errors(err)) == 0 {
-		return err // not field errors: keep as is
 	}
 	return errors.Join(keep...)
 }
