@@ -41,9 +41,7 @@ func (s *Server) DecodeBody(r *http.Request, v any) error {
 	if err == nil {
 		return nil
 	}
-	out := err.body("")
-	delete(out.Details, "operation_id")
-	return out
+	return err.bodyWithoutOperation()
 }
 
 // checkText refuses a body that is not UTF-8, or that escapes half of a
@@ -96,13 +94,9 @@ func loneSurrogate(body []byte) int {
 
 // decode reads a JSON request body into v strictly: unknown members,
 // members of the wrong type and trailing data are errors with the
-// contract's codes. A body that is not UTF-8 is not JSON (RFC 8259 §8.1):
-// encoding/json would read each bad byte as U+FFFD, and the fake would
-// store other text than the client sent.
+// contract's codes. The body's text was checked (checkText) by its
+// caller: checkJSON for a request's, decodeFixture for a fixture's.
 func decode(body []byte, v any, ms *members) error {
-	if err := checkText(body); err != nil {
-		return err // (checkJSON checks first; DecodeBody's callers may not)
-	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	err := dec.Decode(v)

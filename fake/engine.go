@@ -378,7 +378,7 @@ func (res *resource[T, X, C, U]) listHandler(c *call, member string, filterField
 		// The filter reads the stored value's fields through cur, so no
 		// value is copied or boxed to reach it.
 		var cur *T
-		obj := &objVal{names: filterFields, field: func(name string) ref.Val { return res.field(*cur, name) }}
+		obj := &objVal{field: func(name string) ref.Val { return res.field(*cur, name) }}
 		match := f.matcher(c.now)
 		keep = func(v *T) (bool, error) {
 			cur = v

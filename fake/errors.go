@@ -71,6 +71,14 @@ func validationMessage(fes []*acctapi.FieldError, d acctapi.Dialect) string {
 	return b.String()
 }
 
+// bodyWithoutOperation is body for an error outside a request (Seed,
+// DecodeBody's callers): no operation, so no operation_id.
+func (e *apiError) bodyWithoutOperation() *acctapi.Error {
+	out := e.body("")
+	delete(out.Details, "operation_id")
+	return out
+}
+
 // body returns the contract's error body for e.
 func (e *apiError) body(opID string) *acctapi.Error {
 	d := map[string]string{"operation_id": opID}

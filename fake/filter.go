@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/google/cel-go/cel"
-	"github.com/google/cel-go/checker"
 	"github.com/google/cel-go/common/types"
 	"github.com/google/cel-go/common/types/ref"
 	"github.com/google/cel-go/interpreter"
@@ -146,7 +145,7 @@ func compileFilter(expr string, fields []string) (*filter, error) {
 		return nil, badFilter("%v", err)
 	}
 	f := &filter{prg: prg, base: celguard.EvalCost + celguard.Nodes(ast.NativeRep().Expr())/4}
-	if est, err := env.EstimateCost(ast, filterEstimator{}); err == nil && est.Max <= maxFilterCost {
+	if est, err := env.EstimateCost(ast, filterCosts); err == nil && est.Max <= maxFilterCost {
 		if f.fast, err = env.Program(ast); err != nil {
 			return nil, badFilter("%v", err)
 		}
@@ -184,54 +183,16 @@ func filterGrammar(fields []string) *celguard.Grammar {
 // with them has no static bound and is always tracked.
 var filterCosts = celguard.Costs{Size: fieldSize}
 
-// filterEstimator is filterCosts for CEL's static estimator. A field is
-// the variable obj.<field>, whose path CEL gives as one name
-// (["obj.metadata"]); celguard's model, like fieldSize, reads member paths
-// (["obj", "metadata"]), so the estimator shows it nodes with their paths
-// split.
-type filterEstimator struct{}
-
-var _ checker.CostEstimator = filterEstimator{}
-
-// EstimateSize implements checker.CostEstimator.
-func (filterEstimator) EstimateSize(n checker.AstNode) *checker.SizeEstimate {
-	return filterCosts.EstimateSize(splitPath{n})
-}
-
-// EstimateCallCost implements checker.CostEstimator.
-func (filterEstimator) EstimateCallCost(fn, overload string, target *checker.AstNode, args []checker.AstNode) *checker.CallEstimate {
-	if target != nil {
-		t := checker.AstNode(splitPath{*target})
-		target = &t
-	}
-	split := make([]checker.AstNode, len(args))
-	for i, a := range args {
-		split[i] = splitPath{a}
-	}
-	return filterCosts.EstimateCallCost(fn, overload, target, split)
-}
-
-// splitPath is a node whose path "obj.<field>" reads ["obj", "<field>"].
-type splitPath struct{ checker.AstNode }
-
-// Path implements checker.AstNode.
-func (n splitPath) Path() []string {
-	p := n.AstNode.Path()
-	if len(p) == 1 {
-		if field, ok := strings.CutPrefix(p[0], filterFieldsVar+"."); ok {
-			return []string{filterFieldsVar, field}
-		}
-	}
-	return p
-}
-
-// fieldSize is the most bytes the field at path (["obj", "metadata"])
+// fieldSize is the most bytes the field at path (["obj.metadata"])
 // holds, when known.
 func fieldSize(path []string) (uint64, bool) {
-	if len(path) != 2 || path[0] != filterFieldsVar {
+	// A field is the variable obj.<field>, whose path CEL gives as one
+	// name (["obj.metadata"]).
+	field, ok := strings.CutPrefix(path[0], filterFieldsVar+".")
+	if len(path) != 1 || !ok {
 		return 0, false
 	}
-	switch path[1] {
+	switch field {
 	case "id":
 		return maxIDLen, true
 	case "description":
@@ -293,7 +254,8 @@ func (a *activation) ResolveName(name string) (any, bool) {
 	if name == celguard.Now {
 		return a.now, true
 	}
-	if field, ok := strings.CutPrefix(name, filterFieldsVar+"."); ok && slices.Contains(a.obj.names, field) {
+	// (filterGrammar refused, when compiling, any field not the list's.)
+	if field, ok := strings.CutPrefix(name, filterFieldsVar+"."); ok {
 		if v := a.obj.field(field); v != nil {
 			return v, true
 		}
@@ -304,13 +266,12 @@ func (a *activation) ResolveName(name string) (any, bool) {
 // Parent implements interpreter.Activation.
 func (a *activation) Parent() interpreter.Activation { return nil }
 
-// objVal is one item as a filter sees it: the list's filterable field
-// names and the item's values. A field's value is made only when the
-// filter reads it, so an item costs nothing for the fields a filter does
-// not name; a list request reuses one objVal for every item, its field
-// function reading the item the request is at.
+// objVal is one item as a filter sees it: its filterable fields' values.
+// A field's value is made only when the filter reads it, so an item costs
+// nothing for the fields a filter does not name; a list request reuses
+// one objVal for every item, its field function reading the item the
+// request is at.
 type objVal struct {
-	names []string                  // the filterable fields
 	field func(name string) ref.Val // a field of the current item, or nil
 }
 

@@ -24,7 +24,7 @@ import (
 // gives them to filters.
 // keyObj is obj for the API key v.
 func keyObj(v account.APIKey) *objVal {
-	return &objVal{names: keyFields, field: func(name string) ref.Val { return keyField(v, name) }}
+	return &objVal{field: func(name string) ref.Val { return keyField(v, name) }}
 }
 
 func keyField(v any, name string) ref.Val {

@@ -190,7 +190,12 @@ func (s *Server) decodeFixtures(raws []json.RawMessage, where string) ([]Fixture
 // decode, turning its error, worded for a request body, into one that
 // names where the value is ("" for the whole file).
 func (s *Server) decodeFixture(raw []byte, v any, where string) error {
-	err := decode(raw, v, &s.members)
+	var err error
+	if terr := checkText(raw); terr != nil {
+		err = terr
+	} else {
+		err = decode(raw, v, &s.members)
+	}
 	if err == nil {
 		return nil
 	}

@@ -172,7 +172,9 @@ func (j *journal) add(e journalEntry, dflt int64) {
 	e.size = e.cost()
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	if e.size > j.byteBudget(dflt) {
+	// The budget again, under the lock: SetJournalBudget may have lowered
+	// it since the cut above.
+	if budget = j.byteBudget(dflt); e.size > budget {
 		return // no room even without its bodies, or the budget fell meanwhile
 	}
 	for j.n > 0 && (j.n >= j.limit() || j.bytes+e.size > budget) {

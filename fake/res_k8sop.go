@@ -190,12 +190,13 @@ func (s *Server) registerOperators() {
 			// its cost is bounded whatever the selectors and the endpoints;
 			// time.now is the request's time.
 			m := sel.MatcherAt(o.now, k8sop.MatchBudget)
+			base := s.seedBase()
 			return endpoints.table.Page(tx, o.account, p.beforeID, p.limit, func(e *k8sop.Endpoint) (bool, error) {
 				if !slices.Contains(e.Bindings, "kubernetes") {
 					return false, nil
 				}
 				// Selectors see the endpoint as a GET shows it, uri included.
-				r := renderEndpoint(s.seedBase(), *e)
+				r := renderEndpoint(base, *e)
 				ok, err := m.Match(&r)
 				if err != nil {
 					return false, selectorFailure(err)

@@ -55,9 +55,7 @@ func Seed[T any, C any](s *Server, accountID string, in *C) (T, error) {
 	v, err := info.seed(c, cp)
 	if err != nil {
 		if ae, ok := err.(*apiError); ok {
-			api := ae.body("")
-			delete(api.Details, "operation_id") // no request, no operation
-			return zero, &seedError{api: api, fields: ae.fields}
+			return zero, &seedError{api: ae.bodyWithoutOperation(), fields: ae.fields}
 		}
 		return zero, fmt.Errorf("fake: Seed: %w", err)
 	}

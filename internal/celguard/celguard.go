@@ -284,7 +284,8 @@ const (
 
 // Costs is the cost model, for CEL's static estimator and runtime
 // tracker. Size gives the most bytes (or list elements) a member of the
-// root variable holds, from its path such as ["obj", "metadata"] (the
+// root variable holds, from its path such as ["endpoint", "host"], or
+// ["obj.metadata"] for a variable declared with its qualified name (the
 // elements of a list member at ["endpoint", "bindings", "@items"]); a
 // member it does not know is of unknown size, and what reads it has no
 // static bound. Members of types without a size (numbers, timestamps)
@@ -301,7 +302,7 @@ var (
 
 // EstimateSize implements checker.CostEstimator.
 func (c Costs) EstimateSize(n checker.AstNode) *checker.SizeEstimate {
-	if p := n.Path(); len(p) > 1 && c.Size != nil {
+	if p := n.Path(); len(p) > 0 && c.Size != nil {
 		if most, ok := c.Size(p); ok {
 			return &checker.SizeEstimate{Min: 0, Max: most}
 		}

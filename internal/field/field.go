@@ -262,15 +262,30 @@ func checkUTF8(errs *[]error, path string, v reflect.Value) {
 			checkUTF8(errs, fmt.Sprintf("%s[%d]", path, i), v.Index(i))
 		}
 	case reflect.Map:
-		keys := v.MapKeys()
-		name := func(k reflect.Value) string { return fmt.Sprint(k) }
-		slices.SortFunc(keys, func(a, b reflect.Value) int { return strings.Compare(name(a), name(b)) })
-		for _, k := range keys {
-			if k.Kind() == reflect.String && !utf8.ValidString(k.String()) {
-				*errs = append(*errs, Invalid(path, "has a key that is not valid UTF-8: %q", k.String()))
+		// Each key's name once (a string key is its own, without an
+		// allocation), sorted so that errors come in a stable order.
+		type entry struct {
+			name string
+			key  reflect.Value
+		}
+		entries := make([]entry, 0, v.Len())
+		for it := v.MapRange(); it.Next(); {
+			k := it.Key()
+			name := ""
+			if k.Kind() == reflect.String {
+				name = k.String()
+			} else {
+				name = fmt.Sprint(k)
+			}
+			entries = append(entries, entry{name, k})
+		}
+		slices.SortFunc(entries, func(a, b entry) int { return strings.Compare(a.name, b.name) })
+		for _, e := range entries {
+			if e.key.Kind() == reflect.String && !utf8.ValidString(e.name) {
+				*errs = append(*errs, Invalid(path, "has a key that is not valid UTF-8: %q", e.name))
 				continue
 			}
-			checkUTF8(errs, member(path, name(k)), v.MapIndex(k))
+			checkUTF8(errs, member(path, e.name), v.MapIndex(e.key))
 		}
 	case reflect.Struct:
 		t := v.Type()
