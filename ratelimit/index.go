@@ -1,5 +1,7 @@
 package ratelimit
 
+import "sync/atomic"
+
 // index maps key hashes to bucket ids in four bytes an entry: open
 // addressing with linear probing over the hash's own bits (they come from
 // a seeded hash, so no rehashing), and backward-shift deletion, so there
@@ -7,10 +9,22 @@ package ratelimit
 // a tag of the hash's top bits; the full hash lives in the bucket, which a
 // lookup reads anyway, so a tag match is confirmed there. Growing and
 // deleting read hashes back through hashOf. The zero value is an empty
-// index. It is not safe for concurrent use; shards lock around it.
+// index.
+//
+// One writer at a time (the shard's lock) changes it, while readers look
+// keys up without a lock: entries are read and written atomically, and
+// growing builds a new table of entries and then publishes it. A reader may therefore
+// miss a key that an insertion or deletion is moving, or find an entry
+// whose bucket has since been reclaimed; it confirms what it finds against
+// the bucket, and on a miss asks again under the lock (see shards.allow).
 type index struct {
-	e    []uint32
-	n    int
+	t atomic.Pointer[entries]
+	n int // entries in use; the writer's
+}
+
+// entries is one generation of an index's entries.
+type entries struct {
+	e    []atomic.Uint32
 	mask uint64
 }
 
@@ -24,7 +38,15 @@ const (
 
 // home returns h's preferred slot. The low bits of h choose the shard, so
 // the slot uses the bits above them.
-func (x *index) home(h uint64) uint64 { return (h >> 6) & x.mask }
+func (x *entries) home(h uint64) uint64 { return (h >> 6) & x.mask }
+
+// size returns the number of slots, 0 for an empty index.
+func (x *index) size() int {
+	if t := x.t.Load(); t != nil {
+		return len(t.e)
+	}
+	return 0
+}
 
 // put adds h, which must not be present, with bucket id.
 func (x *index) put(h uint64, id int32, hashOf func(int32) uint64) {
@@ -33,57 +55,72 @@ func (x *index) put(h uint64, id int32, hashOf func(int32) uint64) {
 	// entries; 3/4 cost 4 bytes a key more on ratelimit/bench's
 	// BytesPerKey (100,000 keys: about 1,563 a shard, just past 3/4 of
 	// 2,048 entries).
-	if 8*(x.n+1) > 7*len(x.e) {
+	if 8*(x.n+1) > 7*x.size() {
 		x.grow(hashOf)
 	}
-	i := x.home(h)
-	for x.e[i] != 0 {
-		i = (i + 1) & x.mask
-	}
-	x.e[i] = uint32(h>>tagShift)<<idBits | uint32(id+1)
+	x.t.Load().put(h, id)
 	x.n++
 }
 
+func (x *entries) put(h uint64, id int32) {
+	i := x.home(h)
+	for x.e[i].Load() != 0 {
+		i = (i + 1) & x.mask
+	}
+	x.e[i].Store(uint32(h>>tagShift)<<idBits | uint32(id+1))
+}
+
+// grow publishes a table of twice the size holding the same entries.
+// Readers of the old one still find every key it held.
 func (x *index) grow(hashOf func(int32) uint64) {
-	old := x.e
-	size := max(16, 2*len(old))
-	x.e = make([]uint32, size)
-	x.mask = uint64(size - 1)
-	x.n = 0
-	for _, e := range old {
-		if e != 0 {
-			id := int32(e&idMask) - 1
-			x.put(hashOf(id), id, hashOf)
+	old := x.t.Load()
+	size := 16
+	if old != nil {
+		size = 2 * len(old.e)
+	}
+	t := &entries{e: make([]atomic.Uint32, size), mask: uint64(size - 1)}
+	if old != nil {
+		for i := range old.e {
+			if e := old.e[i].Load(); e != 0 {
+				id := int32(e&idMask) - 1
+				t.put(hashOf(id), id)
+			}
 		}
 	}
+	x.t.Store(t)
 }
 
 // at returns the bucket id in slot i, if any.
 func (x *index) at(i int) (int32, bool) {
-	e := x.e[i]
+	e := x.t.Load().e[i].Load()
 	return int32(e&idMask) - 1, e != 0
 }
 
 // deleteAt empties slot i and shifts later entries of its probe run back,
 // so lookups never stop early. An entry from after i may move into i.
+// A reader probing meanwhile may miss an entry moved back behind it; the
+// reader then asks again under the lock.
 func (x *index) deleteAt(i int, hashOf func(int32) uint64) {
+	t := x.t.Load()
+	e := t.e
 	j := uint64(i)
 	for {
-		x.e[j] = 0
 		k := j
 		for {
-			k = (k + 1) & x.mask
-			if x.e[k] == 0 {
+			k = (k + 1) & t.mask
+			ek := e[k].Load()
+			if ek == 0 {
+				e[j].Store(0)
 				x.n--
 				return
 			}
-			h := x.home(hashOf(int32(x.e[k]&idMask) - 1))
+			h := t.home(hashOf(int32(ek&idMask) - 1))
 			// Move e[k] to j unless its home lies cyclically in (j, k].
 			if (j < k && (h <= j || h > k)) || (j > k && h <= j && h > k) {
 				break
 			}
 		}
-		x.e[j] = x.e[k]
+		e[j].Store(e[k].Load())
 		j = k
 	}
 }

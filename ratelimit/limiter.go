@@ -110,7 +110,7 @@ type Limiter struct {
 // table is the in-memory store of buckets behind a Limiter (a shared
 // store given by WithStore decides instead; see store.go). It keeps each
 // bucket's record (see limiter_bucket.go) by key hash and applies
-// bucket.update to it under a shard's lock.
+// bucket.update to it under the record's lock (see shards.allow).
 type table interface {
 	allow(l *Limiter, h uint64, t uint64) Decision
 	sweep(l *Limiter, t uint64) int

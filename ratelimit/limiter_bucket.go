@@ -2,6 +2,8 @@ package ratelimit
 
 import (
 	"math/bits"
+	"runtime"
+	"sync/atomic"
 	"time"
 	"unsafe"
 )
@@ -43,7 +45,9 @@ import (
 //
 // Layout (little-endian, offsets in bytes):
 //
-//	0   hash   uint64  the key's hash (the index keeps only a tag)
+//	0   key    uint64  the key's hash with keyBits set, or 0 when free,
+//	                   and the record's lock (see key; the index keeps
+//	                   only a tag of the hash)
 //	8   last   uint64  ns since the epoch: the latest time seen (earlier
 //	                   times are treated as this one); the ring holds the
 //	                   slots up to last's
@@ -123,8 +127,56 @@ func recordBytes(width int, ring uint32, uwords int) int {
 // bucket is a view of one record.
 type bucket[T counter] struct{ p unsafe.Pointer }
 
-func (b bucket[T]) hash() *uint64 { return (*uint64)(b.p) }
-func (b bucket[T]) last() *uint64 { return (*uint64)(unsafe.Add(b.p, offLast)) }
+// A record's first word identifies its key and is its lock. A key's
+// identity is its hash with keyBits set, k; the word is k while the
+// record is unlocked, k with the unlocked bit cleared while a decision or a
+// sweep holds it, and 0 while the record is free. The bits are redundant
+// with 64 shards, whose records share the hash's low six bits; with one
+// shard, keys whose hashes differ only in them share a bucket, as keys
+// whose 64-bit hashes collide would.
+//
+// Only atomic operations touch the first word. The rest of a record is
+// read and written by whoever holds its lock, or, while it is free or the
+// overflow bucket (whose first word is always 0), by the holder of the
+// shard's lock.
+const (
+	unlocked = 1
+	keyBits  = 3 // unlocked, and a bit that keeps a locked word non-zero
+)
+
+func (b bucket[T]) word0() *atomic.Uint64 { return (*atomic.Uint64)(b.p) }
+
+// key returns the identity of the record's key, whether or not it is
+// locked, or unlocked (never a key's) if the record is free.
+func (b bucket[T]) key() uint64 { return b.word0().Load() | unlocked }
+
+// tryLock locks b if it is unlocked and k's record.
+func (b bucket[T]) tryLock(k uint64) bool {
+	return b.word0().CompareAndSwap(k, k&^unlocked)
+}
+
+// lock locks b if it is k's record, waiting while another holds it, and
+// reports false if it is not (any longer) k's. Holders keep a record for
+// one decision, so waiting spins, yielding the processor after the first
+// tries in case the holder is not running.
+func (b bucket[T]) lock(k uint64) bool {
+	w := b.word0()
+	for i := 0; ; i++ {
+		if w.CompareAndSwap(k, k&^unlocked) {
+			return true
+		}
+		if w.Load() != k&^unlocked {
+			return false
+		}
+		if i >= 16 {
+			runtime.Gosched()
+		}
+	}
+}
+
+// unlock releases b, locked as k's record.
+func (b bucket[T]) unlock(k uint64) { b.word0().Store(k) }
+func (b bucket[T]) last() *uint64   { return (*uint64)(unsafe.Add(b.p, offLast)) }
 
 // word is the word at offSub, which holds sub, head and n; its top two
 // bytes are times[0], which the setters leave alone.

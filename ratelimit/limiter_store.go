@@ -4,13 +4,17 @@ import (
 	"math"
 	"math/bits"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unsafe"
 )
 
-// The in-memory store: keys are spread over independently locked shards
-// by the low bits of their hash. A shard keeps its buckets' records in
-// chunks of about 8 KiB (a bucket id is chunk<<shift | record), and an index from key hash to bucket id.
+// The in-memory store: keys are spread over shards by the low bits of
+// their hash. A shard keeps its buckets' records in chunks of about 8 KiB
+// (a bucket id is chunk<<shift | record), and an index from key hash to
+// bucket id. A decision for a key with a bucket reads the index without a
+// lock and locks only the bucket's record (see shards.allow); creating,
+// reclaiming and sweeping buckets take the shard's lock.
 //
 // A bucket with no admitted request left inside the window holds no
 // information and is reclaimed: a few buckets are examined whenever a new
@@ -33,13 +37,17 @@ import (
 const chunkBytes = 8 << 10
 
 type shard[T counter] struct {
+	// Read by decisions without mu; written under it.
+	ids      index
+	dir      atomic.Pointer[unsafe.Pointer] // the first of the chunks' addresses
+	stride   int                            // words per record
+	perChunk int32                          // records per chunk
+	shift    uint8                          // ids per chunk: 1<<shift >= perChunk
+	_        [64]byte
+
 	mu         sync.Mutex
-	ids        index
-	cursor     int // next index slot sweepN examines
-	chunks     [][]uint64
-	stride     int   // words per record
-	perChunk   int32 // records per chunk
-	shift      uint8 // ids per chunk: 1<<shift >= perChunk
+	chunks     []unsafe.Pointer // the chunks' addresses; dir points into it
+	cursor     int              // next index slot sweepN examines
 	free       []int32
 	next       int32 // records of the last chunk below next are in use
 	live       int
@@ -87,18 +95,20 @@ func newShards[T counter](n, perShard, recordBytes int) *shards[T] {
 	return &s
 }
 
+// at returns id's record, which alloc returned. (No bounds are checked:
+// ids come only from alloc, directly or through the index.)
 func (sh *shard[T]) at(id int32) bucket[T] {
-	c := sh.chunks[id>>sh.shift]
-	return bucket[T]{unsafe.Pointer(&c[int(id&(1<<sh.shift-1))*sh.stride])}
+	c := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(sh.dir.Load()), uintptr(id>>sh.shift)*unsafe.Sizeof(unsafe.Pointer(nil))))
+	return bucket[T]{unsafe.Add(c, uintptr(id&(1<<sh.shift-1))*uintptr(sh.stride)*8)}
 }
 
 // record returns id's record as words, for copying and clearing.
 func (sh *shard[T]) record(id int32) []uint64 {
-	i := int(id&(1<<sh.shift-1)) * sh.stride
-	return sh.chunks[id>>sh.shift][i : i+sh.stride]
+	return unsafe.Slice((*uint64)(sh.at(id).p), sh.stride)
 }
 
-func (sh *shard[T]) hashOf(id int32) uint64 { return *sh.at(id).hash() }
+// hashOf returns the key of id's record, which is in use.
+func (sh *shard[T]) hashOf(id int32) uint64 { return sh.at(id).key() }
 
 func (s *shards[T]) len() int {
 	n := 0
@@ -122,41 +132,69 @@ func (s *shards[T]) sweep(l *Limiter, t uint64) int {
 	return n
 }
 
+// allow decides a request for the key hashed to h at t.
+//
+// A decision for an existing key takes no shard-wide lock: it finds the
+// key's record through the index, which it reads without one, and locks
+// the record alone, through the record's first word (see bucket.lock). A
+// decision that finds no record, or one no longer the key's, takes the
+// shard's lock and looks again, creating the bucket if need be. On
+// ratelimit/bench's Keys100kParallel, taking the shard's lock for every
+// decision cost about a third of its time (122 ns against 82 for a scratch
+// version that locked only the record, in the same minute).
 func (s *shards[T]) allow(l *Limiter, h uint64, t uint64) Decision {
 	sh := &(*s)[h&l.shardMask]
-	sh.mu.Lock()
-	_, b, ok := sh.find(h)
-	if !ok {
-		b = sh.at(sh.insert(l, h, t))
+	k := h | keyBits
+	if _, b, ok := sh.find(k); ok && b.lock(k) {
+		d := b.update(l, t)
+		b.unlock(k)
+		return d
 	}
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	// Under mu a record found stays the key's; lock waits out a decision
+	// that holds it.
+	if _, b, ok := sh.find(k); ok && b.lock(k) {
+		d := b.update(l, t)
+		b.unlock(k)
+		return d
+	}
+	b, owned := sh.insert(l, k, t)
 	d := b.update(l, t)
-	sh.mu.Unlock()
+	if owned {
+		b.unlock(k)
+	}
 	return d
 }
 
-// find returns the bucket id of hash h and its record.
-func (sh *shard[T]) find(h uint64) (int32, bucket[T], bool) {
-	x := &sh.ids
-	if x.n == 0 {
+// find returns the bucket id of key k and its record, reading the index
+// without a lock (see index).
+func (sh *shard[T]) find(k uint64) (int32, bucket[T], bool) {
+	x := sh.ids.t.Load()
+	if x == nil {
 		return 0, bucket[T]{}, false
 	}
-	tag := uint32(h >> tagShift)
-	for i := x.home(h); ; i = (i + 1) & x.mask {
-		e := x.e[i]
+	tag := uint32(k >> tagShift)
+	i := x.home(k)
+	for range x.e {
+		e := x.e[i].Load()
 		if e == 0 {
-			return 0, bucket[T]{}, false
+			break
 		}
 		if e>>idBits == tag {
 			id := int32(e&idMask) - 1
-			if b := sh.at(id); *b.hash() == h {
+			if b := sh.at(id); b.key() == k {
 				return id, b, true
 			}
 		}
+		i = (i + 1) & x.mask
 	}
+	return 0, bucket[T]{}, false
 }
 
-// insert creates a bucket for h, or returns the overflow bucket when the
-// shard is full.
+// insert creates a bucket for key k, locked, or returns the overflow
+// bucket (which only holders of mu use, and which is never locked) when the
+// shard is full; owned reports which.
 //
 // At the cap, a full sweep runs at most once per second of t per shard:
 // a bucket can only become idle when t reaches a later second, so a flood
@@ -166,7 +204,7 @@ func (sh *shard[T]) find(h uint64) (int32, bucket[T], bool) {
 // inside the window starts as a copy of it: the key may have been admitted
 // through the overflow bucket, and those admissions must keep counting.
 // Copying can only make limiting stricter.
-func (sh *shard[T]) insert(l *Limiter, h uint64, t uint64) int32 {
+func (sh *shard[T]) insert(l *Limiter, k uint64, t uint64) (b bucket[T], owned bool) {
 	sh.sweepN(l, t, 4)
 	if sh.live >= sh.max {
 		if sec := uint32(t / uint64(time.Second)); sec >= sh.full {
@@ -181,20 +219,22 @@ func (sh *shard[T]) insert(l *Limiter, h uint64, t uint64) int32 {
 				sh.overflow = sh.alloc()
 				sh.start(sh.at(sh.overflow), t)
 			}
-			return sh.overflow
+			return sh.at(sh.overflow), false
 		}
 	}
 	id := sh.alloc()
-	b := sh.at(id)
+	b = sh.at(id)
 	if sh.overflow >= 0 && !sh.at(sh.overflow).idle(l, t) {
-		copy(sh.record(id), sh.record(sh.overflow))
+		// Not the first word: the overflow bucket's is 0.
+		copy(sh.record(id)[1:], sh.record(sh.overflow)[1:])
 	} else {
 		sh.start(b, t)
 	}
-	*b.hash() = h
-	sh.ids.put(h, id, sh.hashOf)
+	// Locked before a reader can find it.
+	b.word0().Store(k &^ unlocked)
+	sh.ids.put(k, id, sh.hashOf)
 	sh.live++
-	return id
+	return b, true
 }
 
 // start initialises an empty bucket at t, or at the shard's horizon if
@@ -210,7 +250,7 @@ func (sh *shard[T]) alloc() int32 {
 		return id
 	}
 	if sh.next == sh.perChunk {
-		sh.chunks = append(sh.chunks, make([]uint64, int(sh.perChunk)*sh.stride))
+		sh.addChunk()
 		sh.next = 0
 	}
 	id := int32(len(sh.chunks)-1)<<sh.shift | sh.next
@@ -218,12 +258,27 @@ func (sh *shard[T]) alloc() int32 {
 	return id
 }
 
+// addChunk adds a chunk of records. Readers only reach a chunk through an
+// id published in the index after it was added, so its address is set in
+// place while chunks has room; when it has none, chunks moves and dir is
+// pointed at the copy.
+func (sh *shard[T]) addChunk() {
+	c := unsafe.Pointer(unsafe.SliceData(make([]uint64, int(sh.perChunk)*sh.stride)))
+	if len(sh.chunks) < cap(sh.chunks) {
+		sh.chunks = append(sh.chunks, c)
+		return
+	}
+	sh.chunks = append(make([]unsafe.Pointer, 0, max(4, 2*cap(sh.chunks))), sh.chunks...)
+	sh.chunks = append(sh.chunks, c)
+	sh.dir.Store(&sh.chunks[0])
+}
+
 // sweepN examines up to n buckets, continuing round-robin where the last
 // sweep stopped, and reclaims those that hold no admitted request inside the
 // window at t.
 func (sh *shard[T]) sweepN(l *Limiter, t uint64, n int) int {
 	reclaimed := 0
-	size := len(sh.ids.e)
+	size := sh.ids.size()
 	for steps := 0; n > 0 && sh.live > 0 && steps < size; {
 		if sh.cursor >= size {
 			sh.cursor = 0
@@ -236,15 +291,24 @@ func (sh *shard[T]) sweepN(l *Limiter, t uint64, n int) int {
 		}
 		n--
 		b := sh.at(id)
+		// A bucket a decision holds is in use: not idle.
+		k := b.key()
+		if !b.tryLock(k) {
+			sh.cursor++
+			steps++
+			continue
+		}
 		te := max(t, *b.last())
 		if !b.idle(l, te) {
+			b.unlock(k)
 			sh.cursor++
 			steps++
 			continue
 		}
 		// Deleting may move a later entry into this slot: examine it again.
 		sh.ids.deleteAt(sh.cursor, sh.hashOf)
-		clear(sh.record(id))
+		clear(sh.record(id)[1:])
+		b.word0().Store(0) // unlocks it, no longer any key's
 		sh.free = append(sh.free, id)
 		sh.live--
 		// The key's next request must not see an earlier time than te,
