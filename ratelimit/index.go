@@ -28,13 +28,20 @@ type entries struct {
 	mask uint64
 }
 
+// An entry: the tag in the top byte, then the contended flag (see
+// bucket), then the id plus one.
 const (
 	// Ids stay below 1<<idBits - 1: at most 1<<21 buckets a shard (64
 	// shards), numbered with up to twice that many ids (see newShards).
-	idBits   = 23
-	idMask   = 1<<idBits - 1
-	tagShift = 64 - (32 - idBits)
+	idBits    = 23
+	idMask    = 1<<idBits - 1
+	contended = 1 << idBits
+	tagBits   = 32 - idBits - 1
+	tagShift  = 64 - tagBits
 )
+
+// tagOf returns an entry's tag.
+func tagOf(e uint32) uint32 { return e >> (idBits + 1) }
 
 // home returns h's preferred slot. The low bits of h choose the shard, so
 // the slot uses the bits above them.
@@ -58,16 +65,17 @@ func (x *index) put(h uint64, id int32, hashOf func(int32) uint64) {
 	if 8*(x.n+1) > 7*x.size() {
 		x.grow(hashOf)
 	}
-	x.t.Load().put(h, id)
+	x.t.Load().put(h, uint32(h>>tagShift)<<(idBits+1)|uint32(id+1))
 	x.n++
 }
 
-func (x *entries) put(h uint64, id int32) {
+// put adds entry e of hash h.
+func (x *entries) put(h uint64, e uint32) {
 	i := x.home(h)
 	for x.e[i].Load() != 0 {
 		i = (i + 1) & x.mask
 	}
-	x.e[i].Store(uint32(h>>tagShift)<<idBits | uint32(id+1))
+	x.e[i].Store(e)
 }
 
 // grow publishes a table of twice the size holding the same entries.
@@ -82,12 +90,22 @@ func (x *index) grow(hashOf func(int32) uint64) {
 	if old != nil {
 		for i := range old.e {
 			if e := old.e[i].Load(); e != 0 {
-				id := int32(e&idMask) - 1
-				t.put(hashOf(id), id)
+				t.put(hashOf(int32(e&idMask)-1), e)
 			}
 		}
 	}
 	x.t.Store(t)
+}
+
+// markContended flags the entry of bucket id, of hash h, as contended.
+func (x *index) markContended(h uint64, id int32) {
+	t := x.t.Load()
+	for i := t.home(h); ; i = (i + 1) & t.mask {
+		if e := t.e[i].Load(); e&idMask == uint32(id+1) {
+			t.e[i].Store(e | contended)
+			return
+		}
+	}
 }
 
 // at returns the bucket id in slot i, if any.

@@ -127,56 +127,87 @@ func recordBytes(width int, ring uint32, uwords int) int {
 // bucket is a view of one record.
 type bucket[T counter] struct{ p unsafe.Pointer }
 
-// A record's first word identifies its key and is its lock. A key's
-// identity is its hash with keyBits set, k; the word is k while the
-// record is unlocked, k with the unlocked bit cleared while a decision or a
-// sweep holds it, and 0 while the record is free. The bits are redundant
-// with 64 shards, whose records share the hash's low six bits; with one
-// shard, keys whose hashes differ only in them share a bucket, as keys
-// whose 64-bit hashes collide would.
+// A record's first word identifies its key and guards the rest. A key's
+// identity is its hash with keyBits set, k; the word is 0 while the record
+// is free.
+//
+// A record starts uncontended: a decision locks it alone, without its
+// shard's lock, by clearing the unlocked bit. A decision that finds it held,
+// or that missed it without the shard's lock (see index), takes the shard's
+// lock and clears the uncontended bit, for good: from then on the shard's
+// lock guards the record, and every decision for the key takes that lock,
+// whose waiting suits a key that requests contend for, once a decision
+// that locked the record alone before has unlocked it.
+//
+// The bits are redundant with 64 shards, whose records share the hash's
+// low six bits; with one shard, keys whose hashes differ only in them
+// share a bucket, as keys whose 64-bit hashes collide would.
 //
 // Only atomic operations touch the first word. The rest of a record is
-// read and written by whoever holds its lock, or, while it is free or the
-// overflow bucket (whose first word is always 0), by the holder of the
-// shard's lock.
+// read and written by whoever holds its lock, or, while it is free,
+// contended or the overflow bucket (whose first word is always 0), by the
+// holder of the shard's lock.
 const (
-	unlocked = 1
-	keyBits  = 3 // unlocked, and a bit that keeps a locked word non-zero
+	unlocked     = 1
+	uncontended  = 4
+	keyBits      = unlocked | 2 | uncontended // 2 keeps a held word non-zero
+	identityBits = unlocked | uncontended
 )
 
 func (b bucket[T]) word0() *atomic.Uint64 { return (*atomic.Uint64)(b.p) }
 
-// key returns the identity of the record's key, whether or not it is
-// locked, or unlocked (never a key's) if the record is free.
-func (b bucket[T]) key() uint64 { return b.word0().Load() | unlocked }
+// identity returns the key of a record whose first word is w, or
+// identityBits (never a key) if it is free.
+func identity(w uint64) uint64 { return w | identityBits }
 
-// tryLock locks b if it is unlocked and k's record.
+// key returns the identity of the record's key.
+func (b bucket[T]) key() uint64 { return identity(b.word0().Load()) }
+
+// tryLock locks b, k's record, if it is unlocked and uncontended: a
+// decision's one attempt without the shard's lock.
 func (b bucket[T]) tryLock(k uint64) bool {
 	return b.word0().CompareAndSwap(k, k&^unlocked)
 }
 
-// lock locks b if it is k's record, waiting while another holds it, and
-// reports false if it is not (any longer) k's. Holders keep a record for
-// one decision, so waiting spins, yielding the processor after the first
-// tries in case the holder is not running.
-func (b bucket[T]) lock(k uint64) bool {
+// unlock releases b, locked by tryLock or acquire, or created locked.
+func (b bucket[T]) unlock() { b.word0().Or(unlocked) }
+
+// contend makes b, whose shard's lock the caller holds, contended, and
+// waits until no decision holds it without the shard's lock. Such holders
+// keep a record for one decision, so waiting spins, yielding the processor
+// after the first tries in case the holder is not running. It reports
+// whether b was uncontended.
+func (b bucket[T]) contend() (was bool) {
 	w := b.word0()
 	for i := 0; ; i++ {
-		if w.CompareAndSwap(k, k&^unlocked) {
-			return true
-		}
-		if w.Load() != k&^unlocked {
-			return false
-		}
-		if i >= 16 {
+		v := w.Load()
+		switch {
+		case v&uncontended != 0:
+			was = w.CompareAndSwap(v, v&^uncontended) || was
+		case v&unlocked != 0:
+			return was
+		case i >= 16:
 			runtime.Gosched()
 		}
 	}
 }
 
-// unlock releases b, locked as k's record.
-func (b bucket[T]) unlock(k uint64) { b.word0().Store(k) }
-func (b bucket[T]) last() *uint64   { return (*uint64)(unsafe.Add(b.p, offLast)) }
+// acquire takes b, whose shard's lock the caller holds, unless a decision
+// holds it without the shard's lock; locked reports whether b was locked
+// and must be unlocked after.
+func (b bucket[T]) acquire() (ok, locked bool) {
+	w := b.word0()
+	v := w.Load()
+	switch {
+	case v&unlocked == 0:
+		return false, false
+	case v&uncontended == 0:
+		return true, false
+	}
+	return w.CompareAndSwap(v, v&^unlocked), true
+}
+
+func (b bucket[T]) last() *uint64 { return (*uint64)(unsafe.Add(b.p, offLast)) }
 
 // word is the word at offSub, which holds sub, head and n; its top two
 // bytes are times[0], which the setters leave alone.

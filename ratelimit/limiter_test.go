@@ -1038,6 +1038,76 @@ func TestConcurrentLookupsWhileReclaiming(t *testing.T) {
 	}
 }
 
+// TestContendedBucket holds a key's record as a decision without the
+// shard's lock would, and checks that a decision meanwhile waits for it,
+// makes the bucket contended (in the record and its index entry), and that
+// a contended bucket still counts every admission, is swept when idle, and
+// comes back uncontended.
+func TestContendedBucket(t *testing.T) {
+	t.Parallel()
+	l := mustLimiter(t, 3, time.Minute)
+	s := *l.t.(*shards[uint8])
+	h := l.hash("k")
+	k, sh := h|keyBits, &s[h&l.shardMask]
+	l.AllowAt("k", at(0))
+	record := func() (bucket[uint8], uint32) {
+		t.Helper()
+		id, b, _, ok := sh.find(k, false)
+		if !ok {
+			t.Fatal("no record for k")
+		}
+		x := sh.ids.t.Load()
+		for i := x.home(k); ; i = (i + 1) & x.mask {
+			if e := x.e[i].Load(); e&idMask == uint32(id+1) {
+				return b, e
+			}
+		}
+	}
+	b, e := record()
+	if !b.tryLock(k) || e&contended != 0 {
+		t.Fatalf("new bucket: tryLock failed or entry %#x contended", e)
+	}
+	done := make(chan Decision)
+	go func() { done <- l.AllowAt("k", at(time.Second)) }()
+	// The decision marks the record before it waits for it.
+	for b.word0().Load()&uncontended != 0 {
+		runtime.Gosched()
+	}
+	select {
+	case d := <-done:
+		t.Fatalf("decision %+v made while the record was held", d)
+	default:
+	}
+	b.unlock()
+	if d := <-done; !d.Allowed || d.Remaining != 1 {
+		t.Fatalf("decision after the holder left: %+v, want admitted with 1 remaining", d)
+	}
+	if _, e := record(); e&contended == 0 {
+		t.Fatalf("index entry %#x not marked contended", e)
+	}
+	if b.tryLock(k) {
+		t.Fatal("tryLock took a contended record")
+	}
+	if d := l.AllowAt("k", at(2*time.Second)); !d.Allowed || d.Remaining != 0 {
+		t.Fatalf("third request: %+v, want admitted with 0 remaining", d)
+	}
+	if d := l.AllowAt("k", at(3*time.Second)); d.Allowed {
+		t.Fatalf("fourth request admitted: %+v", d)
+	}
+	if n := l.Sweep(at(30 * time.Second)); n != 0 {
+		t.Fatalf("swept %d buckets inside the window, want 0", n)
+	}
+	if n := l.Sweep(at(2 * time.Minute)); n != 1 || l.Len() != 0 {
+		t.Fatalf("swept %d buckets, %d left; want 1 and 0", n, l.Len())
+	}
+	if d := l.AllowAt("k", at(2*time.Minute)); !d.Allowed || d.Remaining != 2 {
+		t.Fatalf("request after the sweep: %+v, want admitted with 2 remaining", d)
+	}
+	if b, e := record(); b.word0().Load() != k || e&contended != 0 {
+		t.Fatalf("new bucket after the sweep: word %#x, entry %#x; want %#x, uncontended", b.word0().Load(), e, k)
+	}
+}
+
 // heapDelta returns the bytes that build leaves live on the heap.
 func heapDelta(build func() any) float64 {
 	var before, after runtime.MemStats
@@ -1252,12 +1322,12 @@ func TestIndexModel(t *testing.T) {
 				}
 			}
 			for mk, mid := range model {
-				if id, _, ok := sh.find(mk); !ok || id != mid {
+				if id, _, _, ok := sh.find(mk, false); !ok || id != mid {
 					rt.Fatalf("find(%#x) = %d, %v; want %d", mk, id, ok, mid)
 				}
 			}
 			_, want := model[k]
-			if _, _, ok := sh.find(k); ok != want {
+			if _, _, _, ok := sh.find(k, false); ok != want {
 				rt.Fatalf("find(%#x) found %v", k, ok)
 			}
 			if sh.ids.n != len(model) {

@@ -153,6 +153,24 @@ func BenchmarkKeys100kParallel(b *testing.B) {
 	}
 }
 
+// BenchmarkHotKeyParallel: one existing key, always admitted, from all
+// procs at once (a limit shared by every request), each library reading
+// the clock its own way (take).
+func BenchmarkHotKeyParallel(b *testing.B) {
+	for _, im := range impls {
+		b.Run(im.name, func(b *testing.B) {
+			l := im.new(b, 1<<30, time.Hour)
+			l.take("203.0.113.7")
+			b.ReportAllocs()
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					l.take("203.0.113.7")
+				}
+			})
+		})
+	}
+}
+
 // BenchmarkBytesPerKey reports the live heap per key after 100,000 keys
 // (capacity 100 per minute), beyond the key strings themselves.
 func BenchmarkBytesPerKey(b *testing.B) {
