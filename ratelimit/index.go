@@ -5,18 +5,19 @@ import "sync/atomic"
 // index maps key hashes to bucket ids in four bytes an entry: open
 // addressing with linear probing over the hash's own bits (they come from
 // a seeded hash, so no rehashing), and backward-shift deletion, so there
-// are no tombstones. An entry holds the id plus one (0 marks it empty) and
-// a tag of the hash's top bits; the full hash lives in the bucket, which a
-// lookup reads anyway, so a tag match is confirmed there. Growing and
-// deleting read hashes back through hashOf. The zero value is an empty
-// index.
+// are no tombstones. An entry holds the id plus one (0 marks it empty), a
+// flag marking the bucket contended (see bucket) and a tag of the hash's
+// top eight bits; the full hash lives in the bucket, which a lookup reads
+// anyway, so a tag match is confirmed there. Growing and deleting read
+// hashes back through hashOf. The zero value is an empty index.
 //
 // One writer at a time (the shard's lock) changes it, while readers look
 // keys up without a lock: entries are read and written atomically, and
-// growing builds a new table of entries and then publishes it. A reader may therefore
-// miss a key that an insertion or deletion is moving, or find an entry
-// whose bucket has since been reclaimed; it confirms what it finds against
-// the bucket, and on a miss asks again under the lock (see shards.allow).
+// growing builds a new table of entries and then publishes it. A reader
+// may therefore miss a key that an insertion or deletion is moving, or
+// find an entry whose bucket has since been reclaimed; it confirms what it
+// finds against the bucket, and on a miss asks again under the lock (see
+// shards.allow).
 type index struct {
 	t atomic.Pointer[entries]
 	n int // entries in use; the writer's
@@ -100,11 +101,17 @@ func (x *index) grow(hashOf func(int32) uint64) {
 // markContended flags the entry of bucket id, of hash h, as contended.
 func (x *index) markContended(h uint64, id int32) {
 	t := x.t.Load()
-	for i := t.home(h); ; i = (i + 1) & t.mask {
-		if e := t.e[i].Load(); e&idMask == uint32(id+1) {
+	i := t.home(h)
+	for range t.e {
+		e := t.e[i].Load()
+		if e == 0 {
+			return
+		}
+		if e&idMask == uint32(id+1) {
 			t.e[i].Store(e | contended)
 			return
 		}
+		i = (i + 1) & t.mask
 	}
 }
 
