@@ -65,7 +65,8 @@ type Decision struct {
 // 203 at 250 per minute (and up to 32,767 per minute), 336 at 1,000 per
 // 110 s (a window of 111 slots), 400 above 32,767 (four-byte counters).
 // Keys are stored as a 64-bit seeded hash; two keys share a bucket only if
-// their hashes collide, which could only make limiting stricter. A key
+// their hashes collide (with WithMaxBuckets below 4,096, in their top 61
+// bits), which could only make limiting stricter. A key
 // with no admitted request left inside the window is forgotten, a few at a
 // time as new keys arrive, or all at once by [Limiter.Sweep]; while times
 // move forward and the limiter is below its cap of keys, forgetting never
@@ -81,8 +82,10 @@ type Decision struct {
 // and comes back then may be limited by other keys' requests: stricter,
 // never looser.
 //
-// A Limiter is safe for concurrent use by multiple goroutines. The zero
-// value is not usable; create one with [NewLimiter].
+// A Limiter is safe for concurrent use by multiple goroutines. Decisions
+// for different keys share no lock once the keys have buckets; decisions
+// for one key are made one at a time. The zero value is not usable; create
+// one with [NewLimiter].
 type Limiter struct {
 	capacity  int64
 	window    time.Duration
