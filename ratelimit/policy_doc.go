@@ -14,12 +14,12 @@ import (
 
 // decodeDocument reads a policy document into its top-level members. A
 // document whose first character after JSON's white space (space, tab,
-// line feed, carriage return) is "{" or "[" is JSON, or YAML in flow
-// style if it is not JSON at what only YAML has (see flowYAML); anything
-// else is YAML, read into the same values, which
-// decodeValue checks for both. (Other
-// Unicode spaces, a vertical tab or a no-break space, are white space to
-// neither: a document starting with one is YAML, and refused.)
+// line feed, carriage return) is "{" or "[" is JSON, which YAML comments
+// may follow (see yamlComments), or YAML in flow style if it is not JSON
+// at what only YAML has (see flowYAML); anything else is YAML, read into
+// the same values, which decodeValue checks for both. (Other Unicode
+// spaces, a vertical tab or a no-break space, are white space to neither:
+// a document starting with one is YAML, and refused.)
 func decodeDocument(doc []byte) (map[string]any, error) {
 	trimmed := bytes.Trim(doc, jsonSpace)
 	var top any
@@ -41,10 +41,11 @@ func decodeDocument(doc []byte) (map[string]any, error) {
 			}
 			return topLevel(v)
 		}
-		if _, err := d.Token(); err != io.EOF {
+		end := d.InputOffset()
+		if _, err := d.Token(); err != io.EOF && !yamlComments(trimmed[end:]) {
 			return nil, invalidDocument("the policy is not valid JSON", errors.New("data after the top-level value"))
 		}
-		if err := duplicateMember(trimmed); err != nil {
+		if err := duplicateMember(trimmed[:end]); err != nil {
 			return nil, invalidDocument("the policy is not valid JSON", err)
 		}
 	} else {
@@ -68,6 +69,22 @@ func flowYAML(doc []byte, err error) bool {
 	}
 	c := doc[syn.Offset-1]
 	return c == '\'' || c == '#' || c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
+}
+
+// yamlComments reports whether rest, what follows a JSON document's value,
+// is only YAML comments, which YAML, a superset of JSON, reads the
+// document without: each line blank or a "#" and its text, the first
+// separated from the value by white space, as YAML requires.
+func yamlComments(rest []byte) bool {
+	if len(rest) == 0 || !bytes.ContainsAny(rest[:1], jsonSpace) {
+		return false
+	}
+	for line := range bytes.Lines(rest) {
+		if line = bytes.Trim(line, " \t\r\n"); len(line) > 0 && line[0] != '#' {
+			return false
+		}
+	}
+	return true
 }
 
 // topLevel checks that a decoded document is a policy, an object of

@@ -87,6 +87,12 @@ func TestPolicyDocumentErrors(t *testing.T) {
 		{"flow style inside JSON", `{"type": "rate-limit", "config": {name: n}}`, "this is an action config, not a policy: wrap it"},
 		{"flow style with a comment", "{ # an action\n type: rate-limit, config: {name: n}}", "this is an action config, not a policy: wrap it"},
 		{"flow style then text", "{on_http_request: []} x", "the policy is not valid YAML: yaml: did not find expected <document start>"},
+		// A JSON document followed by YAML comments is valid YAML; it was
+		// refused as JSON with data after the value.
+		{"JSON then a comment", "{\"type\": \"rate-limit\", \"config\": {}}\n# the action\n", "this is an action config, not a policy: wrap it"},
+		{"JSON then a comment on its line", "{\"type\": \"rate-limit\", \"config\": {}} # the action\r\n\n  # more", "this is an action config, not a policy: wrap it"},
+		{"JSON then a comment not set apart", "{\"type\": \"rate-limit\", \"config\": {}}# the action", "the policy is not valid JSON: data after the top-level value"},
+		{"JSON then a comment and text", "{\"type\": \"rate-limit\", \"config\": {}}\n# the action\nx", "the policy is not valid JSON: data after the top-level value"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
