@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"strconv"
+	"strings"
 
 	"github.com/acctapi/acctapi/internal/field"
 	"go.yaml.in/yaml/v3"
@@ -194,11 +196,34 @@ func decodeYAML(doc []byte) (any, error) {
 	if size := expandedSize(&n, map[*yaml.Node]int{}, 0); size > maxExpandedYAML {
 		return nil, fmt.Errorf("with its aliases expanded the document is more than %d bytes", maxExpandedYAML)
 	}
+	markHugeNumbers(&n)
 	var v any
 	if err := n.Decode(&v); err != nil {
 		return nil, err
 	}
 	return normalizeYAML(v, "")
+}
+
+// hugeNumber prefixes the scalars markHugeNumbers marks. YAML text cannot
+// hold a NUL, so no scalar of the document begins with one.
+const hugeNumber = "\x00number:"
+
+// markHugeNumbers marks the plain scalar values of n that yaml.v3 reads as
+// strings only because they are numbers beyond float64's range (1e400),
+// so that normalizeYAML makes numbers of them and they are refused as out
+// of range, as JSON's are, not as strings where a number belongs. Keys
+// stay as written.
+func markHugeNumbers(n *yaml.Node) {
+	if n.Kind == yaml.ScalarNode && n.Style == 0 && n.ShortTag() == "!!str" {
+		if _, err := strconv.ParseFloat(n.Value, 64); errors.Is(err, strconv.ErrRange) {
+			n.Value = hugeNumber + n.Value
+		}
+	}
+	for i, c := range n.Content {
+		if n.Kind != yaml.MappingNode || i%2 == 1 {
+			markHugeNumbers(c)
+		}
+	}
 }
 
 // expandedSize returns the size of n with its aliases expanded (scalars'
@@ -270,6 +295,10 @@ func normalizeYAML(v any, path string) (any, error) {
 	case float64:
 		if math.IsInf(v, 0) || math.IsNaN(v) {
 			return nil, fmt.Errorf("%s: %v is not a number JSON can hold", orTop(path), v)
+		}
+	case string:
+		if n, ok := strings.CutPrefix(v, hugeNumber); ok {
+			return json.Number(n), nil
 		}
 	}
 	return v, nil
