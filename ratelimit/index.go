@@ -14,10 +14,10 @@ import "sync/atomic"
 // One writer at a time (the shard's lock) changes it, while readers look
 // keys up without a lock: entries are read and written atomically, and
 // growing builds a new table of entries and then publishes it. A reader
-// may therefore miss a key that an insertion or deletion is moving, or
-// find an entry whose bucket has since been reclaimed; it confirms what it
-// finds against the bucket, and on a miss asks again under the lock (see
-// shards.allow).
+// may therefore miss a key that is being inserted, or whose entry a
+// deletion is moving back, or find an entry whose bucket has since been
+// reclaimed; it confirms what it finds against the bucket, and on a miss
+// asks again under the lock (see shards.allow).
 type index struct {
 	t atomic.Pointer[entries]
 	n int // entries in use; the writer's
@@ -98,8 +98,9 @@ func (x *index) grow(hashOf func(int32) uint64) {
 	x.t.Store(t)
 }
 
-// markContended flags the entry of bucket id, of hash h, as contended.
-func (x *index) markContended(h uint64, id int32) {
+// setContended sets or clears the contended flag of the entry of bucket
+// id, of hash h.
+func (x *index) setContended(h uint64, id int32, on bool) {
 	t := x.t.Load()
 	i := t.home(h)
 	for range t.e {
@@ -108,7 +109,12 @@ func (x *index) markContended(h uint64, id int32) {
 			return
 		}
 		if e&idMask == uint32(id+1) {
-			t.e[i].Store(e | contended)
+			if on {
+				e |= contended
+			} else {
+				e &^= contended
+			}
+			t.e[i].Store(e)
 			return
 		}
 		i = (i + 1) & t.mask

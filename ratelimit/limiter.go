@@ -83,9 +83,11 @@ type Decision struct {
 // never looser.
 //
 // A Limiter is safe for concurrent use by multiple goroutines. Decisions
-// for different keys share no lock once the keys have buckets; decisions
-// for one key are made one at a time. The zero value is not usable; create
-// one with [NewLimiter].
+// for one key are made one at a time. Decisions for keys that have
+// buckets share no lock, except while requests contend for a key: its
+// decisions then wait on a lock shared with a 64th of the keys (all keys
+// below 4,096 buckets), as do decisions that create buckets. The zero
+// value is not usable; create one with [NewLimiter].
 type Limiter struct {
 	capacity  int64
 	window    time.Duration
@@ -113,7 +115,8 @@ type Limiter struct {
 // table is the in-memory store of buckets behind a Limiter (a shared
 // store given by WithStore decides instead; see store.go). It keeps each
 // bucket's record (see limiter_bucket.go) by key hash and applies
-// bucket.update to it under the record's lock (see shards.allow).
+// bucket.update to it under the record's lock or its shard's (see
+// shards.allow).
 type table interface {
 	allow(l *Limiter, h uint64, t uint64) Decision
 	sweep(l *Limiter, t uint64) int

@@ -132,12 +132,15 @@ type bucket[T counter] struct{ p unsafe.Pointer }
 // is free.
 //
 // A record starts uncontended: a decision locks it alone, without its
-// shard's lock, by clearing the unlocked bit. A decision that finds it held,
-// or that missed it without the shard's lock (see index), takes the shard's
-// lock and clears the uncontended bit, for good: from then on the shard's
-// lock guards the record, and every decision for the key takes that lock,
-// whose waiting suits a key that requests contend for, once a decision
-// that locked the record alone before has unlocked it.
+// shard's lock, by clearing the unlocked bit. A decision that finds it held
+// or contended, or that missed it without the shard's lock (see index),
+// takes the shard's lock. If it had to wait for that lock, requests are
+// contending: it clears the uncontended bit (and flags the key's index
+// entry), and from then on the shard's lock guards the record, once a
+// decision that locked the record alone before has unlocked it; decisions
+// for the key go to the shard's lock, whose waiting suits a key that
+// requests contend for. The first such decision that finds the shard's
+// lock free makes the record uncontended again (see shards.allowLocked).
 //
 // The bits are redundant with 64 shards, whose records share the hash's
 // low six bits; with one shard, keys whose hashes differ only in them
@@ -192,6 +195,23 @@ func (b bucket[T]) contend() (was bool) {
 	}
 }
 
+// lockUncontended locks b, whose shard's lock the caller holds without
+// having waited for it, and makes it uncontended again: the requests that
+// contended for it have gone. It waits while a decision without the
+// shard's lock holds b, and reports whether b was contended.
+func (b bucket[T]) lockUncontended() (was bool) {
+	w := b.word0()
+	for i := 0; ; i++ {
+		v := w.Load()
+		if v&unlocked != 0 && w.CompareAndSwap(v, (v|uncontended)&^unlocked) {
+			return v&uncontended == 0
+		}
+		if i >= 16 {
+			runtime.Gosched()
+		}
+	}
+}
+
 // acquire takes b, whose shard's lock the caller holds, unless a decision
 // holds it without the shard's lock; locked reports whether b was locked
 // and must be unlocked after.
@@ -204,7 +224,8 @@ func (b bucket[T]) acquire() (ok, locked bool) {
 	case v&uncontended == 0:
 		return true, false
 	}
-	return w.CompareAndSwap(v, v&^unlocked), true
+	ok = w.CompareAndSwap(v, v&^unlocked)
+	return ok, ok
 }
 
 func (b bucket[T]) last() *uint64 { return (*uint64)(unsafe.Add(b.p, offLast)) }

@@ -13,8 +13,9 @@ import (
 // their hash. A shard keeps its buckets' records in chunks of about 8 KiB
 // (a bucket id is chunk<<shift | record), and an index from key hash to
 // bucket id. A decision for a key with a bucket reads the index without a
-// lock and locks only the bucket's record (see shards.allow); creating,
-// reclaiming and sweeping buckets take the shard's lock.
+// lock and locks only the bucket's record (see shards.allow), unless
+// requests contend for the key; those decisions, and creating, reclaiming
+// and sweeping buckets, take the shard's lock.
 //
 // A bucket with no admitted request left inside the window holds no
 // information and is reclaimed: a few buckets are examined whenever a new
@@ -139,21 +140,20 @@ func (s *shards[T]) sweep(l *Limiter, t uint64) int {
 // and locks the record alone through the record's first word (see
 // bucket). Requests for many keys then touch no line of memory in common,
 // where a shard's lock is shared by a 64th of the keys. A decision that
-// finds no record, finds it held, or finds it contended takes the shard's
-// lock and looks again, creating the bucket if need be, and makes the
-// bucket contended: requests that contend for one key wait on the shard's
-// lock (a sync.Mutex, which lets one processor run while the others
-// wait) rather than spin on the record, and a contended index entry sends
-// them there without reading the record.
+// finds no record, finds it held or contended, takes the shard's lock and
+// looks again, creating the bucket if need be (see allowLocked): requests
+// that contend for one key wait on the shard's lock (a sync.Mutex, which
+// lets one processor run while the others wait) rather than spin on the
+// record, and a contended index entry sends them there without reading
+// the record.
 //
-// Measured on ratelimit/bench (two procs; medians of five alternating
-// runs), against every decision taking the shard's lock: Keys100kParallel
-// went from 59.5 to 54.9 ns a decision with the machine in its fast state
-// and from 137 to 105 in its slow one (where moving a line between
-// processors costs more), and HotKeyParallel from 46.5 to 50.8 and from
-// 62.2 to 68.3 (a contended key's decision still first reads its index
-// entry). Spinning on a hot key's record instead had taken HotKeyParallel
-// to 120-130 ns in the slow state.
+// Measured on ratelimit/bench (two procs, alternating runs), against every
+// decision taking the shard's lock: Keys100kParallel went from 137 to 105
+// ns a decision with the machine in its slow state (where moving a line
+// between processors costs most), from 59.5 to 54.9 in its fast state,
+// and from 83 to 80 between the two; HotKeyParallel from 46-48 to 48-53.
+// Spinning on a hot key's record instead had taken HotKeyParallel to
+// 120-130 ns in the slow state.
 func (s *shards[T]) allow(l *Limiter, h uint64, t uint64) Decision {
 	sh := &(*s)[h&l.shardMask]
 	k := h | keyBits
@@ -163,32 +163,56 @@ func (s *shards[T]) allow(l *Limiter, h uint64, t uint64) Decision {
 		b.unlock()
 		return d
 	}
-	sh.mu.Lock()
-	// Under the shard's lock, a record that holds k is k's bucket, and
-	// stays so.
-	if !ok || b.key() != k {
-		id, b, _, ok = sh.find(k, false)
+	// Whether this decision had to wait for the shard's lock tells whether
+	// requests are contending for it.
+	waited := !sh.mu.TryLock()
+	if waited {
+		sh.mu.Lock()
 	}
-	var d Decision
-	if ok {
-		if b.contend() {
-			sh.ids.markContended(k, id)
-		}
-		d = b.update(l, t)
-	} else if b, owned := sh.insert(l, k, t); owned {
-		d = b.update(l, t)
-		b.unlock()
-	} else {
-		d = b.update(l, t)
-	}
+	d := sh.allowLocked(l, k, t, waited, id, b, ok)
 	sh.mu.Unlock()
 	return d
 }
 
+// allowLocked is allow's decision under the shard's lock, given whether
+// it waited for the lock and what the lookup without it found (b, of id,
+// if ok).
+//
+// Under the shard's lock, a record that holds k is k's bucket, and stays
+// so. A decision that waited makes the bucket contended, one that did not
+// makes it uncontended again: a key whose requests stopped contending for
+// it returns to decisions without the shard's lock.
+func (sh *shard[T]) allowLocked(l *Limiter, k, t uint64, waited bool, id int32, b bucket[T], ok bool) Decision {
+	if !ok || b.key() != k {
+		id, b, _, ok = sh.find(k, false)
+	}
+	switch {
+	case ok && waited:
+		if b.contend() {
+			sh.ids.setContended(k, id, true)
+		}
+		return b.update(l, t)
+	case ok:
+		if b.lockUncontended() {
+			sh.ids.setContended(k, id, false)
+		}
+		d := b.update(l, t)
+		b.unlock()
+		return d
+	}
+	b, owned := sh.insert(l, k, t)
+	d := b.update(l, t)
+	if owned {
+		b.unlock()
+	}
+	return d
+}
+
 // find returns the bucket id of key k, its record and the record's first
-// word, reading the index without a lock (see index). With fast, a
-// contended entry with k's tag ends the search unsuccessfully, without
-// reading the record: only the shard's lock may take it.
+// word, reading the index without a lock (see index). With fast, contended
+// entries are passed over without reading their records: if k's is one,
+// only the shard's lock may take it, and the search fails; if it is
+// another key's with the same tag, k's lies further on.
 func (sh *shard[T]) find(k uint64, fast bool) (int32, bucket[T], uint64, bool) {
 	x := sh.ids.t.Load()
 	if x == nil {
@@ -201,10 +225,7 @@ func (sh *shard[T]) find(k uint64, fast bool) (int32, bucket[T], uint64, bool) {
 		if e == 0 {
 			break
 		}
-		if tagOf(e) == tag {
-			if fast && e&contended != 0 {
-				break
-			}
+		if tagOf(e) == tag && (!fast || e&contended == 0) {
 			id := int32(e&idMask) - 1
 			b := sh.at(id)
 			if w := b.word0().Load(); identity(w) == k {

@@ -1039,13 +1039,14 @@ func TestConcurrentLookupsWhileReclaiming(t *testing.T) {
 }
 
 // TestContendedBucket holds a key's record as a decision without the
-// shard's lock would, and checks that a decision meanwhile waits for it,
-// makes the bucket contended (in the record and its index entry), and that
-// a contended bucket still counts every admission, is swept when idle, and
-// comes back uncontended.
+// shard's lock would, and checks that a decision that waited for the
+// shard's lock meanwhile waits for the record and makes the bucket
+// contended (in the record and its index entry); that a contended bucket
+// counts every admission; that a decision that did not wait makes it
+// uncontended again; and that a contended bucket is swept when idle.
 func TestContendedBucket(t *testing.T) {
 	t.Parallel()
-	l := mustLimiter(t, 3, time.Minute)
+	l := mustLimiter(t, 4, time.Minute)
 	s := *l.t.(*shards[uint8])
 	h := l.hash("k")
 	k, sh := h|keyBits, &s[h&l.shardMask]
@@ -1063,12 +1064,28 @@ func TestContendedBucket(t *testing.T) {
 			}
 		}
 	}
-	b, e := record()
-	if !b.tryLock(k) || e&contended != 0 {
-		t.Fatalf("new bucket: tryLock failed or entry %#x contended", e)
+	contended := func() bool {
+		t.Helper()
+		b, e := record()
+		w := b.word0().Load()
+		if (w&uncontended == 0) != (e&contended != 0) {
+			t.Fatalf("record word %#x and index entry %#x disagree", w, e)
+		}
+		return e&contended != 0
+	}
+	// A decision that waited for the shard's lock, as one does while
+	// another decision holds it.
+	waitedDecision := func(now time.Time) Decision {
+		sh.mu.Lock()
+		defer sh.mu.Unlock()
+		return sh.allowLocked(l, k, l.since(now), true, 0, bucket[uint8]{}, false)
+	}
+	b, _ := record()
+	if !b.tryLock(k) || contended() {
+		t.Fatal("new bucket: tryLock failed, or contended")
 	}
 	done := make(chan Decision)
-	go func() { done <- l.AllowAt("k", at(time.Second)) }()
+	go func() { done <- waitedDecision(at(time.Second)) }()
 	// The decision marks the record before it waits for it.
 	for b.word0().Load()&uncontended != 0 {
 		runtime.Gosched()
@@ -1079,32 +1096,69 @@ func TestContendedBucket(t *testing.T) {
 	default:
 	}
 	b.unlock()
-	if d := <-done; !d.Allowed || d.Remaining != 1 {
-		t.Fatalf("decision after the holder left: %+v, want admitted with 1 remaining", d)
+	if d := <-done; !d.Allowed || d.Remaining != 2 {
+		t.Fatalf("decision after the holder left: %+v, want admitted with 2 remaining", d)
 	}
-	if _, e := record(); e&contended == 0 {
-		t.Fatalf("index entry %#x not marked contended", e)
+	if !contended() || b.tryLock(k) {
+		t.Fatal("not contended after a decision that waited, or tryLock took it")
 	}
-	if b.tryLock(k) {
-		t.Fatal("tryLock took a contended record")
+	if d := waitedDecision(at(2 * time.Second)); !d.Allowed || d.Remaining != 1 || !contended() {
+		t.Fatalf("third request: %+v, contended %v; want admitted with 1 remaining, contended", d, contended())
 	}
-	if d := l.AllowAt("k", at(2*time.Second)); !d.Allowed || d.Remaining != 0 {
-		t.Fatalf("third request: %+v, want admitted with 0 remaining", d)
+	// A decision that finds the shard's lock free: the contention is over.
+	if d := l.AllowAt("k", at(3*time.Second)); !d.Allowed || d.Remaining != 0 || contended() {
+		t.Fatalf("fourth request: %+v, contended %v; want admitted with 0 remaining, uncontended", d, contended())
 	}
-	if d := l.AllowAt("k", at(3*time.Second)); d.Allowed {
-		t.Fatalf("fourth request admitted: %+v", d)
+	if d := l.AllowAt("k", at(4*time.Second)); d.Allowed {
+		t.Fatalf("fifth request admitted: %+v", d)
+	}
+	waitedDecision(at(5 * time.Second)) // rejected, and contended again
+	if !contended() {
+		t.Fatal("not contended after a rejected decision that waited")
 	}
 	if n := l.Sweep(at(30 * time.Second)); n != 0 {
 		t.Fatalf("swept %d buckets inside the window, want 0", n)
 	}
 	if n := l.Sweep(at(2 * time.Minute)); n != 1 || l.Len() != 0 {
-		t.Fatalf("swept %d buckets, %d left; want 1 and 0", n, l.Len())
+		t.Fatalf("swept %d contended buckets, %d left; want 1 and 0", n, l.Len())
 	}
-	if d := l.AllowAt("k", at(2*time.Minute)); !d.Allowed || d.Remaining != 2 {
-		t.Fatalf("request after the sweep: %+v, want admitted with 2 remaining", d)
+	if d := l.AllowAt("k", at(2*time.Minute)); !d.Allowed || d.Remaining != 3 || contended() {
+		t.Fatalf("request after the sweep: %+v, contended %v; want admitted with 3 remaining, uncontended", d, contended())
 	}
-	if b, e := record(); b.word0().Load() != k || e&contended != 0 {
-		t.Fatalf("new bucket after the sweep: word %#x, entry %#x; want %#x, uncontended", b.word0().Load(), e, k)
+}
+
+// TestContendedEntryHidesNoOtherKey: a contended index entry sends its
+// key's decisions to the shard's lock without reading the record, but it
+// may carry another key's tag. A key behind it in the probe run with the
+// same tag is still found without the lock, and its sequential decisions
+// leave it uncontended (a review found them made contended).
+func TestContendedEntryHidesNoOtherKey(t *testing.T) {
+	t.Parallel()
+	l := mustLimiter(t, 100, time.Minute, WithMaxBuckets(100)) // one shard
+	s := *l.t.(*shards[uint8])
+	sh := &s[0]
+	now := l.since(at(0))
+	const home = 5 << 6
+	hA := uint64(0xAB)<<56 | 1<<40 | home
+	hB := uint64(0xAB)<<56 | 2<<40 | home // A's tag and home, after A
+	for _, h := range []uint64{hA, hB} {
+		s.allow(l, h, now)
+	}
+	sh.mu.Lock()
+	sh.allowLocked(l, hA|keyBits, now, true, 0, bucket[uint8]{}, false)
+	sh.mu.Unlock()
+	if _, b, _, ok := sh.find(hA|keyBits, false); !ok || b.word0().Load()&uncontended != 0 {
+		t.Fatal("A not contended")
+	}
+	if _, _, _, ok := sh.find(hA|keyBits, true); ok {
+		t.Fatal("the lookup without the lock found contended A")
+	}
+	for i := range 3 {
+		s.allow(l, hB, now+uint64(i+1)*uint64(time.Millisecond))
+		_, b, w, ok := sh.find(hB|keyBits, true)
+		if !ok || w != hB|keyBits || b.word0().Load() != hB|keyBits {
+			t.Fatalf("after B's request %d: the lookup without the lock found B %v, word %#x; want found, uncontended and unlocked", i+1, ok, w)
+		}
 	}
 }
 

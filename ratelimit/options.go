@@ -83,9 +83,8 @@ func WithMaxBuckets(n int) Option {
 	})
 }
 
-// maxBuckets bounds WithMaxBuckets so that a shard's bucket ids (a 15-bit
-// chunk and a 16-bit record) never overflow: 64 shards of at most 1<<21
-// buckets, at 128 or more buckets per chunk.
+// maxBuckets bounds WithMaxBuckets so that a shard's bucket ids (see
+// idBits) never overflow: 64 shards of at most 1<<21 buckets.
 const maxBuckets = 1 << 27
 
 // WithClientIP makes conn.client_ip (and so a bucket key such as
