@@ -175,11 +175,19 @@ func (b bucket[T]) tryLock(k uint64) bool {
 // unlock releases b, locked by tryLock or acquire, or created locked.
 func (b bucket[T]) unlock() { b.word0().Or(unlocked) }
 
+// spinWait is the round-th wait for a decision that holds a record
+// without the shard's lock. Such holders keep a record for one decision,
+// so the first rounds spin, and later ones yield the processor in case the
+// holder is not running.
+func spinWait(round int) {
+	if round >= 16 {
+		runtime.Gosched()
+	}
+}
+
 // contend makes b, whose shard's lock the caller holds, contended, and
-// waits until no decision holds it without the shard's lock. Such holders
-// keep a record for one decision, so waiting spins, yielding the processor
-// after the first tries in case the holder is not running. It reports
-// whether b was uncontended.
+// waits until no decision holds it without the shard's lock (spinWait).
+// It reports whether b was uncontended.
 func (b bucket[T]) contend() (was bool) {
 	w := b.word0()
 	for i := 0; ; i++ {
@@ -189,8 +197,8 @@ func (b bucket[T]) contend() (was bool) {
 			was = w.CompareAndSwap(v, v&^uncontended) || was
 		case v&unlocked != 0:
 			return was
-		case i >= 16:
-			runtime.Gosched()
+		default:
+			spinWait(i)
 		}
 	}
 }
@@ -198,7 +206,7 @@ func (b bucket[T]) contend() (was bool) {
 // lockUncontended locks b, whose shard's lock the caller holds without
 // having waited for it, and makes it uncontended again: the requests that
 // contended for it have gone. It waits while a decision without the
-// shard's lock holds b, and reports whether b was contended.
+// shard's lock holds b (spinWait), and reports whether b was contended.
 func (b bucket[T]) lockUncontended() (was bool) {
 	w := b.word0()
 	for i := 0; ; i++ {
@@ -206,9 +214,7 @@ func (b bucket[T]) lockUncontended() (was bool) {
 		if v&unlocked != 0 && w.CompareAndSwap(v, (v|uncontended)&^unlocked) {
 			return v&uncontended == 0
 		}
-		if i >= 16 {
-			runtime.Gosched()
-		}
+		spinWait(i)
 	}
 }
 

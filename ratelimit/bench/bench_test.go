@@ -115,60 +115,59 @@ func keys(n int) []string {
 	return k
 }
 
+// admitting runs bench for each library, on a limiter of 2^30 requests an
+// hour, which admits every request of a run.
+func admitting(b *testing.B, bench func(b *testing.B, l allower)) {
+	for _, im := range impls {
+		b.Run(im.name, func(b *testing.B) { bench(b, im.new(b, 1<<30, time.Hour)) })
+	}
+}
+
 // BenchmarkSingleKey: one existing key, always admitted, each library
 // reading the clock its own way (take).
 func BenchmarkSingleKey(b *testing.B) {
-	for _, im := range impls {
-		b.Run(im.name, func(b *testing.B) {
-			l := im.new(b, 1<<30, time.Hour)
+	admitting(b, func(b *testing.B, l allower) {
+		l.take("203.0.113.7")
+		b.ReportAllocs()
+		for b.Loop() {
 			l.take("203.0.113.7")
-			b.ReportAllocs()
-			for b.Loop() {
-				l.take("203.0.113.7")
-			}
-		})
-	}
+		}
+	})
 }
 
 // BenchmarkKeys100kParallel: 100,000 existing keys, random access, all
 // procs, each library reading the clock its own way (take).
 func BenchmarkKeys100kParallel(b *testing.B) {
 	ks := keys(100_000)
-	for _, im := range impls {
-		b.Run(im.name, func(b *testing.B) {
-			l := im.new(b, 1<<30, time.Hour)
-			now := time.Now()
-			for _, k := range ks {
-				l.allow(k, now)
+	admitting(b, func(b *testing.B, l allower) {
+		now := time.Now()
+		for _, k := range ks {
+			l.allow(k, now)
+		}
+		b.ReportAllocs()
+		b.ResetTimer()
+		b.RunParallel(func(pb *testing.PB) {
+			r := rand.New(rand.NewPCG(rand.Uint64(), 1))
+			for pb.Next() {
+				l.take(ks[r.IntN(len(ks))])
 			}
-			b.ReportAllocs()
-			b.ResetTimer()
-			b.RunParallel(func(pb *testing.PB) {
-				r := rand.New(rand.NewPCG(rand.Uint64(), 1))
-				for pb.Next() {
-					l.take(ks[r.IntN(len(ks))])
-				}
-			})
 		})
-	}
+	})
 }
 
 // BenchmarkHotKeyParallel: one existing key, always admitted, from all
 // procs at once (a limit shared by every request), each library reading
 // the clock its own way (take).
 func BenchmarkHotKeyParallel(b *testing.B) {
-	for _, im := range impls {
-		b.Run(im.name, func(b *testing.B) {
-			l := im.new(b, 1<<30, time.Hour)
-			l.take("203.0.113.7")
-			b.ReportAllocs()
-			b.RunParallel(func(pb *testing.PB) {
-				for pb.Next() {
-					l.take("203.0.113.7")
-				}
-			})
+	admitting(b, func(b *testing.B, l allower) {
+		l.take("203.0.113.7")
+		b.ReportAllocs()
+		b.RunParallel(func(pb *testing.PB) {
+			for pb.Next() {
+				l.take("203.0.113.7")
+			}
 		})
-	}
+	})
 }
 
 // BenchmarkBytesPerKey reports the live heap per key after 100,000 keys
