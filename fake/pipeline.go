@@ -240,11 +240,11 @@ func (s *Server) serve(c *call, readErr error) (status int, out any, err error) 
 	if err := checkQuery(c.r.URL.RawQuery, queryFor(rt.query[c.r.Method], c.dialect)); err != nil {
 		return 0, nil, err
 	}
-	sent := len(bytes.TrimSpace(c.body)) > 0
-	if err := checkBody(c, readErr); err != nil {
+	empty, err := checkBody(c, readErr)
+	if err != nil {
 		return 0, nil, err
 	}
-	if sent && c.r.Method != http.MethodPost && c.r.Method != http.MethodPatch && c.r.Method != http.MethodPut {
+	if !empty && c.r.Method != http.MethodPost && c.r.Method != http.MethodPatch && c.r.Method != http.MethodPut {
 		// GET and DELETE take no body: one sent is checked as any body
 		// is, and may hold no member ({} and null pass).
 		if err := decode(c.body, &struct{}{}, &s.members); err != nil {
@@ -337,24 +337,24 @@ func checkQuery(raw string, allowed []string) error {
 }
 
 // checkBody checks a request body's size and content type (see
-// checkJSON); an empty body becomes {}.
-func checkBody(c *call, readErr error) error {
-	empty, err := checkJSON(c.r.Header, c.body, readErr)
-	if err != nil {
-		return err
+// checkJSON); an empty body becomes {}, and checkBody reports that it was.
+func checkBody(c *call, readErr error) (empty bool, err error) {
+	empty, aerr := checkJSON(c.r.Header, c.body, readErr)
+	if aerr != nil {
+		return false, aerr
 	}
 	if empty {
 		c.body = []byte("{}")
-		return nil
+		return true, nil
 	}
 	if c.dialect == acctapi.DialectReal {
 		b, err := events.Translate(c.body, acctapi.DialectSpec)
 		if err != nil {
-			return fromValidation(err)
+			return false, fromValidation(err)
 		}
 		c.body = b
 	}
-	return nil
+	return false, nil
 }
 
 // checkJSON checks a request body that was read with readErr: at most
