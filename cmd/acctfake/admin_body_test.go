@@ -58,16 +58,8 @@ func TestAdminRequestMessages(t *testing.T) {
 	if !strings.Contains(r.body, `Unknown query parameter \"id\"; this path and method take no query parameters.`) {
 		t.Errorf("message: %s", r.body)
 	}
-	req, _ := http.NewRequest("GET", p.base+"/_acctfake/faults", nil)
-	req.Header["Authorization"] = []string{"Bearer " + p.admin, "Bearer wrong"}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusUnauthorized {
-		t.Errorf("two Authorization headers: status %d, want 401", resp.StatusCode)
-	}
+	// Two Authorization headers.
+	p.admWith(t, "GET", "faults", "", http.Header{"Authorization": {"Bearer " + p.admin, "Bearer wrong"}}).want(t, 401, "")
 }
 
 // TestAdminAccountsAfterKeyDeleted checks that an initial key deleted
@@ -109,15 +101,7 @@ func TestAdminAddKeyContentTypes(t *testing.T) {
 			ID string `json:"id"`
 		} `json:"accounts"`
 	}](t, p.adm(t, "GET", "accounts", "").want(t, 200, ""))
-	req, _ := http.NewRequest("POST", p.base+"/_acctfake/accounts/"+accts.Accounts[0].ID+"/api_keys", strings.NewReader(`{"description":"two"}`))
-	req.Header.Set("Authorization", "Bearer "+p.admin)
-	req.Header["Content-Type"] = []string{"application/json", "text/plain"}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusUnsupportedMediaType {
-		t.Errorf("two Content-Type headers: status %d, want 415", resp.StatusCode)
-	}
+	// Two Content-Type headers.
+	p.admWith(t, "POST", "accounts/"+accts.Accounts[0].ID+"/api_keys", `{"description":"two"}`,
+		http.Header{"Content-Type": {"application/json", "text/plain"}}).want(t, 415, "")
 }

@@ -16,6 +16,12 @@ func (p program) adm(t *testing.T, method, path, body string) response {
 	return do(t, method, p.base+"/_acctfake/"+path, p.admin, body)
 }
 
+// admWith is adm with header's values in place of those it sets.
+func (p program) admWith(t *testing.T, method, path, body string, header http.Header) response {
+	t.Helper()
+	return doWith(t, method, p.base+"/_acctfake/"+path, p.admin, body, header)
+}
+
 // api sends a request to the account API with the program's key.
 func (p program) api(t *testing.T, method, path, body string) response {
 	t.Helper()
@@ -543,15 +549,5 @@ func TestAdminTakesOnlyWhatItUses(t *testing.T) {
 		t.Errorf("%d journal entries after refused requests, want 1", len(j.Entries))
 	}
 	// A body must be JSON where one is taken.
-	req, _ := http.NewRequest("POST", p.base+"/_acctfake/faults", strings.NewReader(`{"path":"/**","status":503}`))
-	req.Header.Set("Authorization", "Bearer "+p.admin)
-	req.Header.Set("Content-Type", "text/plain")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusUnsupportedMediaType {
-		t.Errorf("text/plain body: %d, want 415", resp.StatusCode)
-	}
+	p.admWith(t, "POST", "faults", `{"path":"/**","status":503}`, http.Header{"Content-Type": {"text/plain"}}).want(t, 415, "")
 }

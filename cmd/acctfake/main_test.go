@@ -105,6 +105,12 @@ func (r response) errorBody(t *testing.T) (code, msg string) {
 // a JSON body (none if empty).
 func do(t *testing.T, method, url, token, body string) response {
 	t.Helper()
+	return doWith(t, method, url, token, body, nil)
+}
+
+// doWith is do with header's values in place of those do sets.
+func doWith(t *testing.T, method, url, token, body string, header http.Header) response {
+	t.Helper()
 	var rd io.Reader
 	if body != "" {
 		rd = strings.NewReader(body)
@@ -119,6 +125,9 @@ func do(t *testing.T, method, url, token, body string) response {
 	req.Header.Set("Service-Version", "2")
 	if body != "" {
 		req.Header.Set("Content-Type", "application/json")
+	}
+	for k, v := range header {
+		req.Header[k] = v
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
