@@ -705,7 +705,7 @@ func boundedMatch(s, p string) ref.Val {
 	if c.err != nil {
 		return types.NewErr("matches: %s", trunc.String(c.err.Error(), 200))
 	}
-	if steps := (len(s) + 1) * c.steps; steps > maxMatchSteps || c.re == nil {
+	if steps := (len(s) + 1) * c.steps; steps > maxMatchSteps {
 		return overBudget("matches: a %d-byte string against a pattern of %d steps is %d steps, over the limit of %d", len(s), c.steps, steps, maxMatchSteps)
 	}
 	return types.Bool(c.re.MatchString(s))

@@ -561,8 +561,11 @@ func TestOverBudgetStillLimits(t *testing.T) {
 			t.Errorf("padded request %d: %+v; want an evaluation error, limited %v", i, res, i == 1)
 		}
 	}
-	// A failure the request's data causes within the bounds does not limit.
-	l = mustLimit(t, keyConfig("getReqHeader('x-missing')[0]"))
+	// A failure the request's data causes within the bounds does not limit,
+	// at a capacity of one.
+	missing := keyConfig("getReqHeader('x-missing')[0]")
+	missing.Capacity = 1
+	l = mustLimit(t, missing)
 	for range 3 {
 		if res := l.EvaluateAt(newRequest("GET", "http://h/"), base); res.ErrorCode != CodeEvalFailed || res.Limited {
 			t.Errorf("missing header: %+v; want an evaluation error, not limited", res)

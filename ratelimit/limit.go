@@ -172,14 +172,15 @@ func (l *Limit) decide(a *activation, now time.Time) Result {
 		}
 		key = string(b)
 	}
+	return l.allow(a, now, key, Result{BucketKey: key})
+}
+
+// allow counts the request in the bucket key at now and returns res with
+// the decision's outcome.
+func (l *Limit) allow(a *activation, now time.Time, key string, res Result) Result {
 	d, err := l.limiter.AllowContext(a.r.Context(), key, now)
-	res := Result{
-		Limited:    !d.Allowed,
-		Reject:     !d.Allowed && l.enforce,
-		BucketKey:  key,
-		RetryAfter: d.RetryAfter,
-		Remaining:  d.Remaining,
-	}
+	res.Limited, res.Reject = !d.Allowed, !d.Allowed && l.enforce
+	res.RetryAfter, res.Remaining = d.RetryAfter, d.Remaining
 	if err != nil {
 		return storeError(res, err)
 	}
@@ -207,13 +208,7 @@ func (l *Limit) evalError(a *activation, now time.Time, i int, err error) Result
 	if !overBudgetErr(err) {
 		return res
 	}
-	d, serr := l.limiter.AllowContext(a.r.Context(), overBudgetKey, now)
-	res.Limited, res.Reject = !d.Allowed, !d.Allowed && l.enforce
-	res.RetryAfter, res.Remaining = d.RetryAfter, d.Remaining
-	if serr != nil {
-		return storeError(res, serr)
-	}
-	return res
+	return l.allow(a, now, overBudgetKey, res)
 }
 
 // keyProgram is one compiled bucket-key expression. A bare variable of
