@@ -172,19 +172,20 @@ func (l *Limit) decide(a *activation, now time.Time) Result {
 		}
 		key = string(b)
 	}
-	return l.allow(a, now, key, Result{BucketKey: key})
+	res := Result{BucketKey: key}
+	l.allow(a, now, key, &res)
+	return res
 }
 
-// allow counts the request in the bucket key at now and returns res with
-// the decision's outcome.
-func (l *Limit) allow(a *activation, now time.Time, key string, res Result) Result {
+// allow counts the request in the bucket key at now and sets the
+// decision's outcome in res.
+func (l *Limit) allow(a *activation, now time.Time, key string, res *Result) {
 	d, err := l.limiter.AllowContext(a.r.Context(), key, now)
 	res.Limited, res.Reject = !d.Allowed, !d.Allowed && l.enforce
 	res.RetryAfter, res.Remaining = d.RetryAfter, d.Remaining
 	if err != nil {
-		return storeError(res, err)
+		*res = storeError(*res, err)
 	}
-	return res
 }
 
 // overBudgetKey is the bucket of the requests whose bucket key one of the
@@ -208,7 +209,8 @@ func (l *Limit) evalError(a *activation, now time.Time, i int, err error) Result
 	if !overBudgetErr(err) {
 		return res
 	}
-	return l.allow(a, now, overBudgetKey, res)
+	l.allow(a, now, overBudgetKey, &res)
+	return res
 }
 
 // keyProgram is one compiled bucket-key expression. A bare variable of
