@@ -24,38 +24,33 @@ import (
 // a document starting with one is YAML, and refused.)
 func decodeDocument(doc []byte) (map[string]any, error) {
 	trimmed := bytes.Trim(doc, jsonSpace)
-	var top any
 	if len(trimmed) > 0 && (trimmed[0] == '{' || trimmed[0] == '[') {
 		d := json.NewDecoder(bytes.NewReader(trimmed))
 		d.UseNumber() // numbers reach the strict decoder as written
-		if err := d.Decode(&top); err != nil {
-			// YAML's flow style looks like JSON ({type: rate-limit, ...}):
-			// a document that stops being JSON at what only YAML has (an
-			// unquoted word, a single quote, a comment) is read as YAML.
-			// (YAML would also take much broken JSON, a trailing comma or a
-			// missing value, whose JSON error is more use.)
-			if !flowYAML(trimmed, err) {
-				return nil, invalidDocument("the policy is not valid JSON", jsonError(trimmed, err))
+		var top any
+		err := d.Decode(&top)
+		if err == nil {
+			end := d.InputOffset()
+			if _, err := d.Token(); err != io.EOF && !yamlComments(trimmed[end:]) {
+				return nil, invalidDocument("the policy is not valid JSON", errors.New("data after the top-level value"))
 			}
-			v, yerr := decodeYAML(doc)
-			if yerr != nil {
-				return nil, invalidDocument("the policy is not valid YAML", yerr)
+			if err := duplicateMember(trimmed[:end]); err != nil {
+				return nil, invalidDocument("the policy is not valid JSON", err)
 			}
-			return topLevel(v)
+			return topLevel(top)
 		}
-		end := d.InputOffset()
-		if _, err := d.Token(); err != io.EOF && !yamlComments(trimmed[end:]) {
-			return nil, invalidDocument("the policy is not valid JSON", errors.New("data after the top-level value"))
+		// YAML's flow style looks like JSON ({type: rate-limit, ...}): a
+		// document that stops being JSON at what only YAML has (an
+		// unquoted word, a single quote, a comment) is read as YAML below.
+		// (YAML would also take much broken JSON, a trailing comma or a
+		// missing value, whose JSON error is more use.)
+		if !flowYAML(trimmed, err) {
+			return nil, invalidDocument("the policy is not valid JSON", jsonError(trimmed, err))
 		}
-		if err := duplicateMember(trimmed[:end]); err != nil {
-			return nil, invalidDocument("the policy is not valid JSON", err)
-		}
-	} else {
-		v, err := decodeYAML(doc)
-		if err != nil {
-			return nil, invalidDocument("the policy is not valid YAML", err)
-		}
-		top = v
+	}
+	top, err := decodeYAML(doc)
+	if err != nil {
+		return nil, invalidDocument("the policy is not valid YAML", err)
 	}
 	return topLevel(top)
 }
