@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"reflect"
 	"strings"
 	"time"
 	"unicode"
@@ -108,6 +109,13 @@ func WithBaseURL(raw string) Option {
 // Timeout (zero means none) and Transport. The default is a client of the
 // Client's own with [http.DefaultTransport] and a Timeout of
 // [DefaultTimeout]. It must not be nil.
+//
+// The Client keeps a copy of h whose redirect policy is h's CheckRedirect
+// (or net/http's default) behind a guard of its own: a redirect is followed
+// only to the base URL's origin (scheme, host and port) and with the
+// request's method, so that the API key never goes elsewhere and an
+// update is never resent as a GET. Any other redirect is an error wrapping
+// [ErrNoResource].
 func WithHTTPClient(h *http.Client) Option {
 	return func(c *Client) error {
 		if h == nil {
@@ -210,6 +218,7 @@ func NewClient(apiKey string, opts ...Option) (*Client, error) {
 	if !c.dialectSet {
 		c.dialect = defaultDialect(c.base)
 	}
+	c.http = c.followOnlyOwnRedirects(c.http)
 	c.auth = []string{"Bearer " + c.apiKey}
 	c.ua = []string{c.userAgent}
 	return c, nil
@@ -227,13 +236,17 @@ func (c *Client) BaseURL() string { return c.base.String() }
 // base URL, or an absolute URL (such as a next_page_uri), which is used as it is if it
 // has the base URL's scheme and host (the API key is never sent elsewhere). query,
 // when not nil, is added to the URL. in, when not nil, is sent as the JSON
-// body; it is marshalled once and never modified. out, when not nil, receives
-// the decoded JSON response; unknown members are ignored.
+// body; it is marshalled once and never modified. A member of in that
+// points to a nil slice or map is sent as [] or {}, as one that points to
+// an empty one is (JSON null would mean "absent", contract §1, and leave
+// the resource unchanged). out, when not nil, must be a non-nil pointer,
+// which receives the decoded JSON response; unknown members are ignored.
 //
-// When in has a method Validate() error, Do runs it first and returns its
-// error without sending anything, unless the client was built
-// [WithoutValidation]: this is how the resource clients validate request
-// bodies, so the one switch governs them all.
+// When in, or a pointer to it (in passed by value), has a method
+// Validate() error, Do runs it first and returns its error without
+// sending anything, unless the client was built [WithoutValidation]: this
+// is how the resource clients validate request bodies, so the one switch
+// governs them all.
 //
 // in must not be a nil pointer: that is an error (a [*FieldError] on the
 // request), whether or not the client validates.
@@ -243,13 +256,22 @@ func (c *Client) BaseURL() string { return c.base.String() }
 // §1): any other status below 400 (a proxy's login page, 200 with {}, a
 // redirect without a Location) is an error wrapping [ErrNoResource]. A
 // success body longer than the client's limit ([WithMaxResponseBytes]) is
-// not read past it and becomes a [*ResponseTooLargeError]. Requests are
-// retried as the client's [RetryPolicy] says.
+// not read past it and becomes a [*ResponseTooLargeError]. A redirect is
+// followed only within the base URL's origin and keeping the method (see
+// [WithHTTPClient]); any other is an error wrapping [ErrNoResource].
+// Requests are retried as the client's [RetryPolicy] says.
 func (c *Client) Do(ctx context.Context, method, path string, query url.Values, in, out any) error {
 	if err := field.CheckRequest(in); err != nil {
 		return err
 	}
-	if v, ok := in.(interface{ Validate() error }); ok && c.validate {
+	if out != nil {
+		if rv := reflect.ValueOf(out); rv.Kind() != reflect.Pointer || rv.IsNil() {
+			// Checked before sending: the request would take effect and
+			// only its answer be lost.
+			return fmt.Errorf("acctapi: %s %s: out must be a non-nil pointer, not %T", method, path, out)
+		}
+	}
+	if v, ok := validator(in); ok && c.validate {
 		if err := v.Validate(); err != nil {
 			return err
 		}
@@ -260,7 +282,7 @@ func (c *Client) Do(ctx context.Context, method, path string, query url.Values, 
 	}
 	var body []byte
 	if in != nil {
-		if body, err = json.Marshal(in); err != nil {
+		if body, err = json.Marshal(field.NilAsEmpty(in)); err != nil {
 			return fmt.Errorf("acctapi: encode %s %s: %w", method, path, err)
 		}
 	}
@@ -269,14 +291,11 @@ func (c *Client) Do(ctx context.Context, method, path string, query url.Values, 
 		return err
 	}
 	defer resp.Body.Close()
-	if resp.Request != nil && resp.Request.Method != method {
-		// net/http follows a 301, 302 or 303 with a GET: its answer says
-		// nothing of the PATCH, POST or DELETE sent (a review found an
-		// update reported done with the unchanged resource). A 307 or 308
-		// keeps the method, and its answer counts.
+	if loc := resp.Header.Get("Location"); loc != "" && resp.StatusCode >= 300 && resp.StatusCode < 400 {
+		// A redirect the guard did not follow (see followOnlyOwnRedirects).
 		drain(resp)
-		return &notTheAPI{fmt.Sprintf("acctapi: %s %s: the request was redirected and resent as %s %s; is the base URL the API's?",
-			method, u.Path, resp.Request.Method, resp.Request.URL.Path)}
+		return &notTheAPI{fmt.Sprintf("acctapi: %s %s: the answer is %d %s to %s, which the client does not follow (%s); is the base URL the API's?",
+			method, u.Path, resp.StatusCode, http.StatusText(resp.StatusCode), trunc.String(loc, 200), c.whyNotFollowed(resp, loc))}
 	}
 	if resp.StatusCode >= 400 {
 		err := decodeError(resp)
@@ -307,6 +326,68 @@ func (c *Client) Do(ctx context.Context, method, path string, query url.Values, 
 		return fmt.Errorf("acctapi: decode %s %s response: %w", method, u.Path, err)
 	}
 	return nil
+}
+
+// followOnlyOwnRedirects returns a copy of h that follows a redirect only
+// when the base URL's origin is its target and it keeps the method (307
+// and 308), and then only as h's own CheckRedirect allows. Any other
+// redirect's answer is returned as it is, unfollowed, for Do to report:
+// net/http keeps the Authorization header on a redirect to the same host
+// on another port or scheme (a review saw the API key sent over plain HTTP
+// after an HTTPS server's 308), and resends a PATCH, POST or DELETE as a
+// GET after a 301, 302 or 303, whose answer says nothing of the request
+// sent (an update was reported done with the resource unchanged).
+func (c *Client) followOnlyOwnRedirects(h *http.Client) *http.Client {
+	cp := *h
+	own := h.CheckRedirect
+	cp.CheckRedirect = func(req *http.Request, via []*http.Request) error {
+		if !c.sameOrigin(req.URL) || req.Method != via[0].Method {
+			return http.ErrUseLastResponse
+		}
+		if own != nil {
+			return own(req, via)
+		}
+		if len(via) >= 10 {
+			return errors.New("stopped after 10 redirects")
+		}
+		return nil
+	}
+	return &cp
+}
+
+// sameOrigin reports whether u has the base URL's scheme and host.
+func (c *Client) sameOrigin(u *url.URL) bool {
+	return u.Scheme == c.base.Scheme && strings.EqualFold(u.Host, c.base.Host)
+}
+
+// whyNotFollowed says why a redirect's answer, to loc, was not followed.
+func (c *Client) whyNotFollowed(resp *http.Response, loc string) string {
+	if resp.Request != nil && resp.Request.URL != nil {
+		if target, err := resp.Request.URL.Parse(loc); err == nil && !c.sameOrigin(target) {
+			return "another origin than the base URL; the API key goes only there"
+		}
+	}
+	if resp.StatusCode != http.StatusTemporaryRedirect && resp.StatusCode != http.StatusPermanentRedirect {
+		return "it would resend the request as a GET"
+	}
+	return "stopped by the HTTP client's CheckRedirect"
+}
+
+// validator returns in's Validate method, also when in is a request
+// passed by value whose pointer has it (account.ServiceUserCreate{} for
+// &account.ServiceUserCreate{}), which would otherwise go unchecked.
+func validator(in any) (interface{ Validate() error }, bool) {
+	if v, ok := in.(interface{ Validate() error }); ok {
+		return v, true
+	}
+	rv := reflect.ValueOf(in)
+	if !rv.IsValid() || rv.Kind() == reflect.Pointer {
+		return nil, false
+	}
+	p := reflect.New(rv.Type())
+	p.Elem().Set(rv)
+	v, ok := p.Interface().(interface{ Validate() error })
+	return v, ok
 }
 
 // notTheAPI is an error, wrapping [ErrNoResource], for an answer the API
@@ -341,7 +422,7 @@ func (c *Client) resolve(path string, query url.Values) (*url.URL, error) {
 		}
 		// The API key goes only to the base URL's origin, whatever URL a
 		// response names.
-		if u.Scheme != c.base.Scheme || !strings.EqualFold(u.Host, c.base.Host) {
+		if !c.sameOrigin(u) {
 			return nil, fmt.Errorf("acctapi: URL %s://%s is another origin than the base URL %s://%s; not sending the API key there",
 				u.Scheme, u.Host, c.base.Scheme, c.base.Host)
 		}

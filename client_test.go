@@ -12,6 +12,7 @@ import (
 	"runtime/debug"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -604,6 +605,44 @@ func TestDoValidatesBody(t *testing.T) {
 	}
 }
 
+// named is a request whose Validate has a pointer receiver.
+type named struct {
+	Name string `json:"name"`
+}
+
+func (n *named) Validate() error {
+	if n.Name == "" {
+		return field.Invalid("name", "is required")
+	}
+	return nil
+}
+
+// TestDoMisuseCaughtBeforeSending checks that a request passed by value is
+// validated as through a pointer, and that an out that is not a non-nil
+// pointer is an error before anything is sent: a review saw a create
+// take effect and then fail to decode, and the caller's retry answered 409.
+func TestDoMisuseCaughtBeforeSending(t *testing.T) {
+	t.Parallel()
+	rec := &recorder{body: `{"id":"x"}`}
+	c, _ := newTestServer(t, rec.ServeHTTP)
+	var fe *FieldError
+	if err := c.Do(t.Context(), http.MethodPost, "/things", nil, named{}, nil); !errors.As(err, &fe) || fe.Field != "name" {
+		t.Errorf("Do(named{}) = %v, want the field error on name", err)
+	}
+	for _, out := range []any{request{}, (*request)(nil), "x"} {
+		if err := c.Do(t.Context(), http.MethodPost, "/things", nil, named{Name: "a"}, out); err == nil || !strings.Contains(err.Error(), "non-nil pointer") {
+			t.Errorf("Do(out %T) = %v, want an error asking for a non-nil pointer", out, err)
+		}
+	}
+	if n := len(rec.requests()); n != 0 {
+		t.Errorf("server saw %d requests, want 0", n)
+	}
+	var out request
+	if err := c.Do(t.Context(), http.MethodPost, "/things", nil, named{Name: "a"}, &out); err != nil || out.ID != "x" {
+		t.Errorf("Do(named{Name: a}, &out) = %+v, %v", out, err)
+	}
+}
+
 // TestDoNilBody checks that a nil request pointer is an error naming its
 // type, sent nowhere and never passed to its Validate, whether or not the
 // client validates.
@@ -748,11 +787,13 @@ func TestRedirectedRequests(t *testing.T) {
 	} {
 		t.Run(fmt.Sprintf("%s %d", tt.method, tt.status), func(t *testing.T) {
 			t.Parallel()
+			var newPaths atomic.Int32
 			c, _ := newTestServer(t, func(w http.ResponseWriter, r *http.Request) {
 				if strings.HasPrefix(r.URL.Path, "/old/") {
 					http.Redirect(w, r, "/new/"+strings.TrimPrefix(r.URL.Path, "/old/"), tt.status)
 					return
 				}
+				newPaths.Add(1)
 				if r.Method == http.MethodDelete {
 					w.WriteHeader(http.StatusNoContent)
 					return
@@ -769,6 +810,84 @@ func TestRedirectedRequests(t *testing.T) {
 			if tt.wantErr != (err != nil) || tt.wantErr && !errors.Is(err, ErrNoResource) {
 				t.Errorf("Do = %v, want an error wrapping ErrNoResource: %v", err, tt.wantErr)
 			}
+			if got := newPaths.Load(); tt.wantErr != (got == 0) {
+				t.Errorf("requests to the redirect's target = %d; want it followed: %v", got, !tt.wantErr)
+			}
 		})
+	}
+}
+
+// TestRedirectsStayOnTheOrigin checks that a redirect to another origin
+// (another port, or plain HTTP from HTTPS) is not followed, so the API key
+// is not sent there, and is an error wrapping ErrNoResource; and that the
+// user's own CheckRedirect still governs the redirects that are followed,
+// on a copy of their client.
+func TestRedirectsStayOnTheOrigin(t *testing.T) {
+	t.Parallel()
+	var elsewhere atomic.Int32
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		elsewhere.Add(1)
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"id":"other"}`)
+	}))
+	t.Cleanup(other.Close)
+	redirectTo := func(target string) http.HandlerFunc {
+		return func(w http.ResponseWriter, r *http.Request) {
+			http.Redirect(w, r, target+r.URL.Path, http.StatusTemporaryRedirect)
+		}
+	}
+	// Another port, and plain HTTP from HTTPS on the same host.
+	api := httptest.NewServer(redirectTo(other.URL))
+	t.Cleanup(api.Close)
+	tlsAPI := httptest.NewTLSServer(redirectTo(other.URL))
+	t.Cleanup(tlsAPI.Close)
+	for _, srv := range []*httptest.Server{api, tlsAPI} {
+		c, err := NewClient(testKey, WithBaseURL(srv.URL), WithHTTPClient(srv.Client()), WithoutRetry())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, method := range []string{http.MethodGet, http.MethodPatch} {
+			var out request
+			err := c.Do(t.Context(), method, "/things/x", nil, nil, &out)
+			if !errors.Is(err, ErrNoResource) || !strings.Contains(err.Error(), "another origin") {
+				t.Errorf("%s %s, redirected to %s: %v, want an error wrapping ErrNoResource naming another origin", method, srv.URL, other.URL, err)
+			}
+		}
+	}
+	if n := elsewhere.Load(); n != 0 {
+		t.Errorf("the other origin got %d requests, want none", n)
+	}
+
+	// A same-origin redirect is followed as the user's CheckRedirect says.
+	var hops atomic.Int32
+	same := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/old" {
+			http.Redirect(w, r, "/new", http.StatusTemporaryRedirect)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"id":"new"}`)
+	}))
+	t.Cleanup(same.Close)
+	mine := same.Client()
+	mine.CheckRedirect = func(*http.Request, []*http.Request) error {
+		hops.Add(1)
+		return http.ErrUseLastResponse
+	}
+	c, err := NewClient(testKey, WithBaseURL(same.URL), WithHTTPClient(mine), WithoutRetry())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out request
+	if err := c.Do(t.Context(), http.MethodGet, "/old", nil, nil, &out); !errors.Is(err, ErrNoResource) || hops.Load() != 1 {
+		t.Errorf("with a CheckRedirect that stops: %v after %d calls of it, want an error wrapping ErrNoResource after 1", err, hops.Load())
+	}
+	mine.CheckRedirect = nil // the Client holds a copy; this changes nothing there
+	if err := c.Do(t.Context(), http.MethodGet, "/old", nil, nil, &out); !errors.Is(err, ErrNoResource) || hops.Load() != 2 {
+		t.Errorf("after the caller's client changed: %v after %d calls, want the Client's copy unchanged", err, hops.Load())
+	}
+	c, _ = NewClient(testKey, WithBaseURL(same.URL), WithHTTPClient(mine), WithoutRetry())
+	if err := c.Do(t.Context(), http.MethodGet, "/old", nil, nil, &out); err != nil || out.ID != "new" {
+		t.Errorf("a same-origin 307 without a CheckRedirect of the caller's: %+v, %v; want it followed", out, err)
 	}
 }

@@ -156,13 +156,15 @@ func TestDefaultHTTPClient(t *testing.T) {
 		t.Errorf("default HTTP client: shared %t, timeout %v; want a client of its own with %v",
 			c.http == http.DefaultClient, c.http.Timeout, DefaultTimeout)
 	}
-	mine := &http.Client{}
+	tr := &http.Transport{}
+	mine := &http.Client{Transport: tr}
 	c, err = NewClient("k", WithHTTPClient(mine))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.http != mine || c.http.Timeout != 0 {
-		t.Errorf("WithHTTPClient: got %p with timeout %v, want %p with none", c.http, c.http.Timeout, mine)
+	// A copy, with the redirect guard (TestRedirectsStayOnTheOrigin).
+	if c.http.Transport != tr || c.http.Timeout != 0 || mine.CheckRedirect != nil {
+		t.Errorf("WithHTTPClient: got transport %p with timeout %v, want %p with none, and the caller's client unchanged", c.http.Transport, c.http.Timeout, tr)
 	}
 }
 

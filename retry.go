@@ -19,7 +19,8 @@ import (
 //     date), or after the backoff delay when it gives none.
 //   - A 5xx response or a connection error is retried only for GET and
 //     DELETE, never for POST or PATCH, which might have taken effect; the
-//     delay is a jittered exponential backoff.
+//     delay is a 5xx response's Retry-After (a 503's, typically), or else
+//     a jittered exponential backoff.
 //
 // Retries stop after MaxAttempts attempts in all, or when the next wait would
 // take the total time waited past MaxWait, or when the context ends, or when
@@ -138,13 +139,11 @@ func (c *Client) send(ctx context.Context, method string, u *url.URL, body []byt
 				return nil, unsure, err
 			}
 			delay = c.retry.backoff(attempt)
-		case resp.StatusCode == http.StatusTooManyRequests:
+		case resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode >= 500 && idempotent(method):
 			delay = parseRetryAfter(resp.Header.Get("Retry-After"), time.Now())
 			if delay == 0 {
 				delay = c.retry.backoff(attempt)
 			}
-		case resp.StatusCode >= 500 && idempotent(method):
-			delay = c.retry.backoff(attempt)
 		default:
 			return resp, unsure, nil
 		}

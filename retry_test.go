@@ -3,6 +3,7 @@ package acctapi
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -121,31 +122,37 @@ func TestRetryAfterHonoured(t *testing.T) {
 		{name: "absent falls back to backoff", retryAfter: func(time.Time) string { return "" },
 			wantMin: time.Second / 2, wantMax: time.Second},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			t.Parallel()
-			synctest.Test(t, func(t *testing.T) {
-				start := time.Now()
-				f := &fakeTransport{script: []reply{tooMany(tt.retryAfter(start)), ok200}}
-				c := newFakeClient(t, f, WithRetry(policy))
-				var out request
-				if err := c.Do(t.Context(), http.MethodGet, "/things/thing_1", nil, nil, &out); err != nil {
-					t.Fatalf("Do: %v", err)
-				}
-				if out.ID != "thing_1" {
-					t.Errorf("out.ID = %q, want thing_1", out.ID)
-				}
-				if n := f.count(); n != 2 {
-					t.Fatalf("requests = %d, want 2", n)
-				}
-				if got := f.at[1].Sub(f.at[0]); got < tt.wantMin || got > tt.wantMax {
-					t.Errorf("waited %v between attempts, want within [%v, %v]", got, tt.wantMin, tt.wantMax)
-				}
-				if got := virtualSince(t, start); got != f.at[1].Sub(f.at[0]) {
-					t.Errorf("Do waited %v on the bubble's clock, want only the wait %v", got, f.at[1].Sub(f.at[0]))
-				}
+	// A 503's Retry-After counts as a 429's (a review saw three retries in
+	// 1.4 s after a 503 asking for 30 s).
+	for _, status := range []int{http.StatusTooManyRequests, http.StatusServiceUnavailable} {
+		for _, tt := range tests {
+			t.Run(fmt.Sprintf("%d %s", status, tt.name), func(t *testing.T) {
+				t.Parallel()
+				synctest.Test(t, func(t *testing.T) {
+					start := time.Now()
+					first := tooMany(tt.retryAfter(start))
+					first.status = status
+					f := &fakeTransport{script: []reply{first, ok200}}
+					c := newFakeClient(t, f, WithRetry(policy))
+					var out request
+					if err := c.Do(t.Context(), http.MethodGet, "/things/thing_1", nil, nil, &out); err != nil {
+						t.Fatalf("Do: %v", err)
+					}
+					if out.ID != "thing_1" {
+						t.Errorf("out.ID = %q, want thing_1", out.ID)
+					}
+					if n := f.count(); n != 2 {
+						t.Fatalf("requests = %d, want 2", n)
+					}
+					if got := f.at[1].Sub(f.at[0]); got < tt.wantMin || got > tt.wantMax {
+						t.Errorf("waited %v between attempts, want within [%v, %v]", got, tt.wantMin, tt.wantMax)
+					}
+					if got := virtualSince(t, start); got != f.at[1].Sub(f.at[0]) {
+						t.Errorf("Do waited %v on the bubble's clock, want only the wait %v", got, f.at[1].Sub(f.at[0]))
+					}
+				})
 			})
-		})
+		}
 	}
 }
 

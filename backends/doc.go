@@ -13,7 +13,7 @@
 //
 // Update types use pointers for every optional member, maps and slices
 // included: nil leaves the member unchanged, and a pointer to an empty slice
-// or map sends [] or {}. The fake server runs the same Validate methods on
+// or map, or to a nil one, sends [] or {}. The fake server runs the same Validate methods on
 // what it receives. Clients are safe for concurrent use; request and model
 // types are plain data.
 package backends

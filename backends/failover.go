@@ -88,7 +88,7 @@ type FailoverUpdate struct {
 	Metadata *string `json:"metadata,omitempty"`
 	// Backends, when not nil, replaces the child backends, with the rules
 	// of [FailoverCreate.Backends]; it must not hold ID itself. A pointer
-	// to an empty slice removes every child.
+	// to an empty (or nil) slice removes every child.
 	Backends *[]string `json:"backends,omitempty"`
 }
 

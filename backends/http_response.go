@@ -105,7 +105,7 @@ type HTTPResponseUpdate struct {
 	// Body, when not nil, replaces the response body.
 	Body *string `json:"body,omitempty"`
 	// Headers, when not nil, replaces every header; a pointer to an empty
-	// map removes them all.
+	// (or nil) map removes them all.
 	Headers *map[string]string `json:"headers,omitempty"`
 	// StatusCode, when not nil, replaces the response status, 100 to 599.
 	StatusCode *int `json:"status_code,omitempty"`

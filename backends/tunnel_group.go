@@ -102,9 +102,9 @@ func (r *TunnelGroupUpdate) Validate() error {
 		field.CheckDescriptionPtr("description", r.Description),
 		field.CheckMetadataPtr("metadata", r.Metadata),
 	)
-	// A pointer to a nil map is sent as null, which the server treats as
-	// absent; only a map that is sent must hold labels.
-	if r.Labels != nil && *r.Labels != nil {
+	// A pointer to a nil map is sent as {}, as a pointer to an empty one
+	// (see acctapi.Client.Do), and is refused alike.
+	if r.Labels != nil {
 		err = errors.Join(err, CheckLabels(*r.Labels))
 	}
 	return err

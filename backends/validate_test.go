@@ -91,7 +91,7 @@ func TestValidateTunnelGroup(t *testing.T) {
 		{"update: labels unchanged", &backends.TunnelGroupUpdate{ID: "bkdtg_1"}, nil},
 		{"update: one label", &backends.TunnelGroupUpdate{Labels: &labels}, nil},
 		{"update: no labels", &backends.TunnelGroupUpdate{Labels: &map[string]string{}}, invalid("labels")},
-		{"update: nil map is sent as null, which is absent", &backends.TunnelGroupUpdate{Labels: new(map[string]string)}, nil},
+		{"update: a pointer to a nil map is sent as {}", &backends.TunnelGroupUpdate{Labels: new(map[string]string)}, invalid("labels")},
 		{"update: empty value", &backends.TunnelGroupUpdate{Labels: &map[string]string{"app": ""}}, invalid("labels.app")},
 		{"update: empty key", &backends.TunnelGroupUpdate{Labels: &map[string]string{"": "api"}}, invalid("labels")},
 		{"update: one-byte key and value", &backends.TunnelGroupUpdate{Labels: &map[string]string{"a": "b"}}, nil},

@@ -385,3 +385,77 @@ func CheckSegment(field, seg string) error {
 	}
 	return nil
 }
+
+// NilAsEmpty returns v, a request body, ready for encoding/json: when v is
+// a struct, or a pointer to one, that holds a non-nil pointer to a nil slice or map
+// (in a member, an embedded struct or a struct a member points to), it
+// returns a copy of it in which each such pointer points to an empty slice
+// or map instead; v itself is never modified. JSON would carry the nil one
+// as null, which the API reads as an absent member (contract §1), while
+// Validate reads it as empty, as Go does: `var keep []string; u.Backends =
+// &keep` must remove every child, as &[]string{} does, not leave them all.
+// Any other v is returned as it is.
+func NilAsEmpty(v any) any {
+	rv := reflect.ValueOf(v)
+	switch {
+	case rv.Kind() == reflect.Struct:
+		if cp, ok := nilAsEmpty(rv, 0); ok {
+			return cp.Interface()
+		}
+	case rv.Kind() == reflect.Pointer && !rv.IsNil() && rv.Elem().Kind() == reflect.Struct:
+		if cp, ok := nilAsEmpty(rv.Elem(), 0); ok {
+			return cp.Addr().Interface()
+		}
+	}
+	return v
+}
+
+// maxRequestDepth bounds how deep NilAsEmpty follows struct pointers;
+// request types nest two levels (an operator's binding).
+const maxRequestDepth = 8
+
+// nilAsEmpty returns an addressable copy of the struct s with its nil
+// slices and maps behind pointers made empty, and true, or s and false when
+// it has none.
+func nilAsEmpty(s reflect.Value, depth int) (reflect.Value, bool) {
+	if depth > maxRequestDepth {
+		return s, false
+	}
+	var cp reflect.Value
+	for i := range s.NumField() {
+		if !s.Type().Field(i).IsExported() {
+			continue
+		}
+		f := s.Field(i)
+		var with reflect.Value // the member's new value, if it needs one
+		switch {
+		case f.Kind() == reflect.Struct:
+			if ns, ok := nilAsEmpty(f, depth+1); ok {
+				with = ns
+			}
+		case f.Kind() != reflect.Pointer || f.IsNil():
+		case f.Elem().Kind() == reflect.Slice && f.Elem().IsNil():
+			with = reflect.New(f.Elem().Type())
+			with.Elem().Set(reflect.MakeSlice(f.Elem().Type(), 0, 0))
+		case f.Elem().Kind() == reflect.Map && f.Elem().IsNil():
+			with = reflect.New(f.Elem().Type())
+			with.Elem().Set(reflect.MakeMap(f.Elem().Type()))
+		case f.Elem().Kind() == reflect.Struct:
+			if ns, ok := nilAsEmpty(f.Elem(), depth+1); ok {
+				with = ns.Addr()
+			}
+		}
+		if !with.IsValid() {
+			continue
+		}
+		if !cp.IsValid() {
+			cp = reflect.New(s.Type()).Elem()
+			cp.Set(s)
+		}
+		cp.Field(i).Set(with)
+	}
+	if !cp.IsValid() {
+		return s, false
+	}
+	return cp, true
+}

@@ -1,9 +1,11 @@
 package field
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -219,5 +221,54 @@ func TestCheckPtrNil(t *testing.T) {
 	}
 	if err := CheckMetadataPtr("metadata", nil); err != nil {
 		t.Errorf("CheckMetadataPtr(nil) = %v, want nil", err)
+	}
+}
+
+// TestNilAsEmpty checks that NilAsEmpty sends a pointer to a nil slice or
+// map as [] or {}, at every depth a request has, without touching the
+// caller's value, and leaves everything else as it is.
+func TestNilAsEmpty(t *testing.T) {
+	type inner struct {
+		Selectors *[]string `json:"selectors,omitempty"`
+	}
+	type Embedded struct {
+		Labels *map[string]string `json:"labels,omitempty"`
+	}
+	type req struct {
+		Embedded
+		Backends *[]string `json:"backends,omitempty"`
+		Absent   *[]string `json:"absent,omitempty"`
+		Kept     *[]string `json:"kept,omitempty"`
+		Binding  *inner    `json:"binding,omitempty"`
+		Plain    []string  `json:"plain,omitempty"`
+		hidden   *[]string
+	}
+	var nilSlice, nilSelectors []string
+	var nilMap map[string]string
+	kept := []string{"a"}
+	in := &req{Embedded: Embedded{Labels: &nilMap}, Backends: &nilSlice, Kept: &kept,
+		Binding: &inner{Selectors: &nilSelectors}, hidden: &nilSlice}
+	raw, err := json.Marshal(NilAsEmpty(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `{"labels":{},"backends":[],"kept":["a"],"binding":{"selectors":[]}}`; string(raw) != want {
+		t.Errorf("sent %s, want %s", raw, want)
+	}
+	if nilSlice != nil || nilMap != nil || nilSelectors != nil || in.Binding.Selectors != &nilSelectors || in.Backends != &nilSlice {
+		t.Error("NilAsEmpty changed the caller's value")
+	}
+	// Nothing to change: the same value back, no copy.
+	same := &req{Kept: &kept}
+	if got := NilAsEmpty(same); got != any(same) {
+		t.Errorf("NilAsEmpty(%+v) made a copy", same)
+	}
+	if raw, _ := json.Marshal(NilAsEmpty(req{Backends: &nilSlice})); string(raw) != `{"backends":[]}` {
+		t.Errorf("a request passed by value: sent %s, want {\"backends\":[]}", raw)
+	}
+	for _, v := range []any{nil, &nilSlice, map[string]any{"a": &nilSlice}} {
+		if got := NilAsEmpty(v); !reflect.DeepEqual(got, v) {
+			t.Errorf("NilAsEmpty(%#v) = %#v, want it unchanged", v, got)
+		}
 	}
 }
