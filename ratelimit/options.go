@@ -120,10 +120,22 @@ func WithDecisionHook(fn func(r *http.Request, name string, res Result)) LimitOp
 
 // WithRateLimitHeaders makes a [Policy] add the IETF draft
 // (draft-ietf-httpapi-ratelimit-headers) RateLimit-Policy and RateLimit
-// fields for every rate-limit action it evaluates, for example
+// fields for the rate-limit actions it evaluates, for example
 //
 //	RateLimit-Policy: "per-ip";q=30;w=60
 //	RateLimit: "per-ip";r=0;t=12
+//
+// RateLimit-Policy (the action's name, capacity and window) comes with
+// every evaluation. RateLimit (the requests its bucket admits now, and
+// when limited the seconds to wait) comes with every request that a
+// bucket decided or that the action limited: a 429 of the action always
+// has both fields, and so does a request the action limits with enforce
+// false. Only a request that no bucket counted and that the action let
+// through has no RateLimit field, as it has no quota to report: its bucket
+// key failed to evaluate ([CodeEvalFailed]), or its [Store] failed under
+// [FailOpen]. (A request whose bucket key one of the package's bounds
+// stopped is counted in a bucket all such requests share; it gets the
+// field only once that bucket limits it.)
 func WithRateLimitHeaders() PolicyOption {
 	return policyOpt(func(o *options) { o.headers = true })
 }
@@ -135,10 +147,14 @@ func WithRateLimitHeaders() PolicyOption {
 // the other documented action types): it runs only the rate-limit and
 // custom-response actions and skips the rest, listed by
 // [Policy.Skipped]. Skipped actions do not run at all, so a skipped
-// terminating action (deny, for example) no longer ends the request. A
-// rule whose actions are all skipped is skipped whole, its expressions
-// unchecked. Unknown phases and action types (typing mistakes) are still
-// errors.
+// terminating action (deny, close-connection, forward-internal) no longer
+// ends the request: the rules after it run. An action after a terminating
+// action in its rule is still an error, skipped or not, and whichever of
+// the two is skipped: the real service refuses the document
+// (ERR_NGROK_2207), and running the action would do what the document
+// says never happens. A rule whose actions are all skipped is skipped
+// whole, its expressions unchecked. Unknown phases and action types
+// (typing mistakes) are still errors.
 func WithSkipUnsupported() PolicyOption {
 	return policyOpt(func(o *options) { o.skip = true })
 }

@@ -47,7 +47,11 @@ const ActionTypeCustomResponse = "custom-response"
 // rate-limit action that ran. A rate-limit action does not terminate: under
 // its limit, or with enforce false, processing continues; an enforced limit
 // answers 429 with retry-after. A custom-response action answers and
-// terminates; its body and header values may hold ${expression}
+// terminates; its header names must be HTTP field names, each header
+// given once (in any case), and its header values may not hold control
+// characters other than a tab (a placeholder's value has each such
+// character replaced by a space). Its body and header values may hold
+// ${expression}
 // placeholders (Traffic Policy's CEL interpolation), each replaced by its
 // expression's value in the form a bucket key takes (a list joined with
 // ",", null as ""), or by nothing if it fails to evaluate. Every "${"
@@ -57,10 +61,18 @@ const ActionTypeCustomResponse = "custom-response"
 // handler, with the [Result] of the last rate-limit action that ran in its
 // request's context ([ResultFromContext]).
 //
-// Each rate-limit action has its own buckets, and its capacity is per
-// process: like the real service, which applies capacity per ingress
-// server, several processes each enforce it on their own. With
-// [WithStore], buckets live in the shared store instead (see [Limit]).
+// An action after a terminating action in its rule could never run, and
+// [NewPolicy] refuses it, as the real service does (ERR_NGROK_2207). The
+// terminating actions are custom-response and, of those
+// [WithSkipUnsupported] skips, deny, close-connection and
+// forward-internal (unless its on_error is continue); redirect is not
+// one, as it answers only when it changes the URL.
+//
+// Each rate-limit action has its own buckets, whatever its name, and its
+// capacity is per process: like the real service, which applies capacity
+// per ingress server, several processes each enforce it on their own.
+// With [WithStore], buckets live in the shared store instead (see [Limit]
+// and [Bucket]), still each action's own.
 //
 // A Policy is safe for concurrent use. The zero value is not usable; create
 // one with [NewPolicy].
@@ -134,7 +146,11 @@ var actionTypes = []string{
 // [*field.Error] values naming paths ("on_http_request[0].actions[1].type"):
 // phases other than on_http_request and actions other than rate-limit and
 // custom-response (unless [WithSkipUnsupported]), unknown members, invalid
-// configs, and expressions that do not compile or are not boolean. A
+// configs (a custom-response header name that is not an HTTP field name,
+// at "on_http_request[0].actions[1].config.headers.X-Reason Code"),
+// an action after a terminating action in its rule (named by its path,
+// "on_http_request[0].actions[2]", skipped or not), and expressions that
+// do not compile or are not boolean. A
 // document that is a bare rate-limit action or config gets one error
 // saying so. It takes every option; see [PolicyOption].
 func NewPolicy(doc []byte, opts ...PolicyOption) (*Policy, error) {
@@ -181,7 +197,40 @@ func NewPolicy(doc []byte, opts ...PolicyOption) (*Policy, error) {
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}
+	p.nameStoreBuckets()
 	return p, nil
+}
+
+// nameStoreBuckets names each rate-limit action's buckets in a store
+// (Bucket.Limit) apart from every other action's, as they are apart in
+// process: by the action's name, or, for the second and later actions
+// sharing a name, by the name and " #2", " #3", ... (the first such that
+// no action has as its name). The names depend on the document alone, so
+// every process running the policy shares each action's buckets.
+func (p *Policy) nameStoreBuckets() {
+	var limits []*Limit
+	names := map[string]bool{}
+	for i := range p.rules {
+		for _, a := range p.rules[i].actions {
+			if a.limit != nil {
+				limits = append(limits, a.limit)
+				names[a.limit.cfg.Name] = true
+			}
+		}
+	}
+	used := make(map[string]bool, len(limits))
+	for _, l := range limits {
+		id := l.cfg.Name
+		for n := 2; used[id]; n++ {
+			if id = l.cfg.Name + " #" + strconv.Itoa(n); names[id] {
+				id = l.cfg.Name // taken by an action of that name: try the next
+			}
+		}
+		used[id] = true
+		if s := l.limiter.shared; s != nil {
+			s.limit = id
+		}
+	}
 }
 
 // compileRule compiles one rule. Under WithSkipUnsupported, a rule whose
@@ -193,8 +242,14 @@ func (p *Policy) compileRule(path string, rd ruleDoc, o options) (rule, error) {
 		errs = append(errs, field.Invalid(path+".actions", "is required"))
 	}
 	var r rule
+	end := -1 // the first terminating action, if any
 	for j, ad := range rd.Actions {
 		apath := fmt.Sprintf("%s.actions[%d]", path, j)
+		if end >= 0 {
+			errs = append(errs, unreachable(apath, ad.Type, end, rd.Actions[end].Type))
+		} else if terminating(ad) {
+			end = j
+		}
 		if o.skip && ad.Type != ActionType && ad.Type != ActionTypeCustomResponse && slices.Contains(actionTypes, ad.Type) {
 			p.skipped = append(p.skipped, apath+" ("+ad.Type+")")
 			continue
@@ -218,6 +273,34 @@ func (p *Policy) compileRule(path string, rd ruleDoc, o options) (rule, error) {
 		r.exprs = append(r.exprs, c.prog)
 	}
 	return r, errors.Join(errs...)
+}
+
+// terminating reports whether ad is one of the real service's terminating
+// actions, which always end the request: custom-response, deny,
+// close-connection, and forward-internal unless its config says
+// on_error: continue. (redirect is not one: it does nothing when the URL
+// would not change.)
+func terminating(ad actionDoc) bool {
+	switch ad.Type {
+	case ActionTypeCustomResponse, "deny", "close-connection":
+		return true
+	case "forward-internal":
+		cfg, _ := ad.Config.(map[string]any)
+		return cfg["on_error"] != "continue"
+	}
+	return false
+}
+
+// unreachable is the error for the action at path, of type typ, which
+// follows the terminating action actions[end], of type endType, in its
+// rule: it could never run, and the real service refuses it
+// (ERR_NGROK_2207).
+func unreachable(path, typ string, end int, endType string) error {
+	if typ == "" {
+		typ = "this"
+	}
+	return field.Invalid(path, "the %s action is unreachable: actions[%d] (%s) before it always ends the request "+
+		"(ERR_NGROK_2207); move it before actions[%d], or into a rule of its own", typ, end, endType, end)
 }
 
 func compileAction(ad actionDoc, o options) (policyAction, error) {
@@ -246,13 +329,29 @@ func compileAction(ad actionDoc, o options) (policyAction, error) {
 		if resp.body, err = compileTemplate(cd.Body, &o.providers); err != nil {
 			errs = append(errs, field.Invalid("config.body", "%v", err))
 		}
+		seen := map[string]string{} // canonical name: the name as written
 		for _, k := range sortedKeys(cd.Headers) {
-			v, err := compileTemplate(cd.Headers[k], &o.providers)
-			if err != nil {
-				errs = append(errs, field.Invalid("config.headers."+k, "%v", err))
+			hpath := "config.headers." + k
+			if !validFieldName(k) {
+				errs = append(errs, field.Invalid(hpath, "%q is not an HTTP header name (one or more of the letters, digits "+
+					"and !#$%%&'*+-.^_`|~ of US-ASCII); net/http would not send it", k))
 				continue
 			}
-			resp.headers = append(resp.headers, responseHeader{http.CanonicalHeaderKey(k), v})
+			name := http.CanonicalHeaderKey(k)
+			if prev, dup := seen[name]; dup {
+				errs = append(errs, field.Invalid(hpath, "names the same header as %s (header names are case-insensitive)", prev))
+				continue
+			}
+			seen[name] = k
+			v, err := compileTemplate(cd.Headers[k], &o.providers)
+			if err == nil {
+				err = checkFieldValue(v)
+			}
+			if err != nil {
+				errs = append(errs, field.Invalid(hpath, "%v", err))
+				continue
+			}
+			resp.headers = append(resp.headers, responseHeader{name, v})
 		}
 		if len(errs) > 0 {
 			return policyAction{}, errors.Join(errs...)
@@ -363,8 +462,8 @@ func (p *Policy) serve(w http.ResponseWriter, r *http.Request) (last Result, ran
 			res := act.limit.evaluate(a, now)
 			last, ran = res, true
 			a.vars = actionVars{bucketKey: res.BucketKey, limited: res.Limited, errCode: res.ErrorCode, errMessage: res.ErrorMessage}
-			if p.headers && res.ErrorCode == "" {
-				p.writeHeaders(w.Header(), act.limit, res)
+			if p.headers {
+				writeHeaders(w.Header(), act.limit, res)
 			}
 			if res.Reject {
 				w.Header().Set("Retry-After", strconv.FormatInt(int64(res.RetryAfter/time.Second), 10))
@@ -380,7 +479,11 @@ func (p *Policy) serve(w http.ResponseWriter, r *http.Request) (last Result, ran
 func (r *customResponse) write(w http.ResponseWriter, a *activation) {
 	h := w.Header()
 	for _, rh := range r.headers {
-		h[rh.name] = []string{rh.value.render(a)}
+		v := rh.value.render(a)
+		if rh.value.exprs != nil {
+			v = fieldValue(v) // a placeholder's value is the request's to choose
+		}
+		h[rh.name] = []string{v}
 	}
 	w.WriteHeader(r.status)
 	_, _ = io.WriteString(w, r.body.render(a))
@@ -425,11 +528,18 @@ func matches(exprs []cel.Program, a *activation) bool {
 	return true
 }
 
-// writeHeaders adds the draft RateLimit-Policy and RateLimit fields.
-func (p *Policy) writeHeaders(h http.Header, l *Limit, res Result) {
+// writeHeaders adds the draft RateLimit-Policy field for l and, unless
+// res is a request that no bucket decided and that was not limited (its
+// bucket key failed to evaluate, or its store failed under FailOpen), the
+// RateLimit field: a limited request, whose 429 this may be, always has
+// both.
+func writeHeaders(h http.Header, l *Limit, res Result) {
 	name := sfString(l.cfg.Name)
 	h.Add("RateLimit-Policy", name+";q="+strconv.FormatInt(l.cfg.Capacity, 10)+
 		";w="+strconv.FormatInt(int64(l.limiter.window/time.Second), 10))
+	if res.ErrorCode != "" && !res.Limited {
+		return // no bucket's count to report
+	}
 	v := name + ";r=" + strconv.FormatInt(res.Remaining, 10)
 	if res.Limited {
 		v += ";t=" + strconv.FormatInt(int64(res.RetryAfter/time.Second), 10)

@@ -346,3 +346,123 @@ func TestPolicyConcurrent(t *testing.T) {
 		t.Errorf("status counts (-want +got):\n%s", diff)
 	}
 }
+
+// TestPolicyUnreachableAction pins a finding of a review: an action after
+// a terminating action in its rule was accepted and never ran. It is now
+// refused, as the real service refuses it (ERR_NGROK_2207), with or
+// without WithSkipUnsupported, whichever of the two actions is skipped.
+func TestPolicyUnreachableAction(t *testing.T) {
+	t.Parallel()
+	const rl = `{type: rate-limit, config: {name: n, algorithm: sliding_window, capacity: 1, rate: 60s, bucket_key: [req.host]}}`
+	const cr = `{type: custom-response, config: {status_code: 503}}`
+	rule := func(actions ...string) string {
+		return "  - actions: [" + strings.Join(actions, ", ") + "]\n"
+	}
+	tests := []struct {
+		name string
+		doc  string
+		skip bool
+		want map[string]string // field: its reason, in part
+	}{
+		{"after custom-response", rule(cr, rl), false,
+			map[string]string{"on_http_request[0].actions[1]": "the rate-limit action is unreachable: actions[0] (custom-response) before it always ends the request (ERR_NGROK_2207)"}},
+		{"two after custom-response", rule(rl, cr, rl, cr), false, map[string]string{
+			"on_http_request[0].actions[2]": "the rate-limit action is unreachable: actions[1] (custom-response)",
+			"on_http_request[0].actions[3]": "the custom-response action is unreachable: actions[1] (custom-response)"}},
+		{"after a skipped deny", rule("{type: deny}", rl), true,
+			map[string]string{"on_http_request[0].actions[1]": "the rate-limit action is unreachable: actions[0] (deny)"}},
+		{"skipped, after custom-response", rule(cr, "{type: log, config: {metadata: {a: b}}}"), true,
+			map[string]string{"on_http_request[0].actions[1]": "the log action is unreachable: actions[0] (custom-response)"}},
+		{"after close-connection", rule("{type: close-connection}", rl), true,
+			map[string]string{"on_http_request[0].actions[1]": "actions[0] (close-connection)"}},
+		{"after forward-internal", rule("{type: forward-internal, config: {url: 'https://a.internal'}}", rl), true,
+			map[string]string{"on_http_request[0].actions[1]": "actions[0] (forward-internal)"}},
+		{"after forward-internal that continues on error", rule("{type: forward-internal, config: {url: 'https://a.internal', on_error: continue}}", rl), true, nil},
+		{"after redirect, which may not redirect", rule("{type: redirect, config: {to: 'https://b'}}", rl), true, nil},
+		{"before custom-response", rule(rl, cr), false, nil},
+		{"in the next rule", rule(cr) + rule(rl), false, nil},
+		{"both unreachable and invalid", rule(cr, `{type: rate-limit, config: {name: n}}`), false, map[string]string{
+			"on_http_request[0].actions[1]":                   "unreachable",
+			"on_http_request[0].actions[1].config.algorithm":  "required",
+			"on_http_request[0].actions[1].config.bucket_key": "",
+			"on_http_request[0].actions[1].config.capacity":   "",
+			"on_http_request[0].actions[1].config.rate":       "",
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			var opts []PolicyOption
+			if tt.skip {
+				opts = append(opts, WithSkipUnsupported())
+			}
+			_, err := NewPolicy([]byte("on_http_request:\n"+tt.doc), opts...)
+			got := map[string]string{}
+			for _, fe := range acctapi.FieldErrors(err) {
+				got[fe.Field] = fe.Reason
+			}
+			if len(got) != len(tt.want) {
+				t.Errorf("errors: %v; want one for each of %v", err, tt.want)
+			}
+			for f, want := range tt.want {
+				if r, ok := got[f]; !ok || !strings.Contains(r, want) {
+					t.Errorf("%s: %q; want it to contain %q", f, r, want)
+				}
+			}
+		})
+	}
+}
+
+// TestPolicyRateLimitHeadersWhenEvaluationFails pins a finding of a
+// review: WithRateLimitHeaders added no field for an action whose result
+// had an error, so a request that a bound on its bucket key or a failed
+// store got limited went out as a 429 without them. RateLimit-Policy now
+// comes with every evaluation, and RateLimit with every request a bucket
+// decided or the action limited; only a request that no bucket counted and
+// that went through has no RateLimit (it has no quota to report).
+func TestPolicyRateLimitHeadersWhenEvaluationFails(t *testing.T) {
+	t.Parallel()
+	const key = "hasReqHeader('x-forwarded-for') ? getReqHeader('x-forwarded-for')[0].split(',')[0] : getReqHeader('x-key')[0]"
+	const doc = `{"on_http_request": [{"actions": [{"type": "rate-limit", "config": {
+	  "name": "k", "algorithm": "sliding_window", "capacity": 1, "rate": "60s", "bucket_key": ["` + key + `"]}}]}]}`
+	keys := []string{"RateLimit-Policy", "RateLimit", "Retry-After"}
+	const policy = `"k";q=1;w=60`
+	withHeader := func(v string) *http.Request {
+		r := newRequest("GET", "http://h/")
+		r.Header.Set("X-Forwarded-For", v)
+		return r
+	}
+	padded := withHeader("1.2.3.4" + strings.Repeat(",", 1_040_001)) // over the split bound
+	tests := []struct {
+		name string
+		opts []PolicyOption
+		reqs []*http.Request
+		want []response
+	}{
+		{"key fails to evaluate", nil, []*http.Request{newRequest("GET", "http://h/"), newRequest("GET", "http://h/")}, []response{
+			{200, "ok", map[string]string{"RateLimit-Policy": policy}},
+			{200, "ok", map[string]string{"RateLimit-Policy": policy}},
+		}},
+		{"key over budget", nil, []*http.Request{padded, padded}, []response{
+			{200, "ok", map[string]string{"RateLimit-Policy": policy}},
+			{429, "Too Many Requests\n", map[string]string{"RateLimit-Policy": policy, "RateLimit": `"k";r=0;t=60`, "Retry-After": "60"}},
+		}},
+		{"store fails closed", []PolicyOption{WithStore(&countingStore{err: io.ErrUnexpectedEOF}, FailClosed, 0)}, []*http.Request{withHeader("1.2.3.4")}, []response{
+			{429, "Too Many Requests\n", map[string]string{"RateLimit-Policy": policy, "RateLimit": `"k";r=0;t=1`, "Retry-After": "1"}},
+		}},
+		{"store fails open", []PolicyOption{WithStore(&countingStore{err: io.ErrUnexpectedEOF}, FailOpen, 0)}, []*http.Request{withHeader("1.2.3.4")}, []response{
+			{200, "ok", map[string]string{"RateLimit-Policy": policy}},
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			h := mustPolicy(t, doc, append(tt.opts, WithClock(func() time.Time { return base }), WithRateLimitHeaders())...).Handler(okHandler)
+			for i, w := range tt.want {
+				if diff := cmp.Diff(w, serve(h, tt.reqs[i], keys...)); diff != "" {
+					t.Errorf("request %d (-want +got):\n%s", i, diff)
+				}
+			}
+		})
+	}
+}

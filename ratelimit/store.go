@@ -31,8 +31,13 @@ type Store interface {
 // Bucket names one bucket of a [Store]: the limit it belongs to and the
 // request's key. A store must keep buckets apart that differ in any field.
 type Bucket struct {
-	// Limit names the limit: a rate-limit action's name for a [Limit] or
-	// [Policy], "" for a bare [Limiter].
+	// Limit names the limit: a rate-limit action's name for a [Limit],
+	// "" for a bare [Limiter]. For a [Policy] it is the action's name too,
+	// unless an earlier action of the policy has the same name: then the
+	// name and " #2" (" #3" for the third, and so on, passing over any
+	// such name an action of the policy has), so that each action's
+	// buckets are its own, as they are without a store, and named alike
+	// in every process running the same policy.
 	Limit string
 	// Key is the bucket key (a [Result]'s BucketKey). It may hold request
 	// data such as client addresses; a store should not keep it in clear.
@@ -81,7 +86,8 @@ const CodeStoreFailed = "ERR_RATELIMIT_STORE"
 //
 // Buckets are named by [Bucket]: a Limit's are its action's name with its
 // capacity and window, so every process running the same policy shares
-// them. Limiters from NewLimiter have no name: two of the same capacity
+// them; each action of a Policy has its own, as without a store, even
+// when two share a name (see Bucket.Limit). Limiters from NewLimiter have no name: two of the same capacity
 // and window on one store share buckets unless the store keeps them apart
 // (redisstore.WithPrefix).
 //

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 // countingStore is a Store in memory that admits capacity requests per
@@ -200,5 +202,58 @@ func TestStoreNil(t *testing.T) {
 	}
 	if l.Len() != 1 {
 		t.Fatal("WithStore(nil) should keep buckets in the process")
+	}
+}
+
+// sameNamesPolicy has three rate-limit actions, one a path, capacity 2:
+// two share a name, and the third is named as a second action of that
+// name would be if it took the name with " #2".
+const sameNamesPolicy = `on_http_request:
+  - expressions: ["req.url.path == '/a'"]
+    actions:
+      - type: rate-limit
+        config: {name: Only allow 2 requests per minute, algorithm: sliding_window, capacity: 2, rate: 60s, bucket_key: [conn.client_ip]}
+  - expressions: ["req.url.path == '/b'"]
+    actions:
+      - type: rate-limit
+        config: {name: Only allow 2 requests per minute, algorithm: sliding_window, capacity: 2, rate: 60s, bucket_key: [conn.client_ip]}
+  - expressions: ["req.url.path == '/c'"]
+    actions:
+      - type: rate-limit
+        config: {name: "Only allow 2 requests per minute #2", algorithm: sliding_window, capacity: 2, rate: 60s, bucket_key: [conn.client_ip]}
+`
+
+// TestStoreSameDecisionsAsInProcess pins a finding of a review: with a
+// store, two rate-limit actions of one name shared their buckets (the
+// store's bucket was named by the name alone), without one they did not,
+// so one policy limited /a and /b together or apart depending on where
+// its buckets lived. Each action now has buckets of its own in both.
+func TestStoreSameDecisionsAsInProcess(t *testing.T) {
+	t.Parallel()
+	paths := []string{"/a", "/a", "/b", "/b", "/c", "/c", "/a", "/b", "/c"}
+	statuses := func(opts ...PolicyOption) []int {
+		h := mustPolicy(t, sameNamesPolicy, append(opts, WithClock(func() time.Time { return base }))...).Handler(okHandler)
+		var got []int
+		for _, path := range paths {
+			got = append(got, serve(h, newRequest("GET", "http://h"+path)).Status)
+		}
+		return got
+	}
+	want := []int{200, 200, 200, 200, 200, 200, 429, 429, 429}
+	if diff := cmp.Diff(want, statuses()); diff != "" {
+		t.Errorf("in process (-want +got):\n%s", diff)
+	}
+	s := &countingStore{}
+	if diff := cmp.Diff(want, statuses(WithStore(s, FailClosed, 0))); diff != "" {
+		t.Errorf("with a store (-want +got):\n%s", diff)
+	}
+	// Every process running the policy names the buckets alike.
+	var names []string
+	for _, b := range s.buckets[:6] {
+		names = append(names, b.Limit)
+	}
+	const n = "Only allow 2 requests per minute"
+	if diff := cmp.Diff([]string{n, n, n + " #3", n + " #3", n + " #2", n + " #2"}, names); diff != "" {
+		t.Errorf("Bucket.Limit (-want +got):\n%s", diff)
 	}
 }

@@ -1,0 +1,72 @@
+package ratelimit
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/acctapi/acctapi"
+	"github.com/google/go-cmp/cmp"
+)
+
+// TestPolicyCustomResponseHeaderNames pins a finding of a review: header
+// names that are not HTTP field names ("X-Reason Code", "X-Réason") were
+// accepted, and net/http then dropped them silently. NewPolicy now refuses
+// them, a name given twice in different case (one would overwrite the
+// other), and a value whose text has a control character net/http would
+// change or drop, each naming the header.
+func TestPolicyCustomResponseHeaderNames(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name    string
+		headers string // YAML flow mapping members
+		want    map[string]string
+	}{
+		{"space in the name", `"X-Reason Code": a`, map[string]string{"X-Reason Code": `"X-Reason Code" is not an HTTP header name`}},
+		{"letter beyond ASCII", `"X-Réason": a`, map[string]string{"X-Réason": "is not an HTTP header name"}},
+		{"colon in the name", `"X-A:B": a`, map[string]string{"X-A:B": "is not an HTTP header name"}},
+		{"empty name", `"": a`, map[string]string{"": "is not an HTTP header name"}},
+		{"same name twice", `X-Reason: a, x-reason: b`, map[string]string{"x-reason": "names the same header as X-Reason"}},
+		{"line break in the value", `X-Reason: "a\r\nSet-Cookie: b"`, map[string]string{"X-Reason": `the value has the control character '\r'`}},
+		{"NUL in the value", `X-Reason: "a\0b"`, map[string]string{"X-Reason": `control character '\x00'`}},
+		{"line break around a placeholder", `X-Reason: "${req.host}\n"`, map[string]string{"X-Reason": `control character '\n'`}},
+		{"all valid", "X-Reason: \"a\\tb\", \"x-!#$%&'*+.^_`|~1\": c, x-host: \"${req.host}\"", nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			doc := "on_http_request:\n  - actions: [{type: custom-response, config: {status_code: 429, headers: {" + tt.headers + "}}}]\n"
+			_, err := NewPolicy([]byte(doc))
+			got := map[string]string{}
+			for _, fe := range acctapi.FieldErrors(err) {
+				got[fe.Field] = fe.Reason
+			}
+			if len(got) != len(tt.want) {
+				t.Errorf("errors: %v; want one for each of %v", err, tt.want)
+			}
+			for h, want := range tt.want {
+				f := "on_http_request[0].actions[0].config.headers." + h
+				if r, ok := got[f]; !ok || !strings.Contains(r, want) {
+					t.Errorf("%s: %q; want it to contain %q (all: %v)", f, r, want, err)
+				}
+			}
+		})
+	}
+}
+
+// TestPolicyCustomResponseHeaderValue: a placeholder's value, which the
+// request chooses, goes out with each control character a space, as
+// HTTP/1 and HTTP/2 alike can send it.
+func TestPolicyCustomResponseHeaderValue(t *testing.T) {
+	t.Parallel()
+	const doc = "on_http_request:\n  - actions: [{type: custom-response, config: {status_code: 403, headers: {X-Was: \"<${getReqHeader('X-In')[0]}>\\t.\"}}}]\n"
+	h := mustPolicy(t, doc).Handler(okHandler)
+	r := newRequest("GET", "http://h/")
+	r.Header.Set("X-In", "a\r\nb\x00c\x7fd\te")
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, r)
+	if diff := cmp.Diff(http.Header{"X-Was": {"<a  b c d\te>\t."}}, w.Header()); diff != "" {
+		t.Errorf("header (-want +got):\n%s", diff)
+	}
+}
