@@ -118,5 +118,7 @@
 // the same guarantee (never more than capacity in any window, truthful
 // retry-after). Its failures are the caller's choice ([FailOpen],
 // [FailClosed]), bounded by a timeout per decision, and show in the
-// [Result] as [CodeStoreFailed]. This package imports no Redis code.
+// [Result] as [CodeStoreFailed]. Each rate-limit action of a [Policy]
+// keeps its own buckets in the store, as in process, even when two share
+// a name (see [Bucket]). This package imports no Redis code.
 package ratelimit
