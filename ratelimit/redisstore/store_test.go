@@ -284,3 +284,48 @@ func TestNewNilClient(t *testing.T) {
 	}()
 	New(nil)
 }
+
+// TestPolicySameNames: two rate-limit actions of one policy that share a
+// name keep their own buckets on Redis, as they do in process (a review
+// found them sharing one), and a second process running the policy shares
+// each action's buckets with the first.
+func TestPolicySameNames(t *testing.T) {
+	srv := startServer(t)
+	const doc = `on_http_request:
+  - expressions: ["req.url.path == '/a'"]
+    actions:
+      - type: rate-limit
+        config: {name: per client, algorithm: sliding_window, capacity: 2, rate: 60s, bucket_key: [conn.client_ip]}
+  - expressions: ["req.url.path == '/b'"]
+    actions:
+      - type: rate-limit
+        config: {name: per client, algorithm: sliding_window, capacity: 2, rate: 60s, bucket_key: [conn.client_ip]}
+`
+	handler := func(opts ...ratelimit.PolicyOption) http.Handler {
+		p, err := ratelimit.NewPolicy([]byte(doc), append(opts, ratelimit.WithClock(func() time.Time { return base }))...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p.Handler(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+	}
+	status := func(h http.Handler, path string) int {
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, httptest.NewRequest("GET", path, nil))
+		return w.Code
+	}
+	store := New(srv.client(), WithCallerClock())
+	inProcess := handler()
+	replicas := []http.Handler{handler(ratelimit.WithStore(store, ratelimit.FailClosed, time.Second)),
+		handler(ratelimit.WithStore(store, ratelimit.FailClosed, time.Second))}
+	var got, want []int
+	for i, path := range []string{"/a", "/b", "/a", "/b", "/a", "/b"} {
+		want = append(want, status(inProcess, path))
+		got = append(got, status(replicas[i/2%2], path)) // /a and /b twice from one, then from the other
+	}
+	if fmt.Sprint(want) != "[200 200 200 200 429 429]" {
+		t.Fatalf("in process: %v", want)
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("on Redis: %v, want %v as in process", got, want)
+	}
+}
