@@ -51,15 +51,14 @@ const ActionTypeCustomResponse = "custom-response"
 // given once (in any case), and its header values may not hold control
 // characters other than a tab (a placeholder's value has each such
 // character replaced by a space). Its body and header values may hold
-// ${expression}
-// placeholders (Traffic Policy's CEL interpolation), each replaced by its
-// expression's value in the form a bucket key takes (a list joined with
-// ",", null as ""), or by nothing if it fails to evaluate. Every "${"
-// begins a placeholder (the documentation gives no escape); write a
-// literal one as ${'${'}. When no action
-// answers, the request goes to the next
-// handler, with the [Result] of the last rate-limit action that ran in its
-// request's context ([ResultFromContext]).
+// ${expression} placeholders (Traffic Policy's CEL interpolation), each
+// replaced by its expression's value in the form a bucket key takes (a
+// list joined with ",", null as ""), or by nothing if it fails to
+// evaluate. Every "${" begins a placeholder (the documentation gives no
+// escape); write a literal one as ${'${'}. When no action answers, the
+// request goes to the next handler, with the [Result] of the last
+// rate-limit action that ran in its request's context
+// ([ResultFromContext]).
 //
 // An action after a terminating action in its rule could never run, and
 // [NewPolicy] refuses it, as the real service does (ERR_NGROK_2207). The
@@ -528,11 +527,11 @@ func matches(exprs []cel.Program, a *activation) bool {
 	return true
 }
 
-// writeHeaders adds the draft RateLimit-Policy field for l and, unless
-// res is a request that no bucket decided and that was not limited (its
-// bucket key failed to evaluate, or its store failed under FailOpen), the
-// RateLimit field: a limited request, whose 429 this may be, always has
-// both.
+// writeHeaders adds the draft RateLimit-Policy field for l and the
+// RateLimit field, unless res has an error and is not limited: its bucket
+// key failed to evaluate (and it was counted in no bucket of its own), or
+// its store failed under FailOpen, so there is no quota to report. A
+// limited request, whose 429 this may be, always has both.
 func writeHeaders(h http.Header, l *Limit, res Result) {
 	name := sfString(l.cfg.Name)
 	h.Add("RateLimit-Policy", name+";q="+strconv.FormatInt(l.cfg.Capacity, 10)+

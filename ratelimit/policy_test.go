@@ -305,22 +305,29 @@ func TestPolicyTypeErrors(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			_, err := NewPolicy([]byte(tt.doc))
-			got := map[string]string{}
-			for _, fe := range acctapi.FieldErrors(err) {
-				got[fe.Field] = fe.Reason
-			}
-			if len(got) != len(tt.want) {
-				t.Errorf("errors %v; want one for each of %v", err, tt.want)
-			}
-			for f, want := range tt.want {
-				if !strings.Contains(got[f], want) {
-					t.Errorf("%s: %q; want it to contain %q (all: %v)", f, got[f], want, err)
-				}
-			}
+			checkFieldErrors(t, err, tt.want)
 			if err != nil && (strings.Contains(err.Error(), "Go ") || strings.Contains(err.Error(), "json:")) {
 				t.Errorf("the error names Go's types: %v", err)
 			}
 		})
+	}
+}
+
+// checkFieldErrors checks that err is field errors, one for each field of
+// want, each with a reason that contains want's.
+func checkFieldErrors(t *testing.T, err error, want map[string]string) {
+	t.Helper()
+	got := map[string]string{}
+	for _, fe := range acctapi.FieldErrors(err) {
+		got[fe.Field] = fe.Reason
+	}
+	if len(got) != len(want) {
+		t.Errorf("errors: %v; want one for each of %v", err, want)
+	}
+	for f, w := range want {
+		if r, ok := got[f]; !ok || !strings.Contains(r, w) {
+			t.Errorf("%s: %q; want it to contain %q (all: %v)", f, r, w, err)
+		}
 	}
 }
 
@@ -397,18 +404,7 @@ func TestPolicyUnreachableAction(t *testing.T) {
 				opts = append(opts, WithSkipUnsupported())
 			}
 			_, err := NewPolicy([]byte("on_http_request:\n"+tt.doc), opts...)
-			got := map[string]string{}
-			for _, fe := range acctapi.FieldErrors(err) {
-				got[fe.Field] = fe.Reason
-			}
-			if len(got) != len(tt.want) {
-				t.Errorf("errors: %v; want one for each of %v", err, tt.want)
-			}
-			for f, want := range tt.want {
-				if r, ok := got[f]; !ok || !strings.Contains(r, want) {
-					t.Errorf("%s: %q; want it to contain %q", f, r, want)
-				}
-			}
+			checkFieldErrors(t, err, tt.want)
 		})
 	}
 }
