@@ -47,10 +47,12 @@ const ActionTypeCustomResponse = "custom-response"
 // rate-limit action that ran. A rate-limit action does not terminate: under
 // its limit, or with enforce false, processing continues; an enforced limit
 // answers 429 with retry-after. A custom-response action answers and
-// terminates; its header names must be HTTP field names, each header
-// given once (in any case), and its header values may not hold control
-// characters other than a tab (a placeholder's value has each such
-// character replaced by a space). Its body and header values may hold
+// terminates; its header names must be HTTP field names other than
+// Content-Length and Transfer-Encoding (net/http sets them from the
+// body), each header given once (in any case), and its header values may
+// not hold control characters other than a tab (a placeholder's value
+// has each such character replaced by a space). Its body and header
+// values may hold
 // ${expression} placeholders (Traffic Policy's CEL interpolation), each
 // replaced by its expression's value in the form a bucket key takes (a
 // list joined with ",", null as ""), or by nothing if it fails to
@@ -337,6 +339,11 @@ func compileAction(ad actionDoc, o options) (policyAction, error) {
 				continue
 			}
 			name := http.CanonicalHeaderKey(k)
+			if name == "Content-Length" || name == "Transfer-Encoding" {
+				errs = append(errs, field.Invalid(hpath, "%s is net/http's to set from the body; "+
+					"another value would break the response (the client would read a truncated or unreadable body)", k))
+				continue
+			}
 			if prev, dup := seen[name]; dup {
 				errs = append(errs, field.Invalid(hpath, "names the same header as %s (header names are case-insensitive)", prev))
 				continue

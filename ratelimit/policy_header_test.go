@@ -12,7 +12,8 @@ import (
 // names that are not HTTP field names ("X-Reason Code", "X-Réason") were
 // accepted, and net/http then dropped them silently. NewPolicy now refuses
 // them, a name given twice in different case (one would overwrite the
-// other), and a value whose text has a control character net/http would
+// other), Content-Length and Transfer-Encoding (a value other than
+// net/http's own breaks the response), and a value whose text has a control character net/http would
 // change or drop, each naming the header.
 func TestPolicyCustomResponseHeaderNames(t *testing.T) {
 	t.Parallel()
@@ -26,6 +27,9 @@ func TestPolicyCustomResponseHeaderNames(t *testing.T) {
 		{"colon in the name", `"X-A:B": a`, map[string]string{"X-A:B": "is not an HTTP header name"}},
 		{"empty name", `"": a`, map[string]string{"": "is not an HTTP header name"}},
 		{"same name twice", `X-Reason: a, x-reason: b`, map[string]string{"x-reason": "names the same header as X-Reason"}},
+		{"framing headers", `content-length: "3", Transfer-Encoding: gzip`, map[string]string{
+			"content-length":    "content-length is net/http's to set from the body",
+			"Transfer-Encoding": "Transfer-Encoding is net/http's to set"}},
 		{"line break in the value", `X-Reason: "a\r\nSet-Cookie: b"`, map[string]string{"X-Reason": `the value has the control character '\r'`}},
 		{"NUL in the value", `X-Reason: "a\0b"`, map[string]string{"X-Reason": `control character '\x00'`}},
 		{"line break around a placeholder", `X-Reason: "${req.host}\n"`, map[string]string{"X-Reason": `control character '\n'`}},
