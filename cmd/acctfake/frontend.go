@@ -102,6 +102,11 @@ func (f *frontend) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if f.shutdown.Err() != nil {
 		msg = "The server is shutting down and cancelled the request; it may still take effect."
 	}
+	// The handler may still be reading the body. Before a keep-alive
+	// answer net/http would read what is left of it first, which a body
+	// shorter than its Content-Length holds until the read timeout; an
+	// answer that closes the connection goes out at once.
+	w.Header().Set("Connection", "close")
 	writeError(w, opID, http.StatusServiceUnavailable, acctapi.CodeUnavailable, "", msg)
 }
 

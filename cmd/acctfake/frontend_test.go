@@ -1,7 +1,10 @@
 package main
 
 import (
+	"bufio"
 	"context"
+	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -119,5 +122,71 @@ func TestFrontendTimeoutJournaled(t *testing.T) {
 		if id := r.header.Get("Operation-Id"); len(j) != 1 || j[0].OperationID != id {
 			t.Errorf("503 with operation id %q; journal %+v", id, j)
 		}
+	})
+}
+
+// pipeListener hands out one end of net.Pipe conns: a server on it runs
+// inside a synctest bubble.
+type pipeListener struct{ conns chan net.Conn }
+
+func (l pipeListener) Accept() (net.Conn, error) {
+	c, ok := <-l.conns
+	if !ok {
+		return nil, net.ErrClosed
+	}
+	return c, nil
+}
+func (l pipeListener) Close() error   { return nil }
+func (l pipeListener) Addr() net.Addr { return &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1)} }
+
+// TestFrontendTimeoutWhileReadingTheBody checks, in a synctest bubble,
+// that a request whose body stops short of its Content-Length is answered
+// 503 at the timeout, and the connection closed: net/http first reads what
+// is left of an unread body before a keep-alive answer, so the 503 waited
+// for the read timeout (30 s in a review, against a -request-timeout of
+// 2s), and the client got nothing.
+func TestFrontendTimeoutWhileReadingTheBody(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := &frontend{
+			api: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if _, err := io.ReadAll(r.Body); err != nil {
+					return
+				}
+				w.WriteHeader(http.StatusCreated)
+			}),
+			newID: newIDs(t), maxHeaderBytes: 64 << 10, timeout: time.Second, shutdown: context.Background(),
+		}
+		l := pipeListener{make(chan net.Conn, 1)}
+		srv := &http.Server{Handler: f, ReadTimeout: time.Hour}
+		go srv.Serve(l)
+		client, server := net.Pipe()
+		l.conns <- server
+		close(l.conns)
+		answered := make(chan *http.Response, 1)
+		go func() {
+			resp, err := http.ReadResponse(bufio.NewReader(client), nil)
+			if err != nil {
+				t.Errorf("reading the answer: %v", err)
+			}
+			answered <- resp
+		}()
+		go io.WriteString(client, "POST /service_users HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"name\":")
+		start := time.Now()
+		select {
+		case resp := <-answered:
+			if resp == nil {
+				return
+			}
+			if resp.StatusCode != http.StatusServiceUnavailable || !resp.Close {
+				t.Errorf("answered %d (close %t), want 503 with the connection closed", resp.StatusCode, resp.Close)
+			}
+			if waited := time.Since(start); waited != time.Second { // the bubble's clock: exact
+				t.Errorf("answered after %v, want the timeout 1s", waited)
+			}
+		case <-time.After(time.Minute):
+			t.Errorf("no answer a minute after a request timeout of 1s")
+		}
+		client.Close()
+		srv.Close()
 	})
 }
