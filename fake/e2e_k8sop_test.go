@@ -633,4 +633,13 @@ func TestSelectorsOverHTTP(t *testing.T) {
 		e.Details["field"] != "binding.endpoint_selectors[1]" || !strings.Contains(e.Msg, "timestamp out of range") {
 		t.Errorf("a selector failing on endpoints: %d %s, want 400 %s on binding.endpoint_selectors[1]", r.status, r.body, acctapi.CodeBadFilter)
 	}
+	// The same when no endpoint reaches the shift (a review saw 200 with no
+	// endpoints): time.now is checked before any endpoint is read.
+	op = must(ops.Create(ctx, &k8sop.OperatorCreate{EnabledFeatures: []string{"bindings"},
+		Binding: &k8sop.BindingCreate{EndpointSelectors: []string{`endpoint.name == "none" && endpoint.created_at > time.now.subtract("999999d")`}}}))(t)
+	r = raw(t, srv, "GET", "/kubernetes_operators/"+op.ID+"/bound_endpoints", nil, "")
+	if e := r.apiErr(t); r.status != http.StatusBadRequest || e.ErrorCode != acctapi.CodeBadFilter ||
+		e.Details["field"] != "binding.endpoint_selectors[0]" || !strings.Contains(e.Msg, "timestamp out of range") {
+		t.Errorf("a selector whose shift no endpoint reaches: %d %s, want 400 %s on binding.endpoint_selectors[0]", r.status, r.body, acctapi.CodeBadFilter)
+	}
 }

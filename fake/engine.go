@@ -379,6 +379,9 @@ func (res *resource[T, X, C, U]) listHandler(c *call, member string, filterField
 		// value is copied or boxed to reach it.
 		var cur *T
 		obj := &objVal{field: func(name string) ref.Val { return res.field(*cur, name) }}
+		if err := f.checkNow(c.now); err != nil {
+			return 0, nil, err
+		}
 		match := f.matcher(c.now)
 		keep = func(v *T) (bool, error) {
 			cur = v

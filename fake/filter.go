@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/google/cel-go/cel"
+	celast "github.com/google/cel-go/common/ast"
 	"github.com/google/cel-go/common/types"
 	"github.com/google/cel-go/common/types/ref"
 	"github.com/google/cel-go/interpreter"
@@ -101,6 +102,22 @@ type filter struct {
 	fast    cel.Program // no tracking; nil when the cost has no bound under maxFilterCost
 	maxCost uint64      // the most one evaluation costs, when fast is set, base included
 	base    uint64      // what each evaluation costs besides CEL's cost: celguard.EvalCost and 1 per 4 nodes
+	shifts  celast.Expr // the expression, when it moves time.now (see checkNow); else nil
+}
+
+// checkNow refuses, before any item is read, a filter that moves time.now
+// out of CEL's range at now (time.now.add("999999d")...): it would fail
+// on every item it reached, and so a list where no item reaches it (an &&
+// that stops before it, an empty list) answered 200 with nothing, where
+// one item that did answered 400 (contract §3: such a time is an error).
+func (f *filter) checkNow(now time.Time) error {
+	if f.shifts == nil {
+		return nil
+	}
+	if err := celguard.CheckNowTimes(f.shifts, now); err != nil {
+		return badFilter("%v", err)
+	}
+	return nil
 }
 
 func badFilter(format string, args ...any) *apiError {
@@ -145,6 +162,9 @@ func compileFilter(expr string, fields []string) (*filter, error) {
 		return nil, badFilter("%v", err)
 	}
 	f := &filter{prg: prg, base: celguard.EvalCost + celguard.Nodes(ast.NativeRep().Expr())/4}
+	if e := parsed.NativeRep().Expr(); celguard.ShiftsNow(e) {
+		f.shifts = e
+	}
 	if est, err := env.EstimateCost(ast, filterCosts); err == nil && est.Max <= maxFilterCost {
 		if f.fast, err = env.Program(ast); err != nil {
 			return nil, badFilter("%v", err)

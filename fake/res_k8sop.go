@@ -189,6 +189,9 @@ func (s *Server) registerOperators() {
 			// The request's evaluations share one budget (contract §6), so
 			// its cost is bounded whatever the selectors and the endpoints;
 			// time.now is the request's time.
+			if err := sel.CheckAt(o.now); err != nil {
+				return nil, "", false, selectorFailure(err)
+			}
 			m := sel.MatcherAt(o.now, k8sop.MatchBudget)
 			base := s.seedBase()
 			return endpoints.table.Page(tx, o.account, p.beforeID, p.limit, func(e *k8sop.Endpoint) (bool, error) {

@@ -147,8 +147,9 @@ type Selectors struct {
 // selector is one compiled selector: a program that tracks its cost,
 // limited to MaxSelectorCost, and what each evaluation costs besides.
 type selector struct {
-	prg  cel.Program
-	base uint64
+	prg    cel.Program
+	base   uint64
+	shifts celast.Expr // the expression, when it moves time.now (see CheckAt); else nil
 }
 
 // CompileSelectors compiles each expression, which must be a CEL
@@ -233,6 +234,9 @@ func compile(env *cel.Env, expr string) (selector, error) {
 		return selector{}, err
 	}
 	sel := selector{base: celguard.EvalCost + celguard.Nodes(ast.NativeRep().Expr())}
+	if e := parsed.NativeRep().Expr(); celguard.ShiftsNow(e) {
+		sel.shifts = e
+	}
 	est, err := env.EstimateCost(ast, selectorCosts)
 	if err != nil {
 		return selector{}, err
@@ -293,6 +297,30 @@ func (s *Selectors) MatchAt(e *Endpoint, now time.Time) (bool, error) {
 	return ok, err
 }
 
+// CheckAt reports each selector that moves time.now out of CEL's range of
+// timestamps at now (time.now.add("999999d")...), as a
+// [*acctapi.FieldError] on "endpoint_selectors[i]", joined; nil when none
+// does. Such a selector fails on every endpoint whose evaluation reaches
+// that time, so a caller that matches many endpoints for one request (see
+// [Matcher]) checks it first: the request then fails alike whether or
+// not an endpoint reaches it, never a silent "no match".
+func (s *Selectors) CheckAt(now time.Time) error {
+	if s == nil {
+		return nil
+	}
+	var errs []error
+	for i, sel := range s.sels {
+		if sel.shifts == nil {
+			continue
+		}
+		if err := celguard.CheckNowTimes(sel.shifts, now); err != nil {
+			errs = append(errs, &acctapi.FieldError{Field: fmt.Sprintf("endpoint_selectors[%d]", i), Code: acctapi.CodeInvalidValue,
+				Reason: oneLine(err)})
+		}
+	}
+	return errors.Join(errs...)
+}
+
 // match is MatchAt, stopping when the evaluations cost more than limit;
 // it returns what they cost.
 func (s *Selectors) match(e *Endpoint, now ref.Val, limit uint64) (bool, uint64, error) {
@@ -345,8 +373,8 @@ func (a *endpointVar) Parent() interpreter.Activation { return nil }
 // Matcher matches endpoints against selectors for one request, within a
 // budget of cost units, so that a request that looks at many endpoints
 // (listing an operator's bound endpoints) has a bounded cost whatever the
-// selectors and the endpoints. A Matcher is for one goroutine; the zero
-// value matches nothing.
+// selectors and the endpoints. Such a request checks [Selectors.CheckAt]
+// first. A Matcher is for one goroutine; the zero value matches nothing.
 type Matcher struct {
 	s      *Selectors
 	now    ref.Val

@@ -134,23 +134,62 @@ func Shift(t time.Time, fn, d string) (time.Time, error) {
 // CheckConstTimes refuses an add() or subtract() whose target is a time
 // literal (such as timestamp("9999-12-31T23:59:59Z").add("1d")) when its
 // result is out of range, so that it is refused before any item is read;
-// one on time.now or a member is checked when evaluated.
+// one on time.now is checked by CheckNowTimes, and one on a member when
+// evaluated.
 func CheckConstTimes(e celast.Expr) error {
-	var bad error
+	return checkTimes(e, nil)
+}
+
+// ShiftsNow reports whether e has an add() or subtract() of a literal
+// duration on time.now, which CheckNowTimes checks.
+func ShiftsNow(e celast.Expr) bool {
+	found := false
 	celast.PreOrderVisit(e, celast.NewExprVisitor(func(x celast.Expr) {
-		if bad == nil && x.Kind() == celast.CallKind {
-			_, _, bad = constTime(x)
+		if !found && x.Kind() == celast.CallKind {
+			if c := x.AsCall(); (c.FunctionName() == "add" || c.FunctionName() == "subtract") && c.IsMemberFunction() {
+				found = isNow(c.Target())
+			}
+		}
+	}))
+	return found
+}
+
+// CheckNowTimes is CheckConstTimes for time.now at now: it refuses an
+// add() or subtract() of literal durations on time.now whose result is out
+// of range, wherever it stands in e. time.now is one time for a whole
+// request, so such an expression fails on every item it reaches; checked
+// once before any item is read, it is refused alike whether or not an
+// item reaches it (an && that stops before it on every item, an empty
+// list), never a silent "no match".
+func CheckNowTimes(e celast.Expr, now time.Time) error {
+	return checkTimes(e, &now)
+}
+
+// checkTimes checks each chain of add() and subtract() once, from its
+// outermost call (the visit is pre-order): a chain of n calls costs n
+// steps, not n²/2, which matters when it runs on every request.
+func checkTimes(e celast.Expr, now *time.Time) error {
+	var bad error
+	seen := map[int64]bool{}
+	celast.PreOrderVisit(e, celast.NewExprVisitor(func(x celast.Expr) {
+		if bad == nil && x.Kind() == celast.CallKind && !seen[x.ID()] {
+			_, _, bad = constTime(x, now, seen)
 		}
 	}))
 	return bad
 }
 
-// constTime is the value of e when it is timestamp("<literal>"), or an
-// add() or subtract() of a literal duration on such a value.
-func constTime(e celast.Expr) (t time.Time, ok bool, err error) {
+// constTime is the value of e when it is timestamp("<literal>"), or time.now
+// when now is not nil, or an add() or subtract() of a literal duration on
+// such a value. It adds the calls it looks at to seen.
+func constTime(e celast.Expr, now *time.Time, seen map[int64]bool) (t time.Time, ok bool, err error) {
+	if now != nil && isNow(e) {
+		return *now, true, nil
+	}
 	if e.Kind() != celast.CallKind {
 		return time.Time{}, false, nil
 	}
+	seen[e.ID()] = true
 	c := e.AsCall()
 	switch fn := c.FunctionName(); {
 	case fn == "timestamp" && !c.IsMemberFunction() && len(c.Args()) == 1:
@@ -159,7 +198,7 @@ func constTime(e celast.Expr) (t time.Time, ok bool, err error) {
 			return v.Time, ok, nil
 		}
 	case (fn == "add" || fn == "subtract") && c.IsMemberFunction() && len(c.Args()) == 1:
-		t, ok, err := constTime(c.Target())
+		t, ok, err := constTime(c.Target(), now, seen)
 		d, lit := StringLiteral(c.Args()[0])
 		if !ok || err != nil || !lit {
 			return time.Time{}, false, err

@@ -74,3 +74,43 @@ func TestClockEnv(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckNowTimes checks that a shift of time.now out of range is found
+// wherever it stands, whether or not an evaluation would reach it, that
+// one in range is not, and that ShiftsNow tells which expressions need the
+// check.
+func TestCheckNowTimes(t *testing.T) {
+	env, err := cel.NewEnv(ClockEnv())
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Date(2030, 1, 10, 0, 0, 0, 0, time.UTC)
+	long := `time.now` + strings.Repeat(`.add("1d")`, 100)
+	for _, tt := range []struct {
+		expr   string
+		shifts bool
+		err    string
+	}{
+		{`time.now > timestamp("2000-01-01T00:00:00Z")`, false, ""},
+		{`time.now.subtract("7d") < time.now`, true, ""},
+		{`false && time.now.add("999999d").add("999999d").add("999999d") > time.now`, true, "timestamp out of range"},
+		{`time.now.subtract("999999d") < time.now || true`, true, "timestamp out of range"},
+		{long + ` > time.now`, true, ""},
+	} {
+		ast, iss := env.Compile(tt.expr)
+		if iss.Err() != nil {
+			t.Fatalf("%.60s: %v", tt.expr, iss.Err())
+		}
+		e := ast.NativeRep().Expr()
+		if got := ShiftsNow(e); got != tt.shifts {
+			t.Errorf("ShiftsNow(%.60s) = %v, want %v", tt.expr, got, tt.shifts)
+		}
+		err := CheckNowTimes(e, now)
+		if (err == nil) != (tt.err == "") || err != nil && !strings.Contains(err.Error(), tt.err) {
+			t.Errorf("CheckNowTimes(%.60s) = %v, want %q", tt.expr, err, tt.err)
+		}
+		if err := CheckConstTimes(e); err != nil {
+			t.Errorf("CheckConstTimes(%.60s) = %v; time.now is not a constant", tt.expr, err)
+		}
+	}
+}
