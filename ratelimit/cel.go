@@ -60,7 +60,8 @@ var env = sync.OnceValues(func() (*cel.Env, error) {
 		opts = append(opts, cel.Variable(v.name, v.typ))
 	}
 	opts = append(opts, funcOptions()...)
-	return cel.NewEnv(append(opts, boundedBuilders()...)...)
+	opts = append(opts, boundedBuilders()...)
+	return cel.NewEnv(append(opts, guardedFunctions()...)...)
 })
 
 // compiled is a checked and planned expression.
@@ -299,6 +300,7 @@ var costOptions = func() []cel.ProgramOption {
 			return &n
 		}),
 	}
+	opts = append(opts, guardTrackers()...)
 	for _, id := range linearOverloads {
 		opts = append(opts, interpreter.OverloadCostTracker(id, func(args []ref.Val, _ ref.Val) *uint64 { return sizeCost(args[0]) }))
 	}
@@ -326,9 +328,22 @@ var sizedByCEL = map[string]bool{
 	// __matches, charged by costOptions.)
 }
 
-func (resultCost) CallCost(_, overload string, _ []ref.Val, result ref.Val) *uint64 {
+func (resultCost) CallCost(_, overload string, args []ref.Val, result ref.Val) *uint64 {
 	if sizedByCEL[overload] {
 		return nil
+	}
+	if overload == overloads.AddList && len(args) == 2 {
+		// Concatenation is charged by the shorter list, not the result: a
+		// map or filter adds each element to its result so far (cel-go
+		// appends in place), which charged by the result cost n²/2 over n
+		// elements (lists.range(1500).map(i, i) failed the limit). The
+		// result's size stays paid for: a list doubled by x + x is
+		// charged its size.
+		a, b := sizeCost(args[0]), sizeCost(args[1])
+		if *a < *b {
+			return a
+		}
+		return b
 	}
 	return sizeCost(result)
 }

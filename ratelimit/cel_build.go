@@ -11,7 +11,6 @@ import (
 	"github.com/google/cel-go/common/types"
 	"github.com/google/cel-go/common/types/ref"
 	"github.com/google/cel-go/common/types/traits"
-	"github.com/google/cel-go/ext"
 )
 
 // Functions that build text or lists from values an expression makes
@@ -29,7 +28,7 @@ import (
 // the functions keep cel-go's semantics.
 
 // celBinding returns cel-go's binding of overload id of function fn in
-// ext.Strings and ext.Encoders.
+// ext.Strings, ext.Lists and ext.Encoders.
 func celBinding(fn, id string) *functions.Overload {
 	for _, o := range celBindings()[fn] {
 		if o.Operator == id {
@@ -40,12 +39,8 @@ func celBinding(fn, id string) *functions.Overload {
 }
 
 var celBindings = sync.OnceValue(func() map[string][]*functions.Overload {
-	e, err := cel.NewEnv(ext.Strings(), ext.Encoders())
-	if err != nil {
-		panic(err)
-	}
 	m := map[string][]*functions.Overload{}
-	for name, f := range e.Functions() {
+	for name, f := range celExtEnv().Functions() {
 		if b, err := f.Bindings(); err == nil {
 			m[name] = b
 		}

@@ -1,0 +1,166 @@
+package ratelimit
+
+import (
+	"runtime"
+
+	"github.com/google/cel-go/cel"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// TestGuardedFunctions pins a review's finding: distinct, indexOf and
+// lastIndexOf (and sort, sortBy and flatten, found by the audit that
+// followed) were charged only after they had run, so one call did
+// quadratic (or, for flatten of shared lists, unbounded) work first: 17.6
+// s for distinct over 80,000 values. Each now refuses a call whose cost,
+// computed from its arguments, is over the limit, before running it: the
+// bucket key fails with the package's budget error (not cel-go's "cost
+// limit exceeded", which came after the work), and the evaluation
+// allocates little beyond the request and what the expression builds
+// before the call (the call's own work would allocate the inputs' runes
+// or elements several times over). Not parallel: it counts the bytes the
+// process allocates.
+func TestGuardedFunctions(t *testing.T) {
+	ids := make([]string, 20000)
+	for i := range ids {
+		ids[i] = strconv.Itoa(i)
+	}
+	headers := map[string]string{
+		"X-Ids":    strings.Join(ids, ","),                   // 109 KB, 20,000 distinct values
+		"X-Long":   strings.Repeat("a", 1<<20-1024),          // 1 MiB less 1 KiB
+		"X-Prefix": strings.Repeat("a", 100) + "b",           // 101 bytes, found nowhere in X-Long
+		"X-Half":   strings.Repeat("a", 400_000) + "b",       // half of X-Long
+		"X-Short":  strings.Repeat("a", 300),                 //
+		"X-Few":    "1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16", //
+	}
+	for _, tt := range []struct {
+		expr, want string
+		maxAlloc   uint64 // bytes
+	}{
+		{"getReqHeader('x-ids')[0].split(',').distinct().size()", "distinct: the call is", 4 << 20},
+		{"getReqHeader('x-ids')[0].split(',').sort()[0]", "sort: the call is", 4 << 20},
+		{"getReqHeader('x-ids')[0].split(',').sortBy(v, v)[0]", "sortBy: the call is", 16 << 20},
+		{"getReqHeader('x-long')[0].indexOf(getReqHeader('x-prefix')[0])", "indexOf: the call is", 2 << 20},
+		{"getReqHeader('x-long')[0].indexOf(getReqHeader('x-half')[0], 1)", "indexOf: the call is", 2 << 20},
+		{"getReqHeader('x-long')[0].lastIndexOf(getReqHeader('x-prefix')[0])", "lastIndexOf: the call is", 2 << 20},
+		{"getReqHeader('x-long')[0].lastIndexOf(getReqHeader('x-half')[0], 5)", "lastIndexOf: the call is", 2 << 20},
+		// A list of shared lists is cheap to build and long to read: 100
+		// references to 1,000 references to 16 values compare as 16,000
+		// values each (cel-go charged 2 units for each), and flatten
+		// would build 10^6 elements from 1,000 references.
+		{"[getReqHeader('x-few')[0].split(',')].map(l, lists.range(1000).map(i, l)).map(m, lists.range(100).map(j, m))[0].distinct().size()", "distinct: the call is", 2 << 20},
+		{"[lists.range(1000)].map(r, lists.range(1000).map(i, r)).map(a, lists.range(1000).map(j, a))[0].flatten(2).size()", "flatten: the call is", 1 << 20},
+	} {
+		r := newRequest("GET", "http://h/")
+		for k, v := range headers {
+			r.Header.Set(k, v)
+		}
+		l := mustLimit(t, keyConfig(tt.expr))
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		res := l.EvaluateAt(r, base)
+		runtime.ReadMemStats(&after)
+		if res.ErrorCode != CodeEvalFailed || !strings.Contains(res.ErrorMessage, tt.want) {
+			t.Errorf("%s: %s %s; want an evaluation error containing %q", tt.expr, res.ErrorCode, res.ErrorMessage, tt.want)
+		}
+		if n := after.TotalAlloc - before.TotalAlloc; n > tt.maxAlloc {
+			t.Errorf("%s: allocated %d KiB; want at most %d", tt.expr, n>>10, tt.maxAlloc>>10)
+		}
+	}
+}
+
+// TestGuardedFunctionsWork checks that the guarded functions keep cel-go's
+// results within the limit, and that each call is charged its cost.
+func TestGuardedFunctionsWork(t *testing.T) {
+	t.Parallel()
+	r := newRequest("GET", "http://h/a/b/a")
+	r.Header.Set("X-Forwarded-For", "10.0.0.1, 10.0.0.2, 10.0.0.1")
+	for expr, want := range map[string]string{
+		"getReqHeader('x-forwarded-for')[0].split(', ').distinct()":         "10.0.0.1,10.0.0.2",
+		"getReqHeader('x-forwarded-for')[0].split(', ').sort()":             "10.0.0.1,10.0.0.1,10.0.0.2",
+		"['bb', 'a', 'ccc'].sortBy(s, s.size())":                            "a,bb,ccc",
+		"[[1, [2]], [3]].flatten().size()":                                  "3",
+		"[[1, [2]], [3]].flatten(2)":                                        "1,2,3",
+		"string(req.url.path.indexOf('a'))":                                 "1",
+		"string(req.url.path.indexOf('a', 2))":                              "5",
+		"string(req.url.path.lastIndexOf('a'))":                             "5",
+		"string(req.url.path.lastIndexOf('a', 4))":                          "1",
+		"string(req.url.path.indexOf(''))":                                  "0",
+		"[1, 1.0, 1u, 2].distinct()":                                        "1,2",
+		"string(lists.range(3).map(i, [1, 2]).distinct().size())":           "1",
+		"string([{'a': 1}, {'a': 1}, {'a': 2}].distinct().size())":          "2",
+		"string(getReqHeader('x-forwarded-for')[0].split(', ').size() > 2)": "true",
+	} {
+		res := mustLimit(t, keyConfig(expr)).EvaluateAt(r, base)
+		if res.ErrorCode != "" || res.BucketKey != want {
+			t.Errorf("%s: key %q (%s %s); want %q", expr, res.BucketKey, res.ErrorCode, res.ErrorMessage, want)
+		}
+	}
+}
+
+// TestGuardCosts pins the guards' costs in cost units: what a call is
+// charged, the cost of the expression less that of its argument. (The
+// inputs come from the request, so that no call is folded into a constant
+// when the expression is planned.)
+func TestGuardCosts(t *testing.T) {
+	t.Parallel()
+	r := newRequest("GET", "http://h/")
+	r.Header.Set("X-Abc", "a,b,c")
+	r.Header.Set("X-Long", strings.Repeat("a", 100))
+	r.Header.Set("X-Twenty", strings.Repeat(strings.Repeat("x", 20)+",", 9)+strings.Repeat("x", 20))
+	cost := func(expr string) uint64 {
+		c, err := compile(expr, cel.DynType, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var a activation
+		a.reset(r, base, nil, nil)
+		_, det, err := c.prog.Eval(&a)
+		if err != nil {
+			t.Fatalf("%s: %v", expr, err)
+		}
+		return *det.ActualCost()
+	}
+	abc := "getReqHeader('x-abc')[0].split(',')"
+	for _, tt := range []struct {
+		arg, call string
+		want      uint64
+	}{
+		// 1 + (n-1)·Σ(2 + len/10)
+		{abc, ".distinct()", 1 + 2*6},
+		{"getReqHeader('x-twenty')[0].split(',')", ".sort()", 1 + 9*(10*4)},
+		// an element that is a list counts what it holds: 1 + 3 + (2 + 3)
+		{"[" + abc + ", " + abc + "]", ".distinct()", 1 + 1*(2*5)},
+		// 1 + len/10 + len·sub/10
+		{"getReqHeader('x-long')[0].trim()", ".indexOf('ab')", 1 + 10 + 20},
+		{"getReqHeader('x-long')[0].trim()", ".lastIndexOf('', 3)", 1 + 10},
+		// 1 + a unit per list read and per element built
+		{"[" + abc + ", ['d']]", ".flatten()", 1 + 1 + (1 + 3) + (1 + 1)},
+	} {
+		got, without := cost(tt.arg+tt.call), cost(tt.arg)
+		if got-without != tt.want {
+			t.Errorf("%s%s: cost %d, %d without the call; want %d for the call", tt.arg, tt.call, got, without, tt.want)
+		}
+	}
+}
+
+// TestComprehensionCostLinear pins a defect found on the way: a map or
+// filter over n elements was charged n²/2 (each step's concatenation by
+// the size of the result so far), so lists.range(1500).map(i, i) failed
+// the cost limit. A concatenation is now charged by its shorter list.
+func TestComprehensionCostLinear(t *testing.T) {
+	t.Parallel()
+	r := newRequest("GET", "http://h/")
+	for _, expr := range []string{"lists.range(10000).map(i, i).size()", "lists.range(10000).filter(i, i % 2 == 0).size()"} {
+		if res := mustLimit(t, keyConfig(expr)).EvaluateAt(r, base); res.ErrorCode != "" {
+			t.Errorf("%s: %s", expr, res.ErrorMessage)
+		}
+	}
+	// Doubling a list is still charged its size.
+	doubled := "[lists.range(10000)]"
+	for range 8 {
+		doubled = "(" + doubled + ".map(x, x + x))"
+	}
+	wantEvalError(t, doubled+"[0].size()", "cost limit", nil)
+}
