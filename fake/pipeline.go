@@ -288,9 +288,20 @@ func (s *Server) authenticate(c *call) error {
 // Ngrok-Version, which a request of the real service's dialect sends
 // alone; Service-Version wins when both are sent.
 func checkVersion(h http.Header, d acctapi.Dialect) error {
-	v := h.Get("Service-Version")
-	if v == "" {
-		v = h.Get("Ngrok-Version")
+	name := "Service-Version"
+	vs := h.Values(name)
+	if len(vs) == 0 || vs[0] == "" {
+		name = "Ngrok-Version"
+		vs = h.Values(name)
+	}
+	if len(vs) > 1 {
+		// As with Authorization: which one counts would be a guess (the
+		// first, "2", served a request that also said "3").
+		return errorf(http.StatusBadRequest, acctapi.CodeBadVersion, "The request sends the header %s %d times; send it once.", name, len(vs))
+	}
+	var v string
+	if len(vs) == 1 {
+		v = vs[0]
 	}
 	switch strings.TrimSpace(v) {
 	case "":

@@ -795,3 +795,26 @@ func TestBodyText(t *testing.T) {
 		t.Errorf("service users %q, want the pair's and the backslash's only", got)
 	}
 }
+
+// TestVersionHeaderTwice checks that a version header sent more than once
+// is refused, whatever the order (a review saw "2" then "3" served, "3"
+// then "2" refused), as two Authorization headers are.
+func TestVersionHeaderTwice(t *testing.T) {
+	t.Parallel()
+	srv, _ := start(t)
+	for _, tt := range []struct {
+		name string
+		vs   []string
+	}{{"Service-Version", []string{"2", "3"}}, {"Service-Version", []string{"3", "2"}}, {"Service-Version", []string{"2", "2"}},
+		{"Ngrok-Version", []string{"2", "3"}}} {
+		req := httptest.NewRequest(http.MethodGet, "/service_users", nil)
+		req.Header.Set("Authorization", "Bearer "+srv.APIKey())
+		req.Header[tt.name] = tt.vs
+		rec := httptest.NewRecorder()
+		srv.Handler().ServeHTTP(rec, req)
+		if rec.Code != http.StatusBadRequest || !strings.Contains(rec.Body.String(), acctapi.CodeBadVersion) ||
+			!strings.Contains(rec.Body.String(), tt.name+" 2 times") {
+			t.Errorf("%s: %q: %d %s, want 400 %s naming the header", tt.name, tt.vs, rec.Code, rec.Body, acctapi.CodeBadVersion)
+		}
+	}
+}

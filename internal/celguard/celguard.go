@@ -204,13 +204,28 @@ func (g *Grammar) inList(e celast.Expr) error {
 	if e.Kind() != celast.ListKind || len(e.AsList().OptionalIndices()) > 0 {
 		return fmt.Errorf("in needs a list literal of constants on its right")
 	}
+	// Constants of one type, not null: CEL types a list that mixes types
+	// (int and double too) as list(dyn), which type-checks against any
+	// left operand, so that obj.created_at in ["2026-01-01T00:00:00Z",
+	// null] matched nothing where obj.created_at in
+	// ["2026-01-01T00:00:00Z"] is refused.
+	var first ref.Type
 	for _, x := range e.AsList().Elements() {
 		if x.Kind() != celast.LiteralKind {
 			return fmt.Errorf("in needs a list literal of constants on its right")
 		}
+		switch t := x.AsLiteral().Type(); {
+		case t == types.NullType:
+			return fmt.Errorf("the list on the right of in must not hold null; compare with == null instead")
+		case first == nil:
+			first = t
+		case t != first:
+			return fmt.Errorf("the list on the right of in mixes %s and %s; its constants must be of one type", first.TypeName(), t.TypeName())
+		}
 	}
 	return nil
 }
+
 
 // literal checks the argument of timestamp(), add() or subtract(): a
 // string literal that g.Literal accepts.

@@ -19,7 +19,6 @@ package store
 import (
 	"errors"
 	"fmt"
-	"strings"
 	"sync"
 
 	memdb "github.com/hashicorp/go-memdb"
@@ -411,11 +410,13 @@ const maxID = "\x7f"
 // cost grows with limit and with the rows keep rejects, never otherwise
 // with the number stored.
 func (t *Table[T, X]) Page(tx *Txn, account, beforeID string, limit int, keep func(v *T) (bool, error)) (values []T, lastID string, more bool, err error) {
-	from := beforeID
-	if from == "" || strings.ContainsRune(from, 0) {
-		from = maxID
+	// Any beforeID, a NUL in it too (the index key is the account, a NUL
+	// and the id, so the account's rows sort as their ids do), walks the
+	// ids that sort before it as strings.
+	if beforeID == "" {
+		beforeID = maxID
 	}
-	it, err := tx.tx.ReverseLowerBound(t.t.name, "id", Key(account, from))
+	it, err := tx.tx.ReverseLowerBound(t.t.name, "id", Key(account, beforeID))
 	if err != nil {
 		return nil, "", false, err
 	}
@@ -425,7 +426,7 @@ func (t *Table[T, X]) Page(tx *Txn, account, beforeID string, limit int, keep fu
 		if r.account != account {
 			break
 		}
-		if r.id >= from {
+		if r.id >= beforeID {
 			continue // before_id itself
 		}
 		if keep != nil {

@@ -324,7 +324,12 @@ func TestPage(t *testing.T) {
 		{"keep", "", 10, odd, []int{3, 1}, false},
 		{"keep and limit", "", 1, odd, []int{3}, true},
 		{"before nothing", "p_0", 10, nil, nil, false},
-		{"NUL in before_id", "p_\x00", 10, nil, []int{4, 3, 2, 1, 0}, false},
+		// Ids sort before a before_id with a NUL as strings do (a review saw
+		// the first page for one).
+		{"NUL in before_id", "p_\x00", 10, nil, nil, false},
+		{"NUL after an id", "p_3\x00zzz", 10, nil, []int{3, 2, 1, 0}, false},
+		{"NUL after the last id", "p_4\x00", 2, nil, []int{4, 3}, true},
+		{"NUL alone", "\x00", 10, nil, nil, false},
 	}
 	for _, tt := range tests {
 		got, last, more, err := plain.Page(read(db), "ac_1", tt.beforeID, tt.limit, tt.keep)
