@@ -422,22 +422,33 @@ func (h requestHandle) Value() any                     { return h.a }
 
 // keyString turns a bucket-key value into its part of the key, following
 // the contract (§7): a list joins its elements' forms with ","; null is "";
-// anything else uses its CEL string form. It fails for values with no
-// string form (maps, for example), and for forms longer than maxKeyBytes:
-// a list of a thousand references to one long string costs an expression
-// little, and its joined form would be a thousand times as long.
+// bytes are their raw contents (valid UTF-8 or not: a key that failed on
+// invalid UTF-8 let a client escape the limit with bad bytes, since a key
+// that fails to evaluate does not limit); a map, which only a dyn
+// expression can give (json.decode), is "{k:v,...}" with its entries
+// sorted, so that its form is stable and no map fails; anything else uses
+// its CEL string form. It fails for values with no string form, and for
+// forms longer than maxKeyBytes: a list of a thousand references to one
+// long string costs an expression little, and its joined form would be a
+// thousand times as long.
 func keyString(v ref.Val) (string, error) {
 	s, err := keyForm(v, maxKeyBytes)
 	if err == nil && len(s) > maxKeyBytes {
-		err = &budgetError{fmt.Sprintf("the value is longer than %d bytes", maxKeyBytes)}
+		err = keyTooLong()
 	}
 	return s, err
 }
 
-// keyForm is keyString, joining at most about limit bytes of a list.
+func keyTooLong() error {
+	return &budgetError{fmt.Sprintf("the value is longer than %d bytes", maxKeyBytes)}
+}
+
+// keyForm is keyString, joining at most about limit bytes of a list or map.
 func keyForm(v ref.Val, limit int) (string, error) {
 	switch v := v.(type) {
 	case types.String:
+		return string(v), nil
+	case types.Bytes:
 		return string(v), nil
 	case types.Null:
 		return "", nil
@@ -453,11 +464,31 @@ func keyForm(v ref.Val, limit int) (string, error) {
 				b.WriteByte(',')
 			}
 			if b.Len()+len(s) > limit {
-				return "", &budgetError{fmt.Sprintf("the value is longer than %d bytes", maxKeyBytes)}
+				return "", keyTooLong()
 			}
 			b.WriteString(s)
 		}
 		return b.String(), nil
+	case traits.Mapper:
+		var entries []string
+		n := 2
+		for it := v.Iterator(); it.HasNext() == types.True; {
+			k := it.Next()
+			ks, err := keyForm(k, limit-n)
+			if err != nil {
+				return "", err
+			}
+			vs, err := keyForm(v.Get(k), limit-n-len(ks))
+			if err != nil {
+				return "", err
+			}
+			if n += len(ks) + len(vs) + 2; n > limit {
+				return "", keyTooLong()
+			}
+			entries = append(entries, ks+":"+vs)
+		}
+		slices.Sort(entries)
+		return "{" + strings.Join(entries, ",") + "}", nil
 	}
 	s := v.ConvertToType(types.StringType)
 	if str, ok := s.(types.String); ok {

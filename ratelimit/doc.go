@@ -82,15 +82,21 @@
 // reads or builds, and fails to evaluate beyond it. join, format,
 // json.encode, queryString.encode and replace refuse, before building it,
 // a result of more than 1 MiB, and split a list of more than 1,000,000
-// elements. A call of matches whose string length times its pattern's
+// elements. distinct, sort, sortBy, flatten, indexOf and lastIndexOf
+// compute their cost from their arguments first (the pairs of elements
+// they compare, a list counted with all it holds; the elements flatten
+// builds; the string's length times the substring's) and refuse a call
+// over the limit before running it. A call of matches whose string length times its pattern's
 // compiled size exceeds 2,000,000 fails before it compiles or runs (a
 // pattern may be at most 64 KiB and 20,000 instructions, and each compile
 // is charged), and a bucket-key value (a list's joined
 // form included) may be at most 1 MiB. A YAML policy document may be at
 // most 4 MiB with its aliases expanded.
 //
-// A bucket-key value that is a list joins its elements with ","; other
-// values use their CEL string form; null is "". A bucket key that fails to
+// A bucket-key value that is a list joins its elements with ","; bytes
+// are their raw contents, valid UTF-8 or not; a map (which only a dyn
+// expression such as json.decode gives) is "{k:v,...}" with its entries
+// sorted; other values use their CEL string form; null is "". A bucket key that fails to
 // evaluate does not limit the request: the result carries
 // [CodeEvalFailed] and a message, and processing continues. The exception
 // is a key stopped by one of the bounds above: such requests are counted

@@ -236,3 +236,45 @@ func TestEvaluateAllocs(t *testing.T) {
 		}
 	}
 }
+
+// TestBucketKeyEveryValueLimits pins a review's finding: a bucket key whose
+// value was bytes that are not valid UTF-8 (base64.decode of a header)
+// failed to evaluate, "a value of type bytes has no string form", so the
+// request was neither limited nor counted and a client escaped the limit
+// by sending bad bytes; a dyn key that gives a map (json.decode) failed
+// the same way. Bytes now key by their raw contents and a map by its
+// sorted entries: each distinct value its own stable bucket, limited.
+func TestBucketKeyEveryValueLimits(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		expr, header string
+		others       []string // other header values: each a bucket of its own
+		want         string   // the bucket key of header
+	}{
+		{"base64.decode(getReqHeader('X-Token')[0])", "/3VzZXIx", []string{"/3VzZXIy", "dXNlcjE=", "/w==", "/g=="}, "\xffuser1"},
+		{"[base64.decode(getReqHeader('X-Token')[0])]", "/3VzZXIx", []string{"/3VzZXIy"}, "\xffuser1"},
+		{"json.decode(getReqHeader('X-Token')[0])", `{"b": 2, "a": [1, "x"]}`, []string{`{"a": [1, "x"]}`, `{}`, `[{"a": 1}]`}, "{a:1,x,b:2}"},
+	} {
+		cfg := keyConfig(tt.expr)
+		cfg.Capacity = 1
+		l := mustLimit(t, cfg)
+		seen := map[string]bool{}
+		for i, h := range append([]string{tt.header}, tt.others...) {
+			r := newRequest("GET", "http://h/")
+			r.Header.Set("X-Token", h)
+			for j, wantLimited := range []bool{false, true} {
+				res := l.EvaluateAt(r, base)
+				if res.ErrorCode != "" || res.Limited != wantLimited {
+					t.Fatalf("%s, X-Token %q, request %d: %+v; want limited %v", tt.expr, h, j, res, wantLimited)
+				}
+				if i == 0 && res.BucketKey != tt.want {
+					t.Errorf("%s, X-Token %q: bucket key %q; want %q", tt.expr, h, res.BucketKey, tt.want)
+				}
+				if j == 0 && seen[res.BucketKey] {
+					t.Errorf("%s, X-Token %q: bucket key %q shared with another value", tt.expr, h, res.BucketKey)
+				}
+				seen[res.BucketKey] = true
+			}
+		}
+	}
+}
