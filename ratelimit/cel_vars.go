@@ -439,10 +439,14 @@ func reqVars() []varSpec {
 			return out
 		}),
 		valVar("req.content_length", intT, provNone, func(a *activation) ref.Val {
-			if a.r.ContentLength < 0 {
-				return absent("req.content_length", "the request does not declare its length")
+			// net/http gives a request without a body and without a
+			// Content-Length (a GET) a length of 0, and one whose length
+			// is unknown (chunked) -1; only a declared length, or a known
+			// one above 0, is present.
+			if n := a.r.ContentLength; n > 0 || n == 0 && a.r.Header["Content-Length"] != nil {
+				return types.Int(n)
 			}
-			return types.Int(a.r.ContentLength)
+			return absent("req.content_length", "the request does not declare its length")
 		}),
 		strVar("req.content_type", provNone, func(a *activation) string { t, _ := a.contentType(); return t }),
 		valVar("req.content_type.parameters", strMap, provNone, func(a *activation) ref.Val {

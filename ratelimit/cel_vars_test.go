@@ -1,6 +1,7 @@
 package ratelimit
 
 import (
+	"bufio"
 	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
@@ -579,4 +580,38 @@ func TestDirectPathProperty(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestContentLengthDeclared pins a review's finding: req.content_length was
+// present, 0, on a GET that declares no length, because net/http gives
+// such a request a ContentLength of 0. Requests as net/http's server reads
+// them (http.ReadRequest): only a declared length, 0 included, is present.
+func TestContentLengthDeclared(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		raw  string
+		want any // nil: absent
+	}{
+		{"GET / HTTP/1.1\r\nHost: x\r\n\r\n", nil},
+		{"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n", int64(0)},
+		{"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\nhello", int64(5)},
+		{"POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n", nil},
+		{"GET / HTTP/1.0\r\n\r\n", nil},
+	} {
+		r, err := http.ReadRequest(bufio.NewReader(strings.NewReader(tt.raw)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		has := evalExpr(t, "has(req.content_length)", r)
+		got := evalExpr(t, "req.content_length", r)
+		if tt.want == nil {
+			if has != types.False || !types.IsError(got) {
+				t.Errorf("%q: has %v, value %v; want absent", tt.raw, has, got)
+			}
+			continue
+		}
+		if has != types.True || types.IsError(got) || got.Value() != tt.want {
+			t.Errorf("%q: has %v, value %v; want %v", tt.raw, has, got, tt.want)
+		}
+	}
 }
