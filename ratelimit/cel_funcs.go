@@ -16,6 +16,7 @@ import (
 	"hash/maphash"
 	"math/bits"
 	"math/rand/v2"
+	"net/http"
 	"net/netip"
 	"net/textproto"
 	"net/url"
@@ -233,14 +234,14 @@ func funcOptions() []cel.EnvOption {
 			return types.Bool(a.queryValues().Has(str(v[0])))
 		}),
 		requestFunc("getReqCookie", []*cel.Type{strT}, cookieT, func(a *activation, v []ref.Val) ref.Val {
-			c := map[string]string{"name": "", "value": ""}
+			c := &http.Cookie{}
 			for _, k := range a.cookies() {
 				if k.Name == str(v[0]) {
-					c = map[string]string{"name": k.Name, "value": k.Value}
+					c = k
 					break
 				}
 			}
-			return types.NewStringStringMap(types.DefaultTypeAdapter, c)
+			return celValue(cookieValue(c))
 		}),
 		requestFunc("hasReqCookie", []*cel.Type{strT}, boolT, func(a *activation, v []ref.Val) ref.Val {
 			for _, k := range a.cookies() {
@@ -279,7 +280,7 @@ func funcOptions() []cel.EnvOption {
 				if err := json.Unmarshal([]byte(str(s)), &v); err != nil {
 					return types.NewErr("json.decode: %v", err)
 				}
-				return types.DefaultTypeAdapter.NativeToValue(v)
+				return celValue(v)
 			}))),
 		strMember("isJson", boolT, func(s string) ref.Val { return types.Bool(json.Valid([]byte(s))) }),
 		strMember("decodeBase64", strT, func(s string) ref.Val {
@@ -302,7 +303,7 @@ func funcOptions() []cel.EnvOption {
 				for k, v := range q {
 					m[k] = v[0]
 				}
-				return types.NewStringStringMap(types.DefaultTypeAdapter, m)
+				return celValue(m)
 			}))),
 		cel.Function("queryString.encode", cel.Overload("query_string_encode", []*cel.Type{cel.MapType(strT, dynT)}, strT,
 			cel.UnaryBinding(encodeQueryString))),
@@ -494,10 +495,10 @@ func parseURL(s string) ref.Val {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
-	return types.DefaultTypeAdapter.NativeToValue(map[string]any{
+	return celValue(map[string]any{
 		"scheme": u.Scheme, "opaque": u.Opaque, "user": u.User.String(), "host": u.Host,
 		"hostname": u.Hostname(), "port": u.Port(), "path": u.Path, "raw_path": u.EscapedPath(),
-		"raw_query": u.RawQuery, "fragment": u.Fragment, "query_params": map[string][]string(q),
+		"raw_query": u.RawQuery, "fragment": u.Fragment, "query_params": celValue(map[string][]string(q)),
 	})
 }
 

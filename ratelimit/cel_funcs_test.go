@@ -2,6 +2,7 @@ package ratelimit
 
 import (
 	"fmt"
+	"net/http"
 	"runtime"
 	"strings"
 	"testing"
@@ -34,7 +35,18 @@ var funcTests = []struct {
 	{"getQueryParam('zz')", []string{}},
 	{"hasQueryParam('b')", true},
 	{"getReqCookie('session').value", "abc"}, // the first of duplicates
-	{"getReqCookie('nope')", map[string]string{"name": "", "value": ""}},
+	{"getReqCookie('nope')", testCookie("", "")},
+	// The cookie object has the fields of the documentation's cookie type
+	// (getReqCookie('session').secure); a request cookie carries only name
+	// and value, the rest are zero.
+	{"getReqCookie('session').secure", false},
+	{"getReqCookie('session').secure == true", false},
+	{"getReqCookie('session').http_only || getReqCookie('session').value == 'abc'", true},
+	{"getReqCookie('session').max_age == duration('0s')", true},
+	{"getReqCookie('session').domain + getReqCookie('session').path + getReqCookie('session').same_site", ""},
+	{"size(getReqCookie('session').unparsed_attributes)", int64(0)},
+	{"getReqCookie('session').expires == timestamp('0001-01-01T00:00:00Z')", true},
+	{"req.cookies['theme'][0].secure", false},
 	{"hasReqCookie('theme')", true},
 	{"hasReqCookie('nope')", false},
 	// encoding, hashing, JSON, query strings, URLs
@@ -571,4 +583,9 @@ func TestOverBudgetStillLimits(t *testing.T) {
 			t.Errorf("missing header: %+v; want an evaluation error, not limited", res)
 		}
 	}
+}
+
+// testCookie is the CEL value, as Go values, of a request cookie.
+func testCookie(name, value string) map[string]any {
+	return cookieValue(&http.Cookie{Name: name, Value: value})
 }

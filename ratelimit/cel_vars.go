@@ -50,7 +50,7 @@ var (
 	strList  = cel.ListType(cel.StringType)
 	strMap   = cel.MapType(cel.StringType, cel.StringType)
 	listMap  = cel.MapType(cel.StringType, strList)
-	cookieT  = cel.MapType(cel.StringType, cel.StringType)
+	cookieT  = cel.MapType(cel.StringType, cel.DynType) // see cookieValue
 	cookiesT = cel.MapType(cel.StringType, cel.ListType(cookieT))
 	extsT    = cel.ListType(cel.MapType(cel.StringType, cel.DynType))
 )
@@ -179,7 +179,7 @@ func buildCatalogue() []varSpec {
 			if m == nil {
 				m = map[string]string{}
 			}
-			return types.NewStringStringMap(types.DefaultTypeAdapter, m)
+			return celValue(m)
 		}),
 		strVar("conn.k8s.pod.metadata.error_code", provPod, func(a *activation) string { return pod(a).ErrorCode }),
 		strVar("conn.k8s.pod.metadata.error_message", provPod, func(a *activation) string { return pod(a).ErrorMessage }),
@@ -304,7 +304,7 @@ func certVars(prefix string, need provider, withPEM bool, cert func(*activation)
 			if exts == nil {
 				exts = []map[string]any{}
 			}
-			return types.DefaultTypeAdapter.NativeToValue(exts)
+			return celValue(exts)
 		}),
 	}
 	out = append(out, dn("issuer", func(c *x509.Certificate) *pkix.Name { return &c.Issuer })...)
@@ -451,15 +451,15 @@ func reqVars() []varSpec {
 		strVar("req.content_type", provNone, func(a *activation) string { t, _ := a.contentType(); return t }),
 		valVar("req.content_type.parameters", strMap, provNone, func(a *activation) ref.Val {
 			_, p := a.contentType()
-			return types.NewStringStringMap(types.DefaultTypeAdapter, p)
+			return celValue(p)
 		}),
 		strVar("req.content_type.raw", provNone, func(a *activation) string { return a.r.Header.Get("Content-Type") }),
 		valVar("req.cookies", cookiesT, provNone, func(a *activation) ref.Val {
-			m := map[string][]map[string]string{}
+			m := map[string][]map[string]any{}
 			for _, c := range a.cookies() {
-				m[c.Name] = append(m[c.Name], map[string]string{"name": c.Name, "value": c.Value})
+				m[c.Name] = append(m[c.Name], cookieValue(c))
 			}
-			return types.DefaultTypeAdapter.NativeToValue(m)
+			return celValue(m)
 		}),
 		valVar("req.headers", listMap, provNone, func(a *activation) ref.Val { return a.headerMap() }),
 		strVar("req.host", provNone, func(a *activation) string { return a.r.Host }),
@@ -488,7 +488,7 @@ func reqVars() []varSpec {
 		}),
 		strVar("req.url.query", provNone, func(a *activation) string { return a.r.URL.RawQuery }),
 		valVar("req.url.query_params", listMap, provNone, func(a *activation) ref.Val {
-			return types.DefaultTypeAdapter.NativeToValue(map[string][]string(a.queryValues()))
+			return celValue(map[string][]string(a.queryValues()))
 		}),
 		strVar("req.url.raw", provNone, func(a *activation) string {
 			uri := a.r.RequestURI
@@ -783,7 +783,7 @@ func lowerMap(h http.Header, host string) ref.Val {
 	if host != "" {
 		m["host"] = []string{host}
 	}
-	return foldMap{types.NewDynamicMap(types.DefaultTypeAdapter, m)}
+	return foldMap{celValue(m).(traits.Mapper)}
 }
 
 // foldMap is a map with lower-case string keys whose lookups lower-case

@@ -250,9 +250,9 @@ func TestVariables(t *testing.T) {
 		"req.content_type":                    "application/json",
 		"req.content_type.parameters":         map[string]string{"charset": "utf-8"},
 		"req.content_type.raw":                "application/json; charset=utf-8",
-		"req.cookies": map[string][]map[string]string{
-			"session": {{"name": "session", "value": "abc"}, {"name": "session", "value": "def"}},
-			"theme":   {{"name": "theme", "value": "dark"}},
+		"req.cookies": map[string][]map[string]any{
+			"session": {testCookie("session", "abc"), testCookie("session", "def")},
+			"theme":   {testCookie("theme", "dark")},
 		},
 		"req.headers": map[string][]string{
 			"content-type": {"application/json; charset=utf-8"}, "content-encoding": {"gzip, br"},
@@ -427,7 +427,7 @@ func TestVariablesWithoutTLS(t *testing.T) {
 		{"req.url.user_password", ""},
 		{"req.content_type", ""},
 		{"req.content_type.parameters", map[string]string{}},
-		{"req.cookies", map[string][]map[string]string{}},
+		{"req.cookies", map[string][]map[string]any{}},
 		{"req.content_encoding", []string{}},
 		{"conn.server_ip", ""},
 		{"conn.server_port", int64(0)},

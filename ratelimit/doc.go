@@ -70,9 +70,16 @@
 // without a declared length, req.url.port without a port,
 // req.ts.body_received, a missing client certificate's validity) fails to
 // evaluate and has() is false for it; TLS variables of a plain-HTTP
-// connection are empty; getReqCookie of a missing cookie is a cookie with
-// empty name and value; split, lastIndexOf and getMilliseconds behave as
-// in cel-go.
+// connection are empty; a cookie (getReqCookie, req.cookies[k][i]) has
+// the fields of the documentation's cookie type, name, value, domain,
+// path, expires, max_age, secure, http_only, same_site and
+// unparsed_attributes, of which a request's Cookie header fills only name
+// and value (so getReqCookie('session').secure is false); getReqCookie of
+// a missing cookie has an empty name and value; every map an expression
+// is given (req.headers, req.url.query_params, req.cookies, what
+// json.decode, url.parse and queryString.decode return, ...) iterates in
+// key order, so a key built by iterating one is the same for the same
+// request; split, lastIndexOf and getMilliseconds behave as in cel-go.
 //
 // Every expression's evaluation is bounded: one made only of operators,
 // the request's variables and functions, conversions, string tests and

@@ -278,3 +278,53 @@ func TestBucketKeyEveryValueLimits(t *testing.T) {
 		}
 	}
 }
+
+// TestMapIterationOrdered pins a review's finding: a bucket key built by
+// iterating a map the request gives (req.headers.map(k, k)) came out in a
+// different order from one identical request to the next, each order a
+// bucket of its own, so a client got several times the capacity. Every
+// map the environment gives iterates in key order: the same request gives
+// the same key, every time.
+func TestMapIterationOrdered(t *testing.T) {
+	t.Parallel()
+	letters := strings.Split("q,w,e,r,t,y,u,i,o,p", ",")
+	r := newRequest("GET", "http://h/?"+strings.Join(letters, "=1&")+"=1")
+	var cookies, params, obj []string
+	for _, l := range letters {
+		r.Header.Set("X-"+l, "1")
+		cookies = append(cookies, l+"=1")
+		params = append(params, l+"=1")
+		obj = append(obj, `"`+l+`": {"`+l+`2": 1, "`+l+`1": 2}`)
+	}
+	r.Header.Set("Cookie", strings.Join(cookies, "; "))
+	r.Header.Set("Content-Type", "text/plain; "+strings.Join(params, "; "))
+	r.Header.Set("X-Json", "{"+strings.Join(obj, ", ")+"}")
+	r.Header.Set("X-Query", strings.Join(params, "&"))
+	r.Trailer = http.Header{}
+	for _, l := range letters {
+		r.Trailer.Set("X-"+l, "1")
+	}
+	sorted := "e,i,o,p,q,r,t,u,w,y"
+	for expr, want := range map[string]string{
+		"req.headers.filter(k, k.startsWith('x-') && k.size() == 3)":                  "x-e,x-i,x-o,x-p,x-q,x-r,x-t,x-u,x-w,x-y",
+		"req.trailers.map(k, k)":                                                      "x-e,x-i,x-o,x-p,x-q,x-r,x-t,x-u,x-w,x-y",
+		"req.url.query_params.map(k, k)":                                              sorted,
+		"req.cookies.map(k, k)":                                                       sorted,
+		"req.content_type.parameters.map(k, k)":                                       sorted,
+		"getReqCookie('q').map(k, k)":                                                 "domain,expires,http_only,max_age,name,path,same_site,secure,unparsed_attributes,value",
+		"json.decode(getReqHeader('x-json')[0]).map(k, k)":                            sorted,
+		"json.decode(getReqHeader('x-json')[0]).q.map(k, k)":                          "q1,q2",
+		"queryString.decode(getReqHeader('x-query')[0]).map(k, k)":                    sorted,
+		"url.parse('http://h/?' + getReqHeader('x-query')[0]).query_params.map(k, k)": sorted,
+		"url.parse('http://h/').map(k, k)":                                            "fragment,host,hostname,opaque,path,port,query_params,raw_path,raw_query,scheme,user",
+	} {
+		l := mustLimit(t, keyConfig(expr))
+		for i := range 50 {
+			res := l.EvaluateAt(r, base)
+			if res.ErrorCode != "" || res.BucketKey != want {
+				t.Errorf("%s, evaluation %d: key %q (%s); want %q", expr, i, res.BucketKey, res.ErrorMessage, want)
+				break
+			}
+		}
+	}
+}

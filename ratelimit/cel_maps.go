@@ -1,0 +1,94 @@
+package ratelimit
+
+import (
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/google/cel-go/common/types"
+	"github.com/google/cel-go/common/types/ref"
+	"github.com/google/cel-go/common/types/traits"
+)
+
+// orderedMap is a map whose iteration visits its keys in sorted order. Go
+// maps, and so cel-go's maps of them, iterate in a random order, so a
+// bucket key built by iterating one (req.headers.map(k, k)) changed from
+// one identical request to the next, and each order was a bucket of its
+// own: a client got several times the capacity. Every map the environment
+// gives an expression (request data and what functions decode) is one.
+type orderedMap struct {
+	traits.Mapper
+	keys *[]ref.Val // sorted on first iteration
+}
+
+// ordered returns m iterating in key order.
+func ordered(m traits.Mapper) traits.Mapper { return orderedMap{m, new([]ref.Val)} }
+
+// Iterator implements traits.Iterable.
+func (m orderedMap) Iterator() traits.Iterator {
+	if *m.keys == nil {
+		n, _ := m.Size().(types.Int)
+		keys := make([]ref.Val, 0, n)
+		for it := m.Mapper.Iterator(); it.HasNext() == types.True; {
+			keys = append(keys, it.Next())
+		}
+		slices.SortFunc(keys, compareKeys)
+		*m.keys = keys
+	}
+	return types.NewRefValList(types.DefaultTypeAdapter, *m.keys).Iterator()
+}
+
+// compareKeys orders map keys: strings by their bytes, other keys of one
+// type by CEL's order, and keys of different types by type name.
+func compareKeys(a, b ref.Val) int {
+	if as, ok := a.(types.String); ok {
+		if bs, ok := b.(types.String); ok {
+			return strings.Compare(string(as), string(bs))
+		}
+	}
+	if a.Type() != b.Type() {
+		return strings.Compare(a.Type().TypeName(), b.Type().TypeName())
+	}
+	if c, ok := a.(traits.Comparer); ok {
+		if n, ok := c.Compare(b).(types.Int); ok {
+			return int(n)
+		}
+	}
+	return 0
+}
+
+// orderedAdapter converts Go values to CEL values as cel-go's default
+// adapter does, with every map ordered, nested ones included.
+type orderedAdapter struct{}
+
+func (orderedAdapter) NativeToValue(v any) ref.Val {
+	switch v := v.(type) {
+	case map[string]any:
+		return ordered(types.NewStringInterfaceMap(orderedAdapter{}, v))
+	case map[string]string:
+		return ordered(types.NewStringStringMap(orderedAdapter{}, v))
+	case map[string][]string, map[string][]map[string]any:
+		return ordered(types.NewDynamicMap(orderedAdapter{}, v))
+	case []any, []map[string]any:
+		return types.NewDynamicList(orderedAdapter{}, v)
+	}
+	return types.DefaultTypeAdapter.NativeToValue(v)
+}
+
+// celValue converts v with orderedAdapter.
+func celValue(v any) ref.Val { return orderedAdapter{}.NativeToValue(v) }
+
+// cookieValue is a cookie as Traffic Policy's cookie object: the fields
+// of its response cookies, which the documentation's
+// getReqCookie('session').secure reads from a request cookie too. A
+// request's Cookie header carries only name and value; the other fields
+// have their zero values.
+func cookieValue(c *http.Cookie) map[string]any {
+	return map[string]any{
+		"name": c.Name, "value": c.Value,
+		"domain": "", "path": "", "same_site": "", "unparsed_attributes": []string{},
+		"expires": time.Time{}, "max_age": time.Duration(0),
+		"secure": false, "http_only": false,
+	}
+}
