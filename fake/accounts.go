@@ -105,6 +105,9 @@ func (s *Server) AddAccount(a Account) (Account, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for i, tok := range a.APIKeys {
+		if j := slices.Index(a.APIKeys[:i], tok); j >= 0 {
+			return Account{}, fmt.Errorf("fake: AddAccount: %w", field.Invalid(fmt.Sprintf("api_keys[%d]", i), "repeats api_keys[%d]", j))
+		}
 		if s.initialKeyOf(tok) != "" {
 			// Name the key by its place, never by its value.
 			return Account{}, fmt.Errorf("fake: AddAccount: %w", field.Invalid(fmt.Sprintf("api_keys[%d]", i), "is already in use"))
@@ -112,7 +115,7 @@ func (s *Server) AddAccount(a Account) (Account, error) {
 	}
 	err := s.db.Write(func(tx *store.Txn) error {
 		if s.accts.Has(tx, a.ID, a.ID) {
-			return fmt.Errorf("fake: AddAccount: %w", field.Invalid("id", "account %q exists", a.ID))
+			return fmt.Errorf("fake: AddAccount: %w", field.Invalid("id", "is taken: account %q exists", a.ID))
 		}
 		if err := s.accts.Insert(tx, a.ID, a.ID, Account{ID: a.ID, UserID: a.UserID}, none{}); err != nil {
 			return err

@@ -119,6 +119,9 @@ func decode(body []byte, v any, ms *members) error {
 			return merr
 		}
 		return fromValidation(err)
+	case errors.As(err, &syn) && strings.Contains(syn.Error(), "exceeded max depth"):
+		// Valid JSON, but deeper than encoding/json reads (10,000 levels).
+		return errorf(http.StatusBadRequest, acctapi.CodeInvalidJSON, "The request body nests arrays or objects too deeply (more than 10,000 levels).")
 	case errors.As(err, &syn), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
 		return errorf(http.StatusBadRequest, acctapi.CodeInvalidJSON, "The request body is not valid JSON.")
 	}

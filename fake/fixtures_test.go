@@ -100,7 +100,7 @@ func TestFixtureErrors(t *testing.T) {
 		{"fixture not an object", `[1]`, `[0]: the value must be a JSON object`},
 		{"not JSON", `[{"path": }]`, `the input is not valid JSON`},
 		{"account key with space", `{"accounts": [{"api_keys": ["a b"]}]}`, `accounts[0].api_keys[0]`},
-		{"account exists", `{"accounts": [{"id": "ac_x"}, {"id": "ac_x"}]}`, `accounts[1].id: account "ac_x" exists`},
+		{"account exists", `{"accounts": [{"id": "ac_x"}, {"id": "ac_x"}]}`, `accounts[1].id: is taken: account "ac_x" exists`},
 		{"account id with a space", `{"accounts": [{"id": "ac_a b"}]}`, `accounts[0].id: "ac_a b" is not ac_`},
 		{"user id without usr_", `{"accounts": [{"user_id": "u1"}]}`, `accounts[0].user_id: "u1" is not usr_`},
 		{"account key in use", `{"accounts": [{"api_keys": ["k"]}, {"api_keys": ["j", "k"]}]}`, `accounts[1].api_keys[1]: is already in use`},

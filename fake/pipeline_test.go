@@ -818,3 +818,15 @@ func TestVersionHeaderTwice(t *testing.T) {
 		}
 	}
 }
+
+// TestTooDeepBody checks that a body nested deeper than encoding/json
+// reads is said to be so, not to be invalid JSON (a review).
+func TestTooDeepBody(t *testing.T) {
+	t.Parallel()
+	srv, _ := start(t)
+	body := strings.Repeat("[", 20_000) + strings.Repeat("]", 20_000)
+	r := raw(t, srv, "POST", "/service_users", nil, body)
+	if e := r.apiErr(t); r.status != http.StatusBadRequest || e.ErrorCode != acctapi.CodeInvalidJSON || !strings.Contains(e.Msg, "too deeply") {
+		t.Errorf("a body nested 20,000 deep: %d %s, want 400 %s saying it nests too deeply", r.status, r.body, acctapi.CodeInvalidJSON)
+	}
+}

@@ -315,7 +315,8 @@ type journalPage struct {
 // by method, path (a pattern as faults take) and status, paged with limit
 // (1 to 100, default 100) and before_id (an entry's id: the entries older
 // than it; none when it is no longer in the journal, since older entries
-// leave first).
+// leave first; refused when it sorts after the oldest entry kept, which no
+// entry that left does).
 func (a *admin) journal(r *http.Request, _ string) (int, any, error) {
 	q := r.URL.Query() // checked against the route's parameters
 	limit := acctapi.MaxLimit
@@ -352,11 +353,13 @@ func (a *admin) journal(r *http.Request, _ string) (int, any, error) {
 		return 0, nil, invalid("before_id", "before_id %q is not an entry's id (op_ and 27 letters or digits).", trunc.String(beforeID, 64))
 	}
 	page := journalPage{Entries: []journalEntry{}, URI: baseURL(r) + adminPrefix + "journal"}
+	oldest := "" // the oldest entry's id, while before_id is not found
 	for e := range a.srv.JournalBackward() {
-		if beforeID != "" { // entries older than it; none if it is gone, and with it every older one
+		if beforeID != "" { // entries older than it
 			if e.OperationID == beforeID {
 				beforeID = ""
 			}
+			oldest = e.OperationID
 			continue
 		}
 		if (method != "" && e.Method != method) || (status >= 0 && e.Status != status) ||
@@ -376,6 +379,13 @@ func (a *admin) journal(r *http.Request, _ string) (int, any, error) {
 		}
 		page.Entries = append(page.Entries, journalEntry{ID: e.OperationID, Time: e.Time, Method: e.Method, Path: e.Path,
 			Query: e.Query, Status: e.Status, RequestBody: e.RequestBody, ResponseBody: e.ResponseBody, Dropped: e.Dropped})
+	}
+	// An id no entry has: one that left the journal (older entries leave
+	// first, and ids sort in the order the fake made them) has nothing
+	// older kept; any other is refused, so that a cursor with a typo does
+	// not read as "no such requests".
+	if beforeID != "" && oldest != "" && beforeID >= oldest {
+		return 0, nil, invalid("before_id", "before_id %q is no entry's id: it sorts after the oldest entry kept, %s, so it never left the journal.", beforeID, oldest)
 	}
 	return http.StatusOK, page, nil
 }
@@ -461,9 +471,12 @@ func (spec *faultSpec) fault() (*fake.Fault, error) {
 		f.Header = http.Header{"Retry-After": {strconv.Itoa(spec.RetryAfter)}}
 	}
 	if spec.Latency != "" {
-		d, err := time.ParseDuration(spec.Latency)
-		if err != nil || d < 0 {
-			return nil, invalid("latency", `latency %q is not a duration such as "250ms" or "2s".`, trunc.String(spec.Latency, 32))
+		d, bad := parseDuration("latency", spec.Latency, `"250ms" or "2s"`)
+		if bad != nil {
+			return nil, bad
+		}
+		if d < 0 {
+			return nil, invalid("latency", "latency %q is negative; a latency is 0 or more.", trunc.String(spec.Latency, 32))
 		}
 		f.Delay = d
 	}
@@ -641,9 +654,9 @@ func (a *admin) advanceClock(r *http.Request, _ string) (int, any, error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	d, err := time.ParseDuration(in.By)
-	if err != nil {
-		return 0, nil, invalid("by", `by %q is not a duration such as "90s" or "-2h".`, trunc.String(in.By, 32))
+	d, bad := parseDuration("by", in.By, `"90s" or "-2h"`)
+	if bad != nil {
+		return 0, nil, bad
 	}
 	if !representable(clock.Now().Add(d)) {
 		return 0, nil, invalid("by", "by %s would move the clock outside the years 1 to 9999 that the API's timestamps can hold.", in.By)
@@ -651,6 +664,23 @@ func (a *admin) advanceClock(r *http.Request, _ string) (int, any, error) {
 	clock.Advance(d)
 	return http.StatusOK, a.clockState(), nil
 }
+
+// parseDuration reads the duration v of the member name, for which
+// examples are examples; one that time.ParseDuration refuses only for its
+// size is said to be out of range, not to be no duration.
+func parseDuration(name, v, examples string) (time.Duration, *adminError) {
+	d, err := time.ParseDuration(v)
+	switch {
+	case err == nil:
+		return d, nil
+	case durationForm.MatchString(v):
+		return 0, invalid(name, "%s %q is out of range: a duration is at most about 292 years (2562047h) either way.", name, trunc.String(v, 32))
+	}
+	return 0, invalid(name, "%s %q is not a duration such as %s.", name, trunc.String(v, 32), examples)
+}
+
+// durationForm is the form time.ParseDuration reads, whatever the size.
+var durationForm = regexp.MustCompile(`^[-+]?([0-9]*(\.[0-9]*)?(ns|us|µs|μs|ms|s|m|h))+$`)
 
 // representable reports whether t can be written as an RFC 3339 timestamp,
 // as every time the API answers with must be; fake.ManualClock panics on

@@ -199,7 +199,7 @@ func TestAdminJournal(t *testing.T) {
 		{"method=*&status=404", want[1:3]},
 		{"method=GET&path=/service_users", want[3:4]},
 		{"before_id=" + all.Entries[2].ID, want[3:]},
-		{"before_id=op_" + strings.Repeat("0", 27), nil}, // not (or no longer) in the journal
+		{"before_id=op_" + strings.Repeat("0", 27), nil}, // older than every entry kept: it may have left the journal
 	} {
 		got := rows(decode[journalResp](t, p.adm(t, "GET", "journal?"+tt.query, "").want(t, 200, "")))
 		if !slices.Equal(got, tt.want) {
@@ -224,6 +224,9 @@ func TestAdminJournal(t *testing.T) {
 		{"method=POST&path=/api_keys/*", "ERR_NGROK_215", "path"},
 		{"before_id=op_0", "ERR_NGROK_215", "before_id"},
 		{"before_id=service_1", "ERR_NGROK_215", "before_id"},
+		// Well formed but sorting after the oldest entry kept: no entry
+		// that left, so a typo (a review saw an empty page).
+		{"before_id=op_" + strings.Repeat("z", 27), "ERR_NGROK_215", "before_id"},
 		{"nope=1", "ERR_NGROK_231", ""},
 		{"method=GET&method=POST", "ERR_NGROK_232", ""},
 	} {
@@ -328,6 +331,7 @@ func TestAdminFaults(t *testing.T) {
 		{`{"path":"/x","status":503,"drop":"before"}`, "ERR_NGROK_215", "drop"},
 		{`{"path":"/x","drop":"sideways"}`, "ERR_NGROK_215", "drop"},
 		{`{"path":"/x","latency":"soon"}`, "ERR_NGROK_215", "latency"},
+		{`{"path":"/x","latency":"-1s"}`, "ERR_NGROK_215", "latency"},
 		{`{"path":"/x","status":503,"times":-1}`, "ERR_NGROK_215", "times"},
 		{`{"path":"/x","status":503,"times":0}`, "ERR_NGROK_215", "times"},
 		{`{"path":"/x","status":200}`, "ERR_NGROK_215", "status"},
@@ -344,6 +348,9 @@ func TestAdminFaults(t *testing.T) {
 		}](t, r); d.Details["field"] != tt.field {
 			t.Errorf("%s: field %q, want %q", tt.body, d.Details["field"], tt.field)
 		}
+	}
+	if r := p.adm(t, "POST", "faults", `{"path":"/x","latency":"-1s"}`).want(t, 400, "ERR_NGROK_215"); !strings.Contains(r.body, "is negative") {
+		t.Errorf("a negative latency: %s, want it called negative, not no duration", r.body)
 	}
 }
 
@@ -370,6 +377,9 @@ func TestAdminClock(t *testing.T) {
 		t.Errorf("after setting: %+v", c)
 	}
 	p.adm(t, "POST", "clock/advance", `{"by":"tomorrow"}`).want(t, 400, "ERR_NGROK_215")
+	if r := p.adm(t, "POST", "clock/advance", `{"by":"999999999h"}`).want(t, 400, "ERR_NGROK_215"); !strings.Contains(r.body, "out of range") {
+		t.Errorf("advancing by a duration too long for Go: %s, want it called out of range, not no duration", r.body)
+	}
 	p.adm(t, "PUT", "clock", `{"now":"yesterday"}`).want(t, 400, "ERR_NGROK_215")
 	p.adm(t, "PUT", "clock", `{}`).want(t, 400, "ERR_NGROK_215")
 	// Times RFC 3339 cannot hold are refused, and the clock stays where it was.
@@ -460,20 +470,21 @@ func TestAdminAccounts(t *testing.T) {
 	if r := do(t, "GET", p.base+"/service_users", "second-key", "").want(t, 200, ""); strings.Contains(r.body, "in-first") {
 		t.Errorf("the second account sees the first's service user: %s", r.body)
 	}
-	for _, tt := range []struct{ body, field string }{
-		{`{"id":"ac_second"}`, "id"},
-		{`{"id":"ac_with space"}`, "id"},
-		{`{"user_id":"u1"}`, "user_id"},
-		{`{"api_keys":["first-key"]}`, "api_keys[0]"},
-		{`{"api_keys":["fine","has space"]}`, "api_keys[1]"},
-		{`{"api_keys":[` + strconv.Quote(p.admin) + `]}`, "api_keys[0]"},
+	for _, tt := range []struct{ body, field, msg string }{
+		{`{"id":"ac_second"}`, "id", `id is taken: account "ac_second" exists.`},
+		{`{"id":"ac_with space"}`, "id", ""},
+		{`{"user_id":"u1"}`, "user_id", ""},
+		{`{"api_keys":["first-key"]}`, "api_keys[0]", "api_keys[0] is already in use."},
+		{`{"api_keys":["k5","k5"]}`, "api_keys[1]", "api_keys[1] repeats api_keys[0]."},
+		{`{"api_keys":["fine","has space"]}`, "api_keys[1]", ""},
+		{`{"api_keys":[` + strconv.Quote(p.admin) + `]}`, "api_keys[0]", ""},
 	} {
 		r := p.adm(t, "POST", "accounts", tt.body).want(t, 400, "ERR_NGROK_215")
 		if d := decode[struct {
 			Msg     string            `json:"msg"`
 			Details map[string]string `json:"details"`
-		}](t, r); d.Details["field"] != tt.field || strings.Contains(d.Msg, "APIKeys") {
-			t.Errorf("POST accounts %s: field %q (%s), want %q", tt.body, d.Details["field"], d.Msg, tt.field)
+		}](t, r); d.Details["field"] != tt.field || strings.Contains(d.Msg, "APIKeys") || tt.msg != "" && d.Msg != tt.msg {
+			t.Errorf("POST accounts %s: field %q (%s), want %q (%s)", tt.body, d.Details["field"], d.Msg, tt.field, tt.msg)
 		}
 	}
 
