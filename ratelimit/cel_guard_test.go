@@ -164,3 +164,54 @@ func TestComprehensionCostLinear(t *testing.T) {
 	}
 	wantEvalError(t, doubled+"[0].size()", "cost limit", nil)
 }
+
+// TestJSONDecodeBounded pins a review's finding: json.decode was charged
+// by the bytes it read, about a unit per ten, while decoding allocates 30
+// to 50 bytes a byte: nine decodes of a 1 MB header of empty objects
+// allocated 392 MB in one evaluation, within the limit. It is now charged
+// by the values it may build too, counted before decoding, and refuses a
+// call over the limit before decoding. Not parallel: it counts the bytes
+// the process allocates.
+func TestJSONDecodeBounded(t *testing.T) {
+	objects := func(n int) string { return "[" + strings.Repeat("{},", n-1) + "{}]" }
+	nine := "[" + strings.Repeat("json.decode(getReqHeader('x-json')[0]), ", 8) + "json.decode(getReqHeader('x-json')[0])].size()"
+	for _, tt := range []struct {
+		expr, header, want string
+		maxAlloc           uint64
+	}{
+		{"json.decode(getReqHeader('x-json')[0]).size()", objects(300_000), "json.decode: the call is", 2 << 20},
+		// 50,000 objects: 400,000 units a call, so the third stops the
+		// evaluation (nine allocated 9 × 7 MB).
+		{nine, objects(50_000), "cost limit", 24 << 20},
+	} {
+		r := newRequest("GET", "http://h/")
+		r.Header.Set("X-Json", tt.header)
+		l := mustLimit(t, keyConfig(tt.expr))
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		res := l.EvaluateAt(r, base)
+		runtime.ReadMemStats(&after)
+		if res.ErrorCode != CodeEvalFailed || !strings.Contains(res.ErrorMessage, tt.want) {
+			t.Errorf("%.60s: %s %s; want an evaluation error containing %q", tt.expr, res.ErrorCode, res.ErrorMessage, tt.want)
+		}
+		if n := after.TotalAlloc - before.TotalAlloc; n > tt.maxAlloc {
+			t.Errorf("%.60s: allocated %d KiB; want at most %d", tt.expr, n>>10, tt.maxAlloc>>10)
+		}
+	}
+	// What a call is charged: a unit per ten bytes and four per value.
+	for s, want := range map[string]uint64{
+		`{"tenant": "a,b:c", "n": [1, 2]}`: 1 + 3 + 4*(1+2+2+2), // the first; {, [; two keys; two commas
+		`"{[,:"`:                           1 + 0 + 4*1,
+		`"\"{"`:                            1 + 0 + 4*1,
+	} {
+		if got := jsonCost(s); got != want {
+			t.Errorf("jsonCost(%s) = %d; want %d", s, got, want)
+		}
+	}
+	// Within the limit it decodes as before.
+	r := newRequest("GET", "http://h/")
+	r.Header.Set("X-Client", `{"tenant": "t1", "roles": ["a"]}`)
+	if res := mustLimit(t, keyConfig("json.decode(getReqHeader('x-client')[0]).tenant")).EvaluateAt(r, base); res.BucketKey != "t1" {
+		t.Errorf("json.decode(...).tenant: %+v; want the key t1", res)
+	}
+}
