@@ -167,9 +167,10 @@ var modelled = func() map[string]bool {
 	for _, f := range []string{
 		"startsWith", "endsWith", "contains", "size", "string", "int", "uint", "double", "bool", "bytes",
 		"type", "dyn", "timestamp", "duration",
-		// linearOverloads' functions (json.decode is charged by the values
-		// it builds, which the estimate does not know)
-		"queryString.decode", "url.parse", "url.escape", "url.unescape",
+		// linearOverloads' functions (json.decode, queryString.decode and
+		// url.parse are charged by the parts they build, see buildCosts,
+		// which the estimate does not know)
+		"url.escape", "url.unescape",
 		"isJson", "decodeBase64", "encodeBase64", "isQueryString", "isURL", "lower", "upper",
 	} {
 		m[f] = true
@@ -302,13 +303,15 @@ var costOptions = func() []cel.ProgramOption {
 		}),
 	}
 	opts = append(opts, guardTrackers()...)
-	opts = append(opts, interpreter.OverloadCostTracker("json_decode_string", func(args []ref.Val, _ ref.Val) *uint64 {
-		c := jsonCost(str(args[0]))
-		if c > maxEvalCost {
-			c = 1 + uint64(len(str(args[0])))/10 // refused, having read the string
-		}
-		return &c
-	}))
+	for id, cost := range buildCosts {
+		opts = append(opts, interpreter.OverloadCostTracker(id, func(args []ref.Val, _ ref.Val) *uint64 {
+			c := cost(str(args[0]))
+			if c > maxEvalCost {
+				c = 1 + uint64(len(str(args[0])))/10 // refused, having read the string
+			}
+			return &c
+		}))
+	}
 	for _, id := range linearOverloads {
 		opts = append(opts, interpreter.OverloadCostTracker(id, func(args []ref.Val, _ ref.Val) *uint64 { return sizeCost(args[0]) }))
 	}

@@ -25,6 +25,7 @@ import (
 	"sort"
 	"strings"
 	"sync/atomic"
+	"unicode"
 
 	"github.com/google/cel-go/cel"
 	"github.com/google/cel-go/common/ast"
@@ -276,8 +277,8 @@ func funcOptions() []cel.EnvOption {
 			}))),
 		cel.Function("json.decode", cel.Overload("json_decode_string", []*cel.Type{strT}, dynT,
 			cel.UnaryBinding(func(s ref.Val) ref.Val {
-				if c := jsonCost(str(s)); c > maxEvalCost {
-					return overBudget("json.decode: the call is %d cost units of work, over the limit of %d", c, maxEvalCost)
+				if err := overBuildCost("json.decode", "json_decode_string", str(s)); err != nil {
+					return err
 				}
 				var v any
 				if err := json.Unmarshal([]byte(str(s)), &v); err != nil {
@@ -298,6 +299,9 @@ func funcOptions() []cel.EnvOption {
 		}),
 		cel.Function("queryString.decode", cel.Overload("query_string_decode", []*cel.Type{strT}, strMap,
 			cel.UnaryBinding(func(s ref.Val) ref.Val {
+				if err := overBuildCost("queryString.decode", "query_string_decode", str(s)); err != nil {
+					return err
+				}
 				q, err := url.ParseQuery(str(s))
 				if err != nil {
 					return types.NewErr("queryString.decode: %v", err)
@@ -320,7 +324,12 @@ func funcOptions() []cel.EnvOption {
 			return types.String(u)
 		}),
 		cel.Function("url.parse", cel.Overload("url_parse_string", []*cel.Type{strT}, cel.MapType(strT, dynT),
-			cel.UnaryBinding(func(s ref.Val) ref.Val { return parseURL(str(s)) }))),
+			cel.UnaryBinding(func(s ref.Val) ref.Val {
+				if err := overBuildCost("url.parse", "url_parse_string", str(s)); err != nil {
+					return err
+				}
+				return parseURL(str(s))
+			}))),
 		strMember("isURL", boolT, func(s string) ref.Val {
 			u, err := url.Parse(s)
 			return types.Bool(err == nil && u.Scheme != "" && (u.Host != "" || u.Opaque != ""))
@@ -328,11 +337,19 @@ func funcOptions() []cel.EnvOption {
 		strMember("lower", strT, func(s string) ref.Val { return types.String(strings.ToLower(s)) }),
 		strMember("upper", strT, func(s string) ref.Val { return types.String(strings.ToUpper(s)) }),
 		strMember("isPrivateIp", boolT, func(s string) ref.Val {
+			if len(s) > maxAddrBytes {
+				return types.False
+			}
 			ip, err := netip.ParseAddr(s)
 			return types.Bool(err == nil && ip.Is4() && ip.IsPrivate())
 		}),
 		cel.Function("split", cel.MemberOverload("string_split_whitespace", []*cel.Type{strT}, strList,
-			cel.UnaryBinding(func(s ref.Val) ref.Val { return stringList(strings.Fields(str(s))) }))),
+			cel.UnaryBinding(func(s ref.Val) ref.Val {
+				if err := overBuildCost("split", "string_split_whitespace", str(s)); err != nil {
+					return err
+				}
+				return stringList(strings.Fields(str(s)))
+			}))),
 		cel.Function("inCidrRange", cel.Overload("in_cidr_range", []*cel.Type{strT, strT}, boolT,
 			cel.BinaryBinding(func(ip, cidr ref.Val) ref.Val {
 				addr, ok := parseIP(str(ip))
@@ -370,10 +387,53 @@ func funcOptions() []cel.EnvOption {
 // length of their first argument, a string; their cost is charged by
 // that length (see costOptions).
 var linearOverloads = append([]string{
-	"query_string_decode", "url_parse_string", "url_escape_string", "url_unescape_string",
+	"url_escape_string", "url_unescape_string",
 	"string_isJson", "string_decodeBase64", "string_encodeBase64", "string_isQueryString", "string_isURL",
-	"string_lower", "string_upper", "string_split_whitespace",
+	"string_lower", "string_upper",
 }, hashOverloads()...)
+
+// buildCosts are the overloads of this file that build a value of many
+// parts from one string, each charged a unit per ten bytes it reads and
+// jsonValueCost for each part it may build, counted before building:
+// json.decode was charged by the bytes alone, and a 1 MB header of empty
+// objects allocated 43 MB a call (queryString.decode, url.parse and
+// split() allocate alike, per pair or field). A call over the limit is
+// refused before it builds (overBuildCost), and charged what it read.
+var buildCosts = map[string]func(string) uint64{
+	"json_decode_string":      jsonCost,
+	"query_string_decode":     queryCost,
+	"url_parse_string":        queryCost,
+	"string_split_whitespace": fieldsCost,
+}
+
+// overBuildCost is the error of function fn (overload id) refusing to
+// build from s, or nil if the cost is within the limit.
+func overBuildCost(fn, id, s string) ref.Val {
+	if c := buildCosts[id](s); c > maxEvalCost {
+		return overBudget("%s: the call is %d cost units of work, over the limit of %d", fn, c, maxEvalCost)
+	}
+	return nil
+}
+
+// queryCost is the cost of decoding the query string s (or the URL s):
+// its pairs are separated by "&".
+func queryCost(s string) uint64 {
+	return 1 + uint64(len(s))/10 + jsonValueCost*uint64(strings.Count(s, "&")+1)
+}
+
+// fieldsCost is the cost of strings.Fields(s): its fields.
+func fieldsCost(s string) uint64 {
+	fields, space := uint64(0), true
+	for _, r := range s {
+		if unicode.IsSpace(r) {
+			space = true
+		} else if space {
+			space = false
+			fields++
+		}
+	}
+	return 1 + uint64(len(s))/10 + jsonValueCost*fields
+}
 
 // hashOverloads are the overloads of every hash function (see hashes),
 // whose work grows with the string hashed.
@@ -392,11 +452,9 @@ func hashOverloads() []string {
 // element's sixteen-byte header and its share of the list).
 const jsonValueCost = 4
 
-// jsonCost is the cost of json.decode(s), counted before decoding: a unit
-// per ten bytes read, and jsonValueCost for each value it may build (each
-// object or array, each element or member after a comma, each member's
-// key, and the first value). json.decode was charged by the bytes it read
-// alone, and a 1 MB header of empty objects allocated 43 MB a call.
+// jsonCost is the cost of json.decode(s) (see buildCosts): the values it
+// may build are each object or array, each element or member after a
+// comma, each member's key, and the first value.
 func jsonCost(s string) uint64 {
 	values := uint64(1)
 	inString, escaped := false, false
@@ -537,9 +595,19 @@ func parseURL(s string) ref.Val {
 	})
 }
 
+// maxAddrBytes bounds the text of an IP address or CIDR prefix (45 bytes
+// for the longest IPv6 address, a zone or a prefix length besides): a
+// longer string is none, and is not read. Parsing reads a string that has
+// no '.' or ':' to its end, and these functions are charged one unit, so
+// a 1 MiB header tested a thousand times was a gigabyte read.
+const maxAddrBytes = 64
+
 // parseIP parses ip for inCidrRange(s): false for an invalid ip, which is
 // in no range; an IPv4-mapped IPv6 address counts as its IPv4 address.
 func parseIP(ip string) (netip.Addr, bool) {
+	if len(ip) > maxAddrBytes {
+		return netip.Addr{}, false
+	}
 	addr, err := netip.ParseAddr(ip)
 	if err != nil {
 		return netip.Addr{}, false
@@ -550,6 +618,9 @@ func parseIP(ip string) (netip.Addr, bool) {
 // inCIDR reports whether addr lies in cidr; a cidr that does not parse
 // holds nothing.
 func inCIDR(addr netip.Addr, cidr string) bool {
+	if len(cidr) > maxAddrBytes {
+		return false
+	}
 	p, err := netip.ParsePrefix(cidr)
 	return err == nil && p.Contains(addr)
 }

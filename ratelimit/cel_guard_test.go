@@ -11,7 +11,8 @@ import (
 
 // TestGuardedFunctions pins a review's finding: distinct, indexOf and
 // lastIndexOf (and sort, sortBy and flatten, found by the audit that
-// followed) were charged only after they had run, so one call did
+// followed, and queryString.decode, url.parse and split(), which
+// allocated per part) were charged only after they had run, so one call did
 // quadratic (or, for flatten of shared lists, unbounded) work first: 17.6
 // s for distinct over 80,000 values. Each now refuses a call whose cost,
 // computed from its arguments, is over the limit, before running it: the
@@ -33,6 +34,8 @@ func TestGuardedFunctions(t *testing.T) {
 		"X-Half":   strings.Repeat("a", 400_000) + "b",       // half of X-Long
 		"X-Short":  strings.Repeat("a", 300),                 //
 		"X-Few":    "1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16", //
+		"X-Pairs":  strings.Repeat("a&", 400_000),            // 400,000 pairs
+		"X-Words":  strings.Repeat("a ", 400_000),            // 400,000 fields
 	}
 	for _, tt := range []struct {
 		expr, want string
@@ -45,6 +48,11 @@ func TestGuardedFunctions(t *testing.T) {
 		{"getReqHeader('x-long')[0].indexOf(getReqHeader('x-half')[0], 1)", "indexOf: the call is", 2 << 20},
 		{"getReqHeader('x-long')[0].lastIndexOf(getReqHeader('x-prefix')[0])", "lastIndexOf: the call is", 2 << 20},
 		{"getReqHeader('x-long')[0].lastIndexOf(getReqHeader('x-half')[0], 5)", "lastIndexOf: the call is", 2 << 20},
+		// Decoders are charged four units a part they may build (json.decode:
+		// TestJSONDecodeBounded).
+		{"queryString.decode(getReqHeader('x-pairs')[0]).size()", "queryString.decode: the call is", 2 << 20},
+		{"url.parse('http://h/?' + getReqHeader('x-pairs')[0]).size()", "url.parse: the call is", 4 << 20},
+		{"getReqHeader('x-words')[0].split().size()", "split: the call is", 2 << 20},
 		// A list of shared lists is cheap to build and long to read: 100
 		// references to 1,000 references to 16 values compare as 16,000
 		// values each (cel-go charged 2 units for each), and flatten
@@ -213,5 +221,51 @@ func TestJSONDecodeBounded(t *testing.T) {
 	r.Header.Set("X-Client", `{"tenant": "t1", "roles": ["a"]}`)
 	if res := mustLimit(t, keyConfig("json.decode(getReqHeader('x-client')[0]).tenant")).EvaluateAt(r, base); res.BucketKey != "t1" {
 		t.Errorf("json.decode(...).tenant: %+v; want the key t1", res)
+	}
+}
+
+// TestLookupsDoNotCopyLongKeys pins a finding of the audit: req.headers
+// lowered every key it was given, a copy charged one unit, so a 1 MiB
+// header used as a key two hundred times allocated 200 MiB; a key longer
+// than any header name is now absent without being lowered. (Not
+// parallel: it counts the bytes the process allocates.)
+func TestLookupsDoNotCopyLongKeys(t *testing.T) {
+	r := newRequest("GET", "http://h/")
+	r.Header.Set("X-Long", strings.Repeat("A", 1<<20-64))
+	for _, expr := range []string{
+		"lists.range(200).filter(i, has(req.headers[getReqHeader('x-long')[0]])).size()",
+		"lists.range(200).filter(i, getReqHeader('x-long')[0] in req.headers).size()",
+	} {
+		l := mustLimit(t, keyConfig(expr))
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		res := l.EvaluateAt(r, base)
+		runtime.ReadMemStats(&after)
+		if res.ErrorCode != "" || res.BucketKey != "0" {
+			t.Errorf("%s: %+v; want the key 0", expr, res)
+		}
+		if n := after.TotalAlloc - before.TotalAlloc; n > 4<<20 {
+			t.Errorf("%s: allocated %d KiB", expr, n>>10)
+		}
+	}
+	res := wantEvalError(t, "req.headers[getReqHeader('x-long')[0]]", "no such key: AAAA", map[string]string{"X-Long": strings.Repeat("A", 1<<20-64)})
+	if len(res.ErrorMessage) > 1024 {
+		t.Errorf("an error message of %d bytes", len(res.ErrorMessage))
+	}
+	// (cel-go writes the key in the error; the result's message is cut.)
+	// Addresses: a string longer than any address is none.
+	r.Header.Set("X-Ip", "10.1.2.3")
+	for expr, want := range map[string]string{
+		"inCidrRange(getReqHeader('x-ip')[0], '10.0.0.0/8')":                               "true",
+		"inCidrRange(getReqHeader('x-long')[0], '10.0.0.0/8')":                             "false",
+		"inCidrRanges(getReqHeader('x-ip')[0], [getReqHeader('x-long')[0], '10.0.0.0/8'])": "true",
+		"inCidrRanges(getReqHeader('x-ip')[0], [getReqHeader('x-long')[0]])":               "false",
+		"getReqHeader('x-long')[0].isPrivateIp()":                                          "false",
+		"getReqHeader('x-ip')[0].isPrivateIp()":                                            "true",
+		"inCidrRange('fe80::1%eth0' + getReqHeader('x-ip')[0].substring(8), 'fe80::/10')":  "true",
+	} {
+		if res := mustLimit(t, keyConfig(expr)).EvaluateAt(r, base); res.ErrorCode != "" || res.BucketKey != want {
+			t.Errorf("%s: %+v; want the key %s", expr, res, want)
+		}
 	}
 }

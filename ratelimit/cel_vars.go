@@ -20,6 +20,8 @@ import (
 	"github.com/google/cel-go/common/types/ref"
 	"github.com/google/cel-go/common/types/traits"
 	"github.com/google/cel-go/interpreter"
+
+	"github.com/acctapi/acctapi/internal/trunc"
 )
 
 // varSpec is one Traffic Policy variable: its name, its CEL type, the
@@ -777,26 +779,56 @@ func (a *activation) headerMap() ref.Val {
 // expect. host, when not empty, is added as "host".
 func lowerMap(h http.Header, host string) ref.Val {
 	m := make(map[string][]string, len(h)+1)
+	longest := len("host")
 	for k, v := range h {
 		m[strings.ToLower(k)] = v
+		longest = max(longest, len(k))
 	}
 	if host != "" {
 		m["host"] = []string{host}
 	}
-	return foldMap{celValue(m).(traits.Mapper)}
+	return foldMap{celValue(m).(traits.Mapper), longest}
 }
 
 // foldMap is a map with lower-case string keys whose lookups lower-case
-// the key.
-type foldMap struct{ traits.Mapper }
-
-func foldKey(k ref.Val) ref.Val {
-	if s, ok := k.(types.String); ok {
-		return types.String(strings.ToLower(string(s)))
-	}
-	return k
+// the key. A key longer than any of the map's is absent without being
+// lowered: lowering copies it, and a lookup is charged one unit, so a
+// 1 MiB header used as a key a thousand times allocated a gigabyte.
+type foldMap struct {
+	traits.Mapper
+	longest int // the length of the longest key
 }
 
-func (m foldMap) Contains(k ref.Val) ref.Val     { return m.Mapper.Contains(foldKey(k)) }
-func (m foldMap) Get(k ref.Val) ref.Val          { return m.Mapper.Get(foldKey(k)) }
-func (m foldMap) Find(k ref.Val) (ref.Val, bool) { return m.Mapper.Find(foldKey(k)) }
+// foldKey returns k lower-cased, or false if k is a string longer than
+// any key.
+func (m foldMap) foldKey(k ref.Val) (ref.Val, bool) {
+	s, ok := k.(types.String)
+	if !ok {
+		return k, true
+	}
+	if len(s) > m.longest {
+		return nil, false
+	}
+	return types.String(strings.ToLower(string(s))), true
+}
+
+func (m foldMap) Contains(k ref.Val) ref.Val {
+	if k, ok := m.foldKey(k); ok {
+		return m.Mapper.Contains(k)
+	}
+	return types.False
+}
+
+func (m foldMap) Get(k ref.Val) ref.Val {
+	if k, ok := m.foldKey(k); ok {
+		return m.Mapper.Get(k)
+	}
+	return types.NewErr("no such key: %s", trunc.String(string(k.(types.String)), 64))
+}
+
+func (m foldMap) Find(k ref.Val) (ref.Val, bool) {
+	if k, ok := m.foldKey(k); ok {
+		return m.Mapper.Find(k)
+	}
+	return nil, false
+}

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/google/cel-go/cel"
+
+	"github.com/acctapi/acctapi/internal/trunc"
 )
 
 // CodeEvalFailed is the error code a [Result] carries when a bucket key
@@ -188,6 +190,11 @@ func (l *Limit) allow(a *activation, now time.Time, key string, res *Result) {
 	}
 }
 
+// maxMessageBytes bounds the evaluation error in a Result's message:
+// cel-go's errors quote the values they failed on ("no such key: " and a
+// 1 MiB header used as the key).
+const maxMessageBytes = 512
+
 // overBudgetKey is the bucket of the requests whose bucket key one of the
 // package's bounds stopped (see budgetError); no request's data makes it
 // the value of a key by accident.
@@ -204,7 +211,7 @@ const overBudgetKey = "\x00ratelimit: bucket key over budget"
 func (l *Limit) evalError(a *activation, now time.Time, i int, err error) Result {
 	res := Result{
 		ErrorCode:    CodeEvalFailed,
-		ErrorMessage: fmt.Sprintf("failed to evaluate CEL expression on bucket_key[%d] for rate-limit at runtime: %v", i, err),
+		ErrorMessage: fmt.Sprintf("failed to evaluate CEL expression on bucket_key[%d] for rate-limit at runtime: %s", i, trunc.String(err.Error(), maxMessageBytes)),
 	}
 	if !overBudgetErr(err) {
 		return res
