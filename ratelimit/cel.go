@@ -114,7 +114,7 @@ func compile(expr string, want *cel.Type, prov *providers) (compiled, error) {
 	// lists.range(n).map, which then ran untracked out of memory. Tracking
 	// every expression took a rule such as req.url.path.startsWith('/v1/')
 	// from about 360 to 650 ns a request, so plain ones stay untracked.)
-	popts := []cel.ProgramOption{cel.EvalOptions(cel.OptOptimize)}
+	popts := []cel.ProgramOption{cel.EvalOptions(cel.OptOptimize), cel.CustomDecoratorV2(compareGuard)}
 	if est, err := e.EstimateCost(checked, sizeEstimator{}); err != nil || est.Max > maxEvalCost || !untrackable(checked) {
 		popts = append(popts, cel.CostLimit(maxEvalCost))
 		popts = append(popts, costOptions...)
@@ -340,6 +340,20 @@ var sizedByCEL = map[string]bool{
 }
 
 func (resultCost) CallCost(_, overload string, args []ref.Val, result ref.Val) *uint64 {
+	switch overload {
+	case overloads.Equals, overloads.NotEquals, overloads.InList:
+		// Comparing lists or maps is charged what it reads (see
+		// compareGuard); a comparison refused for its cost read up to the
+		// limit to find out, and is charged half of it.
+		if len(args) == 2 {
+			if c := compareOpCost(overload, args[0], args[1]); c > 0 {
+				if c > maxEvalCost {
+					c = maxEvalCost / 2
+				}
+				return &c
+			}
+		}
+	}
 	if sizedByCEL[overload] {
 		return nil
 	}

@@ -269,3 +269,40 @@ func TestLookupsDoNotCopyLongKeys(t *testing.T) {
 		}
 	}
 }
+
+// TestDeepComparisonsBounded pins a finding of the audit: ==, != and in
+// compare lists and maps element by element, and cel-go charges them by
+// their top-level size, so comparing 100 references to 1,000 references
+// to one list of 1,000 with itself took 3 s for a few thousand units. A
+// comparison is now refused before it runs when what it would read is
+// over the limit, and charged what it reads. The over-limit rows would
+// each compare 10^8 elements first; the test counts cost units, not time.
+func TestDeepComparisonsBounded(t *testing.T) {
+	t.Parallel()
+	deep := "[[lists.range(1000)].map(r, lists.range(1000).map(i, r)).map(a, lists.range(100).map(j, a))[0]]"
+	for _, tt := range []struct{ expr, want string }{
+		{deep + ".map(b, b == b)[0]", "_==_: comparing the operands is"},
+		{deep + ".map(b, b != b)[0]", "_!=_: comparing the operands is"},
+		{deep + ".map(b, b[0] in b)[0]", "@in: comparing the operands is"},
+		// 100,000 elements a comparison, within the limit: charged, so the
+		// tenth stops the evaluation.
+		{"[[lists.range(1000)].map(r, lists.range(100).map(i, r))[0]].map(a, lists.range(5000).map(i, a == a))[0].size()", "cost limit"},
+	} {
+		wantEvalError(t, tt.expr, tt.want, nil)
+	}
+	r := newRequest("GET", "http://h/")
+	r.Header.Set("X-A", "a,b")
+	for expr, want := range map[string]string{
+		"getReqHeader('x-a')[0].split(',') == ['a', 'b']":               "true",
+		"getReqHeader('x-a')[0].split(',') != ['a', 'b']":               "false",
+		"['a', 'b'] in [getReqHeader('x-a')[0].split(',')]":             "true",
+		"'a' in getReqHeader('x-a')[0].split(',')":                      "true",
+		"{'k': getReqHeader('x-a')[0].split(',')} == {'k': ['a', 'b']}": "true",
+		"req.method == 'GET' && req.method in ['GET', 'HEAD']":          "true",
+		"dyn([1]) == dyn('a')":                                          "false",
+	} {
+		if res := mustLimit(t, keyConfig(expr)).EvaluateAt(r, base); res.ErrorCode != "" || res.BucketKey != want {
+			t.Errorf("%s: %+v; want the key %s", expr, res, want)
+		}
+	}
+}
