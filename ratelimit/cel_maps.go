@@ -9,6 +9,8 @@ import (
 	"github.com/google/cel-go/common/types"
 	"github.com/google/cel-go/common/types/ref"
 	"github.com/google/cel-go/common/types/traits"
+
+	"github.com/acctapi/acctapi/internal/trunc"
 )
 
 // orderedMap is a map whose iteration visits its keys in sorted order. Go
@@ -17,26 +19,77 @@ import (
 // one identical request to the next, and each order was a bucket of its
 // own: a client got several times the capacity. Every map the environment
 // gives an expression (request data and what functions decode) is one.
+//
+// A lookup of a string key longer than any of the map's finds nothing
+// without hashing the key: a lookup is charged one unit, and hashing a
+// 1 MiB header used as a key ten thousand times read 10 GB.
 type orderedMap struct {
 	traits.Mapper
-	keys *[]ref.Val // sorted on first iteration
+	*mapIndex
+}
+
+type mapIndex struct {
+	keys    []ref.Val // sorted on first iteration
+	longest int       // the longest string key's length, or -1 until a long key is looked up
 }
 
 // ordered returns m iterating in key order.
-func ordered(m traits.Mapper) traits.Mapper { return orderedMap{m, new([]ref.Val)} }
+func ordered(m traits.Mapper) traits.Mapper { return orderedMap{m, &mapIndex{longest: -1}} }
+
+// shortKeyBytes is the length of key under which a lookup hashes the key
+// at once.
+const shortKeyBytes = 256
+
+// absent reports whether k is a string key longer than any of m's.
+func (m orderedMap) absent(k ref.Val) bool {
+	s, ok := k.(types.String)
+	if !ok || len(s) <= shortKeyBytes {
+		return false
+	}
+	if m.longest < 0 {
+		m.longest = 0
+		for it := m.Mapper.Iterator(); it.HasNext() == types.True; {
+			if ks, ok := it.Next().(types.String); ok {
+				m.longest = max(m.longest, len(ks))
+			}
+		}
+	}
+	return len(s) > m.longest
+}
+
+func (m orderedMap) Contains(k ref.Val) ref.Val {
+	if m.absent(k) {
+		return types.False
+	}
+	return m.Mapper.Contains(k)
+}
+
+func (m orderedMap) Get(k ref.Val) ref.Val {
+	if m.absent(k) {
+		return types.NewErr("no such key: %s", trunc.String(string(k.(types.String)), 64))
+	}
+	return m.Mapper.Get(k)
+}
+
+func (m orderedMap) Find(k ref.Val) (ref.Val, bool) {
+	if m.absent(k) {
+		return nil, false
+	}
+	return m.Mapper.Find(k)
+}
 
 // Iterator implements traits.Iterable.
 func (m orderedMap) Iterator() traits.Iterator {
-	if *m.keys == nil {
+	if m.keys == nil {
 		n, _ := m.Size().(types.Int)
 		keys := make([]ref.Val, 0, n)
 		for it := m.Mapper.Iterator(); it.HasNext() == types.True; {
 			keys = append(keys, it.Next())
 		}
 		slices.SortFunc(keys, compareKeys)
-		*m.keys = keys
+		m.keys = keys
 	}
-	return types.NewRefValList(types.DefaultTypeAdapter, *m.keys).Iterator()
+	return types.NewRefValList(types.DefaultTypeAdapter, m.keys).Iterator()
 }
 
 // compareKeys orders map keys: strings by their bytes, other keys of one
