@@ -93,9 +93,11 @@
 // compute their cost from their arguments first (the pairs of elements
 // they compare, a list counted with all it holds; the elements flatten
 // builds; the string's length times the substring's) and refuse a call
-// over the limit before running it; json.decode is charged four units for
-// each value it may build, counted before decoding, as well as by what
-// it reads, and refuses likewise. A call of matches whose string length times its pattern's
+// over the limit before running it; so do ==, != and in when they compare
+// lists or maps, element by element. json.decode, queryString.decode,
+// url.parse and split() are charged four units for each part they may
+// build, counted before building, as well as by what they read, and
+// refuse likewise. A call of matches whose string length times its pattern's
 // compiled size exceeds 2,000,000 fails before it compiles or runs (a
 // pattern may be at most 64 KiB and 20,000 instructions, and each compile
 // is charged), and a bucket-key value (a list's joined
