@@ -1,6 +1,7 @@
 package ratelimit
 
 import (
+	"net/http"
 	"runtime"
 
 	"github.com/google/cel-go/cel"
@@ -64,27 +65,17 @@ func TestGuardedFunctions(t *testing.T) {
 		for k, v := range headers {
 			r.Header.Set(k, v)
 		}
-		l := mustLimit(t, keyConfig(tt.expr))
-		var before, after runtime.MemStats
-		runtime.ReadMemStats(&before)
-		res := l.EvaluateAt(r, base)
-		runtime.ReadMemStats(&after)
-		if res.ErrorCode != CodeEvalFailed || !strings.Contains(res.ErrorMessage, tt.want) {
-			t.Errorf("%s: %s %s; want an evaluation error containing %q", tt.expr, res.ErrorCode, res.ErrorMessage, tt.want)
-		}
-		if n := after.TotalAlloc - before.TotalAlloc; n > tt.maxAlloc {
-			t.Errorf("%s: allocated %d KiB; want at most %d", tt.expr, n>>10, tt.maxAlloc>>10)
-		}
+		wantBoundedError(t, tt.expr, r, tt.want, tt.maxAlloc)
 	}
 }
 
 // TestGuardedFunctionsWork checks that the guarded functions keep cel-go's
-// results within the limit, and that each call is charged its cost.
+// results within the limit.
 func TestGuardedFunctionsWork(t *testing.T) {
 	t.Parallel()
 	r := newRequest("GET", "http://h/a/b/a")
 	r.Header.Set("X-Forwarded-For", "10.0.0.1, 10.0.0.2, 10.0.0.1")
-	for expr, want := range map[string]string{
+	wantKeys(t, r, map[string]string{
 		"getReqHeader('x-forwarded-for')[0].split(', ').distinct()":         "10.0.0.1,10.0.0.2",
 		"getReqHeader('x-forwarded-for')[0].split(', ').sort()":             "10.0.0.1,10.0.0.1,10.0.0.2",
 		"['bb', 'a', 'ccc'].sortBy(s, s.size())":                            "a,bb,ccc",
@@ -99,12 +90,7 @@ func TestGuardedFunctionsWork(t *testing.T) {
 		"string(lists.range(3).map(i, [1, 2]).distinct().size())":           "1",
 		"string([{'a': 1}, {'a': 1}, {'a': 2}].distinct().size())":          "2",
 		"string(getReqHeader('x-forwarded-for')[0].split(', ').size() > 2)": "true",
-	} {
-		res := mustLimit(t, keyConfig(expr)).EvaluateAt(r, base)
-		if res.ErrorCode != "" || res.BucketKey != want {
-			t.Errorf("%s: key %q (%s %s); want %q", expr, res.BucketKey, res.ErrorCode, res.ErrorMessage, want)
-		}
-	}
+	})
 }
 
 // TestGuardCosts pins the guards' costs in cost units: what a call is
@@ -194,17 +180,7 @@ func TestJSONDecodeBounded(t *testing.T) {
 	} {
 		r := newRequest("GET", "http://h/")
 		r.Header.Set("X-Json", tt.header)
-		l := mustLimit(t, keyConfig(tt.expr))
-		var before, after runtime.MemStats
-		runtime.ReadMemStats(&before)
-		res := l.EvaluateAt(r, base)
-		runtime.ReadMemStats(&after)
-		if res.ErrorCode != CodeEvalFailed || !strings.Contains(res.ErrorMessage, tt.want) {
-			t.Errorf("%.60s: %s %s; want an evaluation error containing %q", tt.expr, res.ErrorCode, res.ErrorMessage, tt.want)
-		}
-		if n := after.TotalAlloc - before.TotalAlloc; n > tt.maxAlloc {
-			t.Errorf("%.60s: allocated %d KiB; want at most %d", tt.expr, n>>10, tt.maxAlloc>>10)
-		}
+		wantBoundedError(t, tt.expr, r, tt.want, tt.maxAlloc)
 	}
 	// What a call is charged: a unit per ten bytes and four per value.
 	for s, want := range map[string]uint64{
@@ -237,14 +213,12 @@ func TestLookupsDoNotCopyLongKeys(t *testing.T) {
 		"lists.range(200).filter(i, getReqHeader('x-long')[0] in req.headers).size()",
 	} {
 		l := mustLimit(t, keyConfig(expr))
-		var before, after runtime.MemStats
-		runtime.ReadMemStats(&before)
-		res := l.EvaluateAt(r, base)
-		runtime.ReadMemStats(&after)
+		var res Result
+		n := bytesAllocated(func() { res = l.EvaluateAt(r, base) })
 		if res.ErrorCode != "" || res.BucketKey != "0" {
 			t.Errorf("%s: %+v; want the key 0", expr, res)
 		}
-		if n := after.TotalAlloc - before.TotalAlloc; n > 4<<20 {
+		if n > 4<<20 {
 			t.Errorf("%s: allocated %d KiB", expr, n>>10)
 		}
 	}
@@ -252,16 +226,12 @@ func TestLookupsDoNotCopyLongKeys(t *testing.T) {
 	// absent without hashing it (which no test can see but by time), and
 	// says so briefly.
 	r.Header.Set("X-Json", `{"a": 1}`)
-	for expr, want := range map[string]string{
+	wantKeys(t, r, map[string]string{
 		"has(json.decode(getReqHeader('x-json')[0])[getReqHeader('x-long')[0]])": "false",
 		"getReqHeader('x-long')[0] in req.url.query_params":                      "false",
 		"has(json.decode(getReqHeader('x-json')[0]).a)":                          "true",
 		"'a' in json.decode(getReqHeader('x-json')[0])":                          "true",
-	} {
-		if res := mustLimit(t, keyConfig(expr)).EvaluateAt(r, base); res.ErrorCode != "" || res.BucketKey != want {
-			t.Errorf("%s: %+v; want the key %s", expr, res, want)
-		}
-	}
+	})
 	for _, expr := range []string{"req.headers[getReqHeader('x-long')[0]]", "json.decode(getReqHeader('x-json')[0])[getReqHeader('x-long')[0]]"} {
 		res := wantEvalError(t, expr, "no such key: AAAA", map[string]string{"X-Long": strings.Repeat("A", 1<<20-64), "X-Json": "{}"})
 		if len(res.ErrorMessage) > 1024 {
@@ -271,7 +241,7 @@ func TestLookupsDoNotCopyLongKeys(t *testing.T) {
 	// (cel-go writes the key in the error; the result's message is cut.)
 	// Addresses: a string longer than any address is none.
 	r.Header.Set("X-Ip", "10.1.2.3")
-	for expr, want := range map[string]string{
+	wantKeys(t, r, map[string]string{
 		"inCidrRange(getReqHeader('x-ip')[0], '10.0.0.0/8')":                               "true",
 		"inCidrRange(getReqHeader('x-long')[0], '10.0.0.0/8')":                             "false",
 		"inCidrRanges(getReqHeader('x-ip')[0], [getReqHeader('x-long')[0], '10.0.0.0/8'])": "true",
@@ -279,11 +249,7 @@ func TestLookupsDoNotCopyLongKeys(t *testing.T) {
 		"getReqHeader('x-long')[0].isPrivateIp()":                                          "false",
 		"getReqHeader('x-ip')[0].isPrivateIp()":                                            "true",
 		"inCidrRange('fe80::1%eth0' + getReqHeader('x-ip')[0].substring(8), 'fe80::/10')":  "true",
-	} {
-		if res := mustLimit(t, keyConfig(expr)).EvaluateAt(r, base); res.ErrorCode != "" || res.BucketKey != want {
-			t.Errorf("%s: %+v; want the key %s", expr, res, want)
-		}
-	}
+	})
 }
 
 // TestDeepComparisonsBounded pins a finding of the audit: ==, != and in
@@ -308,7 +274,7 @@ func TestDeepComparisonsBounded(t *testing.T) {
 	}
 	r := newRequest("GET", "http://h/")
 	r.Header.Set("X-A", "a,b")
-	for expr, want := range map[string]string{
+	wantKeys(t, r, map[string]string{
 		"getReqHeader('x-a')[0].split(',') == ['a', 'b']":               "true",
 		"getReqHeader('x-a')[0].split(',') != ['a', 'b']":               "false",
 		"['a', 'b'] in [getReqHeader('x-a')[0].split(',')]":             "true",
@@ -316,9 +282,41 @@ func TestDeepComparisonsBounded(t *testing.T) {
 		"{'k': getReqHeader('x-a')[0].split(',')} == {'k': ['a', 'b']}": "true",
 		"req.method == 'GET' && req.method in ['GET', 'HEAD']":          "true",
 		"dyn([1]) == dyn('a')":                                          "false",
-	} {
-		if res := mustLimit(t, keyConfig(expr)).EvaluateAt(r, base); res.ErrorCode != "" || res.BucketKey != want {
-			t.Errorf("%s: %+v; want the key %s", expr, res, want)
+	})
+}
+
+// wantKeys evaluates each bucket key of want for r and wants its key.
+func wantKeys(t *testing.T, r *http.Request, want map[string]string) {
+	t.Helper()
+	for expr, key := range want {
+		if res := mustLimit(t, keyConfig(expr)).EvaluateAt(r, base); res.ErrorCode != "" || res.BucketKey != key {
+			t.Errorf("%s: %+v; want the key %s", expr, res, key)
 		}
+	}
+}
+
+// bytesAllocated is the number of bytes the process allocates while fn runs;
+// a test that calls it must not run in parallel with others.
+func bytesAllocated(fn func()) uint64 {
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	fn()
+	runtime.ReadMemStats(&after)
+	return after.TotalAlloc - before.TotalAlloc
+}
+
+// wantBoundedError evaluates the bucket key expr for r and wants an
+// evaluation error containing want, having allocated at most maxAlloc
+// bytes; a test that calls it must not run in parallel with others.
+func wantBoundedError(t *testing.T, expr string, r *http.Request, want string, maxAlloc uint64) {
+	t.Helper()
+	l := mustLimit(t, keyConfig(expr))
+	var res Result
+	n := bytesAllocated(func() { res = l.EvaluateAt(r, base) })
+	if res.ErrorCode != CodeEvalFailed || !strings.Contains(res.ErrorMessage, want) {
+		t.Errorf("%.100s: %s %s; want an evaluation error containing %q", expr, res.ErrorCode, res.ErrorMessage, want)
+	}
+	if n > maxAlloc {
+		t.Errorf("%.100s: allocated %d KiB; want at most %d", expr, n>>10, maxAlloc>>10)
 	}
 }
