@@ -389,8 +389,11 @@ func funcOptions() []cel.EnvOption {
 // that length (see costOptions).
 var linearOverloads = append([]string{
 	// size of a string counts its runes, reading it (cel-go charges it
-	// one unit: ten thousand of a 1 MiB header took 9.7 s)
+	// one unit: ten thousand of a 1 MiB header took 9.7 s); conversions
+	// from a string read it, base64.decode allocates before it checks
 	overloads.SizeString, "string_size",
+	overloads.StringToDouble, overloads.StringToInt, overloads.StringToUint,
+	overloads.StringToTimestamp, overloads.StringToDuration, "base64_decode_string",
 	"url_escape_string", "url_unescape_string",
 	"string_isJson", "string_decodeBase64", "string_encodeBase64", "string_isQueryString", "string_isURL",
 	"string_lower", "string_upper",
@@ -499,7 +502,24 @@ func (a *activation) headerValues(name string) []string {
 		}
 		return []string{a.r.Host}
 	}
+	if len(name) > a.longestHeader() {
+		// (Values would copy name to canonicalize it, a copy charged one
+		// unit: a 1 MiB name ten thousand times was 10 GB.)
+		return nil
+	}
 	return a.r.Header.Values(name)
+}
+
+// longestHeader is the length of the request's longest header name.
+func (a *activation) longestHeader() int {
+	m := a.more()
+	if !m.headerLongestDone {
+		m.headerLongestDone = true
+		for k := range a.r.Header {
+			m.headerLongest = max(m.headerLongest, len(k))
+		}
+	}
+	return m.headerLongest
 }
 
 type hashFunc struct {

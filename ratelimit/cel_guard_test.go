@@ -104,6 +104,7 @@ func TestGuardCosts(t *testing.T) {
 	r.Header.Set("X-Long", strings.Repeat("a", 100))
 	r.Header.Set("X-Twenty", strings.Repeat(strings.Repeat("x", 20)+",", 9)+strings.Repeat("x", 20))
 	r.Header.Set("X-E", strings.Repeat("é", 1000)) // 2,000 bytes
+	r.Header.Set("X-N", strings.Repeat("0", 99)+"1")
 	cost := func(expr string) uint64 {
 		c, err := compile(expr, cel.DynType, nil)
 		if err != nil {
@@ -143,6 +144,13 @@ func TestGuardCosts(t *testing.T) {
 		got, without := cost(tt.arg+tt.call), cost(tt.arg)
 		if got-without != tt.want {
 			t.Errorf("%s%s: cost %d, %d without the call; want %d for the call", tt.arg, tt.call, got, without, tt.want)
+		}
+	}
+	// Conversions read their string: 1 + len/10.
+	n := "getReqHeader('x-n')[0].trim()"
+	for _, conv := range []string{"int", "uint", "double"} {
+		if got, without := cost(conv+"("+n+")"), cost(n); got-without != 1+10 {
+			t.Errorf("%s(%s): cost %d, %d without the call; want 11 for the call", conv, n, got, without)
 		}
 	}
 	wantEvalError(t, "lists.range(10000).map(i, size(getReqHeader('x')[0])).size()", "cost limit", map[string]string{"X": strings.Repeat("é", 500_000)})
@@ -210,16 +218,20 @@ func TestJSONDecodeBounded(t *testing.T) {
 }
 
 // TestLookupsDoNotCopyLongKeys pins a finding of the audit: req.headers
-// lowered every key it was given, a copy charged one unit, so a 1 MiB
-// header used as a key two hundred times allocated 200 MiB; a key longer
-// than any header name is now absent without being lowered. (Not
+// lowered every key it was given, and getReqHeader canonicalized every
+// name, a copy charged one unit, so a 1 MiB header used as a key two
+// hundred times allocated 200 MiB; a key longer than any header name is
+// now absent without being copied. (Not
 // parallel: it counts the bytes the process allocates.)
 func TestLookupsDoNotCopyLongKeys(t *testing.T) {
 	r := newRequest("GET", "http://h/")
 	r.Header.Set("X-Long", strings.Repeat("A", 1<<20-64))
+	r.Header.Set("X-Low", strings.Repeat("a", 1<<20-64))
 	for _, expr := range []string{
 		"lists.range(200).filter(i, has(req.headers[getReqHeader('x-long')[0]])).size()",
 		"lists.range(200).filter(i, getReqHeader('x-long')[0] in req.headers).size()",
+		// getReqHeader copied a name to canonicalize it.
+		"lists.range(200).filter(i, hasReqHeader(getReqHeader('x-low')[0])).size()",
 	} {
 		l := mustLimit(t, keyConfig(expr))
 		var res Result

@@ -576,6 +576,9 @@ type lazy struct {
 	serverIntel intelCache
 	connDone    bool
 	connInfo    *connInfo
+	// the longest header name's length, for headerValues
+	headerLongest     int
+	headerLongestDone bool
 }
 
 // more returns a's lazy cache, cleared for this request.
