@@ -230,10 +230,10 @@ func funcOptions() []cel.EnvOption {
 			return types.Bool(len(a.headerValues(str(v[0]))) > 0)
 		}),
 		requestFunc("getQueryParam", []*cel.Type{strT}, strList, func(a *activation, v []ref.Val) ref.Val {
-			return stringList(a.queryValues()[str(v[0])])
+			return stringList(a.queryParam(str(v[0])))
 		}),
 		requestFunc("hasQueryParam", []*cel.Type{strT}, boolT, func(a *activation, v []ref.Val) ref.Val {
-			return types.Bool(a.queryValues().Has(str(v[0])))
+			return types.Bool(a.queryParam(str(v[0])) != nil)
 		}),
 		requestFunc("getReqCookie", []*cel.Type{strT}, cookieT, func(a *activation, v []ref.Val) ref.Val {
 			c := &http.Cookie{}
@@ -508,6 +508,16 @@ func (a *activation) headerValues(name string) []string {
 		return nil
 	}
 	return a.r.Header.Values(name)
+}
+
+// queryParam returns the values of query parameter name, nil if it has
+// none; a name longer than any parameter's is not hashed to look it up.
+func (a *activation) queryParam(name string) []string {
+	q := a.queryValues()
+	if len(name) > a.queryLongest {
+		return nil
+	}
+	return q[name]
 }
 
 // longestHeader is the length of the request's longest header name.

@@ -224,7 +224,7 @@ func TestJSONDecodeBounded(t *testing.T) {
 // now absent without being copied. (Not
 // parallel: it counts the bytes the process allocates.)
 func TestLookupsDoNotCopyLongKeys(t *testing.T) {
-	r := newRequest("GET", "http://h/")
+	r := newRequest("GET", "http://h/?q=1")
 	r.Header.Set("X-Long", strings.Repeat("A", 1<<20-64))
 	r.Header.Set("X-Low", strings.Repeat("a", 1<<20-64))
 	for _, expr := range []string{
@@ -251,6 +251,8 @@ func TestLookupsDoNotCopyLongKeys(t *testing.T) {
 		"has(json.decode(getReqHeader('x-json')[0])[getReqHeader('x-long')[0]])": "false",
 		"getReqHeader('x-long')[0] in req.url.query_params":                      "false",
 		"has(json.decode(getReqHeader('x-json')[0]).a)":                          "true",
+		"hasQueryParam(getReqHeader('x-long')[0])":                               "false",
+		"hasQueryParam('q') && getQueryParam('q')[0] == '1'":                     "true",
 		"'a' in json.decode(getReqHeader('x-json')[0])":                          "true",
 	})
 	for _, expr := range []string{"req.headers[getReqHeader('x-long')[0]]", "json.decode(getReqHeader('x-json')[0])[getReqHeader('x-long')[0]]"} {

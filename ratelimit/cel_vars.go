@@ -550,6 +550,8 @@ type activation struct {
 	ipDone    bool
 	query     url.Values
 	queryDone bool
+	// the longest query parameter name's length
+	queryLongest int
 	headers   ref.Val
 	local     net.Addr
 	localDone bool
@@ -691,6 +693,9 @@ func (a *activation) queryValues() url.Values {
 	if !a.queryDone {
 		a.queryDone = true
 		a.query, _ = url.ParseQuery(a.r.URL.RawQuery)
+		for k := range a.query {
+			a.queryLongest = max(a.queryLongest, len(k))
+		}
 	}
 	return a.query
 }
