@@ -552,10 +552,10 @@ type activation struct {
 	queryDone bool
 	// the longest query parameter name's length
 	queryLongest int
-	headers   ref.Val
-	local     net.Addr
-	localDone bool
-	self      requestHandle
+	headers      ref.Val
+	local        net.Addr
+	localDone    bool
+	self         requestHandle
 	// lz holds what few expressions read; it survives reset, so a pooled
 	// activation allocates it once, and is cleared only when used, so
 	// that reset stays cheap.
