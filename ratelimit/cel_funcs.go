@@ -502,7 +502,7 @@ func (a *activation) headerValues(name string) []string {
 		}
 		return []string{a.r.Host}
 	}
-	if len(name) > a.longestHeader() {
+	if len(name) > shortKeyBytes && len(name) > a.longestHeader() {
 		// (Values would copy name to canonicalize it, a copy charged one
 		// unit: a 1 MiB name ten thousand times was 10 GB.)
 		return nil
@@ -514,7 +514,7 @@ func (a *activation) headerValues(name string) []string {
 // none; a name longer than any parameter's is not hashed to look it up.
 func (a *activation) queryParam(name string) []string {
 	q := a.queryValues()
-	if len(name) > a.queryLongest {
+	if len(name) > shortKeyBytes && len(name) > a.queryLongest {
 		return nil
 	}
 	return q[name]
@@ -522,14 +522,13 @@ func (a *activation) queryParam(name string) []string {
 
 // longestHeader is the length of the request's longest header name.
 func (a *activation) longestHeader() int {
-	m := a.more()
-	if !m.headerLongestDone {
-		m.headerLongestDone = true
+	if a.headerLongest < 0 {
+		a.headerLongest = 0
 		for k := range a.r.Header {
-			m.headerLongest = max(m.headerLongest, len(k))
+			a.headerLongest = max(a.headerLongest, len(k))
 		}
 	}
-	return m.headerLongest
+	return a.headerLongest
 }
 
 type hashFunc struct {

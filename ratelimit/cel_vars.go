@@ -550,12 +550,13 @@ type activation struct {
 	ipDone    bool
 	query     url.Values
 	queryDone bool
-	// the longest query parameter name's length
-	queryLongest int
-	headers      ref.Val
-	local        net.Addr
-	localDone    bool
-	self         requestHandle
+	// the longest query parameter's and header's name lengths (-1 for a
+	// header not yet computed, see longestHeader)
+	queryLongest, headerLongest int
+	headers                     ref.Val
+	local                       net.Addr
+	localDone                   bool
+	self                        requestHandle
 	// lz holds what few expressions read; it survives reset, so a pooled
 	// activation allocates it once, and is cleared only when used, so
 	// that reset stays cheap.
@@ -578,9 +579,6 @@ type lazy struct {
 	serverIntel intelCache
 	connDone    bool
 	connInfo    *connInfo
-	// the longest header name's length, for headerValues
-	headerLongest     int
-	headerLongestDone bool
 }
 
 // more returns a's lazy cache, cleared for this request.
@@ -612,7 +610,7 @@ func (a *activation) reset(r *http.Request, now time.Time, clientIP func(*http.R
 	if a.lzUsed {
 		*lz = lazy{}
 	}
-	*a = activation{r: r, now: now, clientIP: clientIP, prov: prov, lz: lz}
+	*a = activation{r: r, now: now, clientIP: clientIP, prov: prov, lz: lz, headerLongest: -1}
 	a.self = requestHandle{a}
 }
 
