@@ -226,7 +226,6 @@ func (g *Grammar) inList(e celast.Expr) error {
 	return nil
 }
 
-
 // literal checks the argument of timestamp(), add() or subtract(): a
 // string literal that g.Literal accepts.
 func (g *Grammar) literal(fn string, e celast.Expr) error {
