@@ -85,6 +85,15 @@ type journal struct {
 	// budgetSet reports that budget was set; the zero journal has
 	// DefaultJournalBudget.
 	budgetSet bool
+	// gone is the greatest operation id of an entry that left (or was
+	// never kept), "" when none has: see Server.JournalLeft.
+	gone string
+}
+
+// left notes that the entry with operation id id is not (or no longer)
+// kept.
+func (j *journal) left(id string) {
+	j.gone = max(j.gone, id)
 }
 
 // journalChunk is the most entries in a chunk. Chunks start at 16
@@ -175,6 +184,7 @@ func (j *journal) add(e journalEntry, dflt int64) {
 	// The budget again, under the lock: SetJournalBudget may have lowered
 	// it since the cut above.
 	if budget = j.byteBudget(dflt); e.size > budget {
+		j.left(e.OperationID)
 		return // no room even without its bodies, or the budget fell meanwhile
 	}
 	for j.n > 0 && (j.n >= j.limit() || j.bytes+e.size > budget) {
@@ -199,6 +209,7 @@ func (j *journal) add(e journalEntry, dflt int64) {
 func (j *journal) dropOldest() {
 	first := j.chunks[0]
 	j.bytes -= first[j.head].size
+	j.left(first[j.head].OperationID)
 	first[j.head] = journalEntry{}
 	j.head++
 	j.n--
@@ -309,9 +320,28 @@ func (e *journalEntry) redacted() Entry {
 
 // ClearJournal forgets the requests recorded so far.
 func (s *Server) ClearJournal() {
+	j := &s.journal
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	for j.n > 0 {
+		j.dropOldest()
+	}
+	j.chunks, j.head = nil, 0
+}
+
+// JournalLeft reports whether operationID may be the id of an entry that
+// has left the journal: dropped for room (the byte budget, the entry
+// count), never kept (larger than the budget), or cleared by
+// [Server.ClearJournal]. The server makes operation ids in increasing
+// order, so it is true for every id that sorts at or before the newest id
+// of an entry that left, and false for any later one, which no entry that
+// left has. A cursor into the journal (the id of the last entry of a page)
+// whose entry is gone has nothing older kept; an id for which JournalLeft
+// is false and that no entry has is no entry's id at all.
+func (s *Server) JournalLeft(operationID string) bool {
 	s.journal.mu.Lock()
 	defer s.journal.mu.Unlock()
-	s.journal.chunks, s.journal.head, s.journal.n, s.journal.bytes = nil, 0, 0, 0
+	return operationID != "" && operationID <= s.journal.gone
 }
 
 // secretMembers are the JSON members whose values the journal redacts.

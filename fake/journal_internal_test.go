@@ -189,3 +189,39 @@ func TestJournalLongBodyRedactedThenCut(t *testing.T) {
 		t.Errorf("journal holds %d bytes of the body, want at most %d", cap(c.resp), maxJournalBody)
 	}
 }
+
+// TestJournalLeft checks that an entry that leaves the journal, for room,
+// for its size or by ClearJournal, counts as gone whatever the order in
+// which entries were recorded: a request that started first (a smaller
+// id) and finished last is recorded after faster ones, so the entry that
+// leaves first need not have the smallest id (a review saw a page's
+// cursor refused once its entry had left).
+func TestJournalLeft(t *testing.T) {
+	t.Parallel()
+	s := &Server{}
+	j := &s.journal
+	j.max = 2
+	add := func(id string) { j.add(journalEntry{Entry: Entry{OperationID: id}}, DefaultJournalBudget) }
+	add("op_3") // started after op_2, finished first
+	add("op_2")
+	for _, id := range []string{"op_1", "op_2", "op_3", "op_4"} {
+		if s.JournalLeft(id) {
+			t.Errorf("JournalLeft(%s) with nothing gone", id)
+		}
+	}
+	add("op_4") // op_3 leaves
+	for id, want := range map[string]bool{"op_1": true, "op_2": true, "op_3": true, "op_4": false, "op_9": false, "": false} {
+		if got := s.JournalLeft(id); got != want {
+			t.Errorf("after op_3 left: JournalLeft(%q) = %v, want %v", id, got, want)
+		}
+	}
+	s.ClearJournal()
+	if !s.JournalLeft("op_4") || s.JournalLeft("op_5") || j.n != 0 {
+		t.Errorf("after ClearJournal: JournalLeft(op_4) %v, (op_5) %v, %d kept; want true, false, 0", s.JournalLeft("op_4"), s.JournalLeft("op_5"), j.n)
+	}
+	j.budget, j.budgetSet = 1, true
+	add("op_6") // larger than the budget: never kept
+	if !s.JournalLeft("op_6") {
+		t.Error("an entry never kept for its size is not gone")
+	}
+}

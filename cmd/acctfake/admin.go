@@ -315,8 +315,8 @@ type journalPage struct {
 // by method, path (a pattern as faults take) and status, paged with limit
 // (1 to 100, default 100) and before_id (an entry's id: the entries older
 // than it; none when it is no longer in the journal, since older entries
-// leave first; refused when it sorts after the oldest entry kept, which no
-// entry that left does).
+// leave first; refused when no entry has it and no entry that left could
+// have, Server.JournalLeft).
 func (a *admin) journal(r *http.Request, _ string) (int, any, error) {
 	q := r.URL.Query() // checked against the route's parameters
 	limit := acctapi.MaxLimit
@@ -353,13 +353,11 @@ func (a *admin) journal(r *http.Request, _ string) (int, any, error) {
 		return 0, nil, invalid("before_id", "before_id %q is not an entry's id (op_ and 27 letters or digits).", trunc.String(beforeID, 64))
 	}
 	page := journalPage{Entries: []journalEntry{}, URI: baseURL(r) + adminPrefix + "journal"}
-	oldest := "" // the oldest entry's id, while before_id is not found
 	for e := range a.srv.JournalBackward() {
 		if beforeID != "" { // entries older than it
 			if e.OperationID == beforeID {
 				beforeID = ""
 			}
-			oldest = e.OperationID
 			continue
 		}
 		if (method != "" && e.Method != method) || (status >= 0 && e.Status != status) ||
@@ -380,12 +378,11 @@ func (a *admin) journal(r *http.Request, _ string) (int, any, error) {
 		page.Entries = append(page.Entries, journalEntry{ID: e.OperationID, Time: e.Time, Method: e.Method, Path: e.Path,
 			Query: e.Query, Status: e.Status, RequestBody: e.RequestBody, ResponseBody: e.ResponseBody, Dropped: e.Dropped})
 	}
-	// An id no entry has: one that left the journal (older entries leave
-	// first, and ids sort in the order the fake made them) has nothing
-	// older kept; any other is refused, so that a cursor with a typo does
-	// not read as "no such requests".
-	if beforeID != "" && oldest != "" && beforeID >= oldest {
-		return 0, nil, invalid("before_id", "before_id %q is no entry's id: it sorts after the oldest entry kept, %s, so it never left the journal.", beforeID, oldest)
+	// An id no entry has: one that left the journal has nothing older
+	// kept; any other is refused, so that a cursor with a typo does not
+	// read as "no such requests".
+	if beforeID != "" && !a.srv.JournalLeft(beforeID) {
+		return 0, nil, invalid("before_id", "before_id %q is no entry's id, kept or gone: it sorts after every entry that left the journal.", beforeID)
 	}
 	return http.StatusOK, page, nil
 }

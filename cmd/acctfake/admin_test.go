@@ -199,7 +199,6 @@ func TestAdminJournal(t *testing.T) {
 		{"method=*&status=404", want[1:3]},
 		{"method=GET&path=/service_users", want[3:4]},
 		{"before_id=" + all.Entries[2].ID, want[3:]},
-		{"before_id=op_" + strings.Repeat("0", 27), nil}, // older than every entry kept: it may have left the journal
 	} {
 		got := rows(decode[journalResp](t, p.adm(t, "GET", "journal?"+tt.query, "").want(t, 200, "")))
 		if !slices.Equal(got, tt.want) {
@@ -224,8 +223,9 @@ func TestAdminJournal(t *testing.T) {
 		{"method=POST&path=/api_keys/*", "ERR_NGROK_215", "path"},
 		{"before_id=op_0", "ERR_NGROK_215", "before_id"},
 		{"before_id=service_1", "ERR_NGROK_215", "before_id"},
-		// Well formed but sorting after the oldest entry kept: no entry
-		// that left, so a typo (a review saw an empty page).
+		// Well formed, but no entry's, kept or gone (nothing has left the
+		// journal): a typo (a review saw an empty page).
+		{"before_id=op_" + strings.Repeat("0", 27), "ERR_NGROK_215", "before_id"},
 		{"before_id=op_" + strings.Repeat("z", 27), "ERR_NGROK_215", "before_id"},
 		{"nope=1", "ERR_NGROK_231", ""},
 		{"method=GET&method=POST", "ERR_NGROK_232", ""},
@@ -240,6 +240,10 @@ func TestAdminJournal(t *testing.T) {
 	p.adm(t, "DELETE", "journal", "").want(t, 204, "")
 	if j := decode[journalResp](t, p.adm(t, "GET", "journal", "").want(t, 200, "")); len(j.Entries) != 0 {
 		t.Errorf("after DELETE: %d entries", len(j.Entries))
+	}
+	// A cursor whose entry has left the journal: nothing older is kept.
+	if j := decode[journalResp](t, p.adm(t, "GET", "journal?before_id="+all.Entries[0].ID, "").want(t, 200, "")); len(j.Entries) != 0 {
+		t.Errorf("before an entry that left: %d entries, want none", len(j.Entries))
 	}
 }
 
