@@ -355,9 +355,22 @@ func (c *Client) followOnlyOwnRedirects(h *http.Client) *http.Client {
 	return &cp
 }
 
-// sameOrigin reports whether u has the base URL's scheme and host.
+// sameOrigin reports whether u has the base URL's scheme, host and port,
+// a default port written out or not (https://h:443 is https://h).
 func (c *Client) sameOrigin(u *url.URL) bool {
-	return u.Scheme == c.base.Scheme && strings.EqualFold(u.Host, c.base.Host)
+	return u.Scheme == c.base.Scheme && strings.EqualFold(u.Hostname(), c.base.Hostname()) &&
+		portOf(u) == portOf(c.base)
+}
+
+// portOf is u's port, or its scheme's default port when it names none.
+func portOf(u *url.URL) string {
+	if p := u.Port(); p != "" {
+		return p
+	}
+	if u.Scheme == "https" {
+		return "443"
+	}
+	return "80"
 }
 
 // whyNotFollowed says why a redirect's answer, to loc, was not followed.
@@ -367,7 +380,8 @@ func (c *Client) whyNotFollowed(resp *http.Response, loc string) string {
 			return "another origin than the base URL; the API key goes only there"
 		}
 	}
-	if resp.StatusCode != http.StatusTemporaryRedirect && resp.StatusCode != http.StatusPermanentRedirect {
+	if resp.Request != nil && resp.Request.Method != http.MethodGet && resp.Request.Method != http.MethodHead &&
+		resp.StatusCode != http.StatusTemporaryRedirect && resp.StatusCode != http.StatusPermanentRedirect {
 		return "it would resend the request as a GET"
 	}
 	return "stopped by the HTTP client's CheckRedirect"

@@ -9,6 +9,7 @@ import (
 	"math"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"runtime/debug"
 	"strings"
 	"sync"
@@ -889,5 +890,54 @@ func TestRedirectsStayOnTheOrigin(t *testing.T) {
 	c, _ = NewClient(testKey, WithBaseURL(same.URL), WithHTTPClient(mine), WithoutRetry())
 	if err := c.Do(t.Context(), http.MethodGet, "/old", nil, nil, &out); err != nil || out.ID != "new" {
 		t.Errorf("a same-origin 307 without a CheckRedirect of the caller's: %+v, %v; want it followed", out, err)
+	}
+}
+
+// TestSameOrigin checks the origin the API key is kept to: a default port
+// written out is the same origin (a review saw a redirect to
+// http://h:80/new from http://h refused as another origin).
+func TestSameOrigin(t *testing.T) {
+	t.Parallel()
+	c, err := NewClient(testKey, WithBaseURL("https://api.example.test"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for raw, want := range map[string]bool{
+		"https://api.example.test/x":      true,
+		"https://api.example.test:443/x":  true,
+		"https://API.example.test/x":      true,
+		"http://api.example.test/x":       false,
+		"http://api.example.test:443/x":   false,
+		"https://api.example.test:8443/x": false,
+		"https://example.test/x":          false,
+	} {
+		u, _ := url.Parse(raw)
+		if got := c.sameOrigin(u); got != want {
+			t.Errorf("sameOrigin(%s) = %v, want %v", raw, got, want)
+		}
+	}
+	if _, err := c.resolve("https://api.example.test:443/service_users?before_id=x", nil); err != nil {
+		t.Errorf("a next_page_uri with the default port written out: %v", err)
+	}
+}
+
+// TestRedirectStoppedByCallerSaysSo checks that a GET's redirect stopped
+// by the caller's CheckRedirect is said to be, not blamed on a change of
+// method that did not happen.
+func TestRedirectStoppedByCallerSaysSo(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, "/new", http.StatusFound)
+	}))
+	t.Cleanup(srv.Close)
+	mine := srv.Client()
+	mine.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	c, err := NewClient(testKey, WithBaseURL(srv.URL), WithHTTPClient(mine), WithoutRetry())
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = c.Do(t.Context(), http.MethodGet, "/old", nil, nil, nil)
+	if !errors.Is(err, ErrNoResource) || !strings.Contains(err.Error(), "CheckRedirect") {
+		t.Errorf("Do = %v, want an error wrapping ErrNoResource naming the caller's CheckRedirect", err)
 	}
 }

@@ -157,6 +157,9 @@ func compileFilter(expr string, fields []string) (*filter, error) {
 	if !ast.OutputType().IsExactType(cel.BoolType) {
 		return nil, badFilter("the expression must be boolean, not %s", ast.OutputType())
 	}
+	if err := celguard.CheckInLists(ast.NativeRep()); err != nil {
+		return nil, badFilter("%v", err)
+	}
 	prg, err := env.Program(ast, cel.CostLimit(maxFilterCost), cel.CostTracking(filterCosts))
 	if err != nil {
 		return nil, badFilter("%v", err)

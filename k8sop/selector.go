@@ -233,6 +233,9 @@ func compile(env *cel.Env, expr string) (selector, error) {
 	if err := checkComparisons(ast.NativeRep()); err != nil {
 		return selector{}, err
 	}
+	if err := celguard.CheckInLists(ast.NativeRep()); err != nil {
+		return selector{}, err
+	}
 	sel := selector{base: celguard.EvalCost + celguard.Nodes(ast.NativeRep().Expr())}
 	if e := parsed.NativeRep().Expr(); celguard.ShiftsNow(e) {
 		sel.shifts = e

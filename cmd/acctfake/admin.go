@@ -677,7 +677,7 @@ func parseDuration(name, v, examples string) (time.Duration, *adminError) {
 }
 
 // durationForm is the form time.ParseDuration reads, whatever the size.
-var durationForm = regexp.MustCompile(`^[-+]?([0-9]*(\.[0-9]*)?(ns|us|µs|μs|ms|s|m|h))+$`)
+var durationForm = regexp.MustCompile(`^[-+]?(([0-9]+(\.[0-9]*)?|\.[0-9]+)(ns|us|µs|μs|ms|s|m|h))+$`)
 
 // representable reports whether t can be written as an RFC 3339 timestamp,
 // as every time the API answers with must be; fake.ManualClock panics on

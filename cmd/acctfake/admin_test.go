@@ -384,6 +384,11 @@ func TestAdminClock(t *testing.T) {
 	if r := p.adm(t, "POST", "clock/advance", `{"by":"999999999h"}`).want(t, 400, "ERR_NGROK_215"); !strings.Contains(r.body, "out of range") {
 		t.Errorf("advancing by a duration too long for Go: %s, want it called out of range, not no duration", r.body)
 	}
+	for _, by := range []string{"h", "-.ms", "1.5"} {
+		if r := p.adm(t, "POST", "clock/advance", `{"by":"`+by+`"}`).want(t, 400, "ERR_NGROK_215"); !strings.Contains(r.body, "is not a duration") {
+			t.Errorf("advancing by %q: %s, want it called no duration", by, r.body)
+		}
+	}
 	p.adm(t, "PUT", "clock", `{"now":"yesterday"}`).want(t, 400, "ERR_NGROK_215")
 	p.adm(t, "PUT", "clock", `{}`).want(t, 400, "ERR_NGROK_215")
 	// Times RFC 3339 cannot hold are refused, and the clock stays where it was.

@@ -5,6 +5,7 @@
 package celguard
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -204,26 +205,64 @@ func (g *Grammar) inList(e celast.Expr) error {
 	if e.Kind() != celast.ListKind || len(e.AsList().OptionalIndices()) > 0 {
 		return fmt.Errorf("in needs a list literal of constants on its right")
 	}
-	// Constants of one type, not null: CEL types a list that mixes types
-	// (int and double too) as list(dyn), which type-checks against any
-	// left operand, so that obj.created_at in ["2026-01-01T00:00:00Z",
-	// null] matched nothing where obj.created_at in
-	// ["2026-01-01T00:00:00Z"] is refused.
-	var first ref.Type
 	for _, x := range e.AsList().Elements() {
 		if x.Kind() != celast.LiteralKind {
 			return fmt.Errorf("in needs a list literal of constants on its right")
 		}
-		switch t := x.AsLiteral().Type(); {
-		case t == types.NullType:
-			return fmt.Errorf("the list on the right of in must not hold null; compare with == null instead")
-		case first == nil:
-			first = t
-		case t != first:
-			return fmt.Errorf("the list on the right of in mixes %s and %s; its constants must be of one type", first.TypeName(), t.TypeName())
-		}
 	}
 	return nil
+}
+
+// CheckInLists refuses, in a type-checked expression, a constant on the
+// right of in that the left operand can never equal: CEL types a list
+// that mixes types as list(dyn), which type-checks against any left
+// operand, so obj.created_at in ["2026-01-01T00:00:00Z", null] matched
+// nothing where obj.created_at in ["2026-01-01T00:00:00Z"] is refused, as
+// a comparison of a member with a value of another type is. A string
+// member may be compared with null, as with == null; numbers with numbers
+// of any kind, which CEL compares across int, uint and double.
+func CheckInLists(a *celast.AST) error {
+	var bad error
+	celast.PreOrderVisit(a.Expr(), celast.NewExprVisitor(func(e celast.Expr) {
+		if bad != nil || e.Kind() != celast.CallKind {
+			return
+		}
+		c := e.AsCall()
+		if c.FunctionName() != operators.In || len(c.Args()) != 2 || c.Args()[1].Kind() != celast.ListKind {
+			return
+		}
+		left := a.GetType(c.Args()[0].ID())
+		for _, x := range c.Args()[1].AsList().Elements() {
+			if x.Kind() != celast.LiteralKind {
+				continue
+			}
+			if t := x.AsLiteral().Type(); !canEqual(left.Kind(), t) {
+				name := map[types.Kind]string{types.StringKind: "string", types.TimestampKind: "timestamp", types.IntKind: "int"}[left.Kind()]
+				bad = fmt.Errorf("in: the %s on its left can never equal the %s %s in the list on its right",
+					cmp.Or(name, left.String()), t.TypeName(), trunc.String(fmt.Sprint(x.AsLiteral()), 32))
+				return
+			}
+		}
+	}))
+	return bad
+}
+
+// canEqual reports whether a value of kind k can equal a constant of type
+// t; true for kinds it does not know.
+func canEqual(k types.Kind, t ref.Type) bool {
+	switch k {
+	case types.StringKind:
+		return t == types.StringType || t == types.NullType
+	case types.IntKind, types.UintKind, types.DoubleKind:
+		return t == types.IntType || t == types.UintType || t == types.DoubleType
+	case types.BoolKind:
+		return t == types.BoolType
+	case types.BytesKind:
+		return t == types.BytesType
+	case types.TimestampKind, types.DurationKind, types.NullTypeKind:
+		return k == types.NullTypeKind && t == types.NullType
+	}
+	return true
 }
 
 // literal checks the argument of timestamp(), add() or subtract(): a

@@ -387,7 +387,8 @@ func CheckSegment(field, seg string) error {
 }
 
 // NilAsEmpty returns v, a request body, ready for encoding/json: when v is
-// a struct, or a pointer to one, that holds a non-nil pointer to a nil slice or map
+// a struct, or a pointer to one, that holds a non-nil pointer to a nil
+// slice or map (not []byte, nor a type with its own JSON or text encoding)
 // (in a member, an embedded struct or a struct a member points to), it
 // returns a copy of it in which each such pointer points to an empty slice
 // or map instead; v itself is never modified. JSON would carry the nil one
@@ -414,6 +415,20 @@ func NilAsEmpty(v any) any {
 // request types nest two levels (an operator's binding).
 const maxRequestDepth = 8
 
+// encodesItself reports whether encoding/json leaves values of the pointer
+// type t to their own MarshalJSON or MarshalText (a *json.RawMessage, whose
+// empty value is no JSON at all), which NilAsEmpty leaves alone, as it
+// leaves []byte, which JSON carries as a base64 string, not a list.
+func encodesItself(t reflect.Type) bool {
+	return t.Implements(jsonMarshaler) || t.Implements(textMarshaler) ||
+		t.Elem().Implements(jsonMarshaler) || t.Elem().Implements(textMarshaler)
+}
+
+var (
+	jsonMarshaler = reflect.TypeFor[interface{ MarshalJSON() ([]byte, error) }]()
+	textMarshaler = reflect.TypeFor[interface{ MarshalText() ([]byte, error) }]()
+)
+
 // nilAsEmpty returns an addressable copy of the struct s with its nil
 // slices and maps behind pointers made empty, and true, or s and false when
 // it has none.
@@ -433,8 +448,8 @@ func nilAsEmpty(s reflect.Value, depth int) (reflect.Value, bool) {
 			if ns, ok := nilAsEmpty(f, depth+1); ok {
 				with = ns
 			}
-		case f.Kind() != reflect.Pointer || f.IsNil():
-		case f.Elem().Kind() == reflect.Slice && f.Elem().IsNil():
+		case f.Kind() != reflect.Pointer || f.IsNil() || encodesItself(f.Type()):
+		case f.Elem().Kind() == reflect.Slice && f.Elem().IsNil() && f.Elem().Type().Elem().Kind() != reflect.Uint8:
 			with = reflect.New(f.Elem().Type())
 			with.Elem().Set(reflect.MakeSlice(f.Elem().Type(), 0, 0))
 		case f.Elem().Kind() == reflect.Map && f.Elem().IsNil():

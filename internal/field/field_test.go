@@ -263,6 +263,18 @@ func TestNilAsEmpty(t *testing.T) {
 	if got := NilAsEmpty(same); got != any(same) {
 		t.Errorf("NilAsEmpty(%+v) made a copy", same)
 	}
+	// Types that encode themselves, and []byte (a base64 string), as
+	// json.Marshal has them (a review saw a *json.RawMessage pointing to nil
+	// fail to encode).
+	type own struct {
+		Raw  *json.RawMessage `json:"raw"`
+		Data *[]byte          `json:"data"`
+	}
+	var nilRaw json.RawMessage
+	var nilBytes []byte
+	if raw, err := json.Marshal(NilAsEmpty(&own{Raw: &nilRaw, Data: &nilBytes})); err != nil || string(raw) != `{"raw":null,"data":null}` {
+		t.Errorf("NilAsEmpty of a *json.RawMessage and a *[]byte to nil: %s, %v; want both null, as json.Marshal has them", raw, err)
+	}
 	if raw, _ := json.Marshal(NilAsEmpty(req{Backends: &nilSlice})); string(raw) != `{"backends":[]}` {
 		t.Errorf("a request passed by value: sent %s, want {\"backends\":[]}", raw)
 	}
