@@ -188,5 +188,9 @@ func TestFrontendTimeoutWhileReadingTheBody(t *testing.T) {
 		}
 		client.Close()
 		srv.Close()
+		// The connection's goroutine waits a while before it closes (net/http's
+		// closeWriteAndWait); the bubble's clock lets it, so none is left.
+		time.Sleep(time.Second)
+		synctest.Wait()
 	})
 }
