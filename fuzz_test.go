@@ -1,6 +1,7 @@
 package acctapi
 
 import (
+	"cmp"
 	"errors"
 	"io"
 	"net/http"
@@ -52,6 +53,7 @@ func FuzzResolve(f *testing.F) {
 	f.Add("https://api.example.test/v2/", "/service_users/a%2Fb", "https://other.test/v2/service_users?before_id=x")
 	f.Add("http://127.0.0.1:8080", "https://evil.test/x", "//evil.test/x")
 	f.Add("http://127.0.0.1:8080", "/../x", "http://user:pass@127.0.0.1:8080/x")
+	f.Add("http://:", "http://", "https://api.example.test:443/x") // no host; a default port written out
 	f.Fuzz(func(t *testing.T, base, path, next string) {
 		c, err := NewClient("k", WithBaseURL(base))
 		if err != nil {
@@ -62,7 +64,13 @@ func FuzzResolve(f *testing.F) {
 			if err != nil {
 				continue
 			}
-			if u.Scheme != c.base.Scheme || !strings.EqualFold(u.Host, c.base.Host) || u.User != nil {
+			// The same scheme, host and port, a default port written out or
+			// not (https://h:443 is https://h).
+			port := func(u *url.URL) string {
+				return cmp.Or(u.Port(), map[string]string{"http": "80", "https": "443"}[u.Scheme])
+			}
+			if u.Scheme != c.base.Scheme || u.Hostname() == "" || !strings.EqualFold(u.Hostname(), c.base.Hostname()) ||
+				port(u) != port(c.base) || u.User != nil {
 				t.Fatalf("base %q, path %q: request for %s, off the base origin", base, p, u.Redacted())
 			}
 		}

@@ -26,7 +26,7 @@ func Parse(prefix, raw string) (*url.URL, error) {
 		// Credentials go in the Authorization header, never in URLs.
 		return nil, fmt.Errorf("%s %s: must not carry user information", prefix, u.Redacted())
 	}
-	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+	if (u.Scheme != "http" && u.Scheme != "https") || u.Hostname() == "" {
 		return nil, fmt.Errorf("%s %q: want an absolute http or https URL", prefix, raw)
 	}
 	if u.RawQuery != "" || u.Fragment != "" || u.ForceQuery {

@@ -17,6 +17,8 @@ func TestParse(t *testing.T) {
 		{"https://api.example/?", "", "must not have a query or fragment"},
 		{"https://api.example#f", "", "must not have a query or fragment"},
 		{"ftp://api.example", "", "want an absolute http or https URL"},
+		{"http://:", "", "want an absolute http or https URL"},
+		{"http://:8080", "", "want an absolute http or https URL"},
 		{"/v2", "", "want an absolute http or https URL"},
 		{"http://a b", "", "p: invalid character"},
 	} {
