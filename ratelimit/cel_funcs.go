@@ -522,13 +522,14 @@ func (a *activation) queryParam(name string) []string {
 
 // longestHeader is the length of the request's longest header name.
 func (a *activation) longestHeader() int {
-	if a.headerLongest < 0 {
-		a.headerLongest = 0
+	if a.headerLongest1 == 0 {
+		n := 0
 		for k := range a.r.Header {
-			a.headerLongest = max(a.headerLongest, len(k))
+			n = max(n, len(k))
 		}
+		a.headerLongest1 = n + 1
 	}
-	return a.headerLongest
+	return a.headerLongest1 - 1
 }
 
 type hashFunc struct {
