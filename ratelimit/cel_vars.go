@@ -556,10 +556,10 @@ type activation struct {
 	// came; with headerLongest -1 there, BenchmarkEvaluate/req.host went
 	// from 70-73 to 77-79 ns)
 	queryLongest, headerLongest1 int
-	headers                     ref.Val
-	local                       net.Addr
-	localDone                   bool
-	self                        requestHandle
+	headers                      ref.Val
+	local                        net.Addr
+	localDone                    bool
+	self                         requestHandle
 	// lz holds what few expressions read; it survives reset, so a pooled
 	// activation allocates it once, and is cleared only when used, so
 	// that reset stays cheap.
