@@ -5,7 +5,6 @@
 package celguard
 
 import (
-	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -237,14 +236,25 @@ func CheckInLists(a *celast.AST) error {
 				continue
 			}
 			if t := x.AsLiteral().Type(); !canEqual(left.Kind(), t) {
-				name := map[types.Kind]string{types.StringKind: "string", types.TimestampKind: "timestamp", types.IntKind: "int"}[left.Kind()]
 				bad = fmt.Errorf("in: the %s on its left can never equal the %s %s in the list on its right",
-					cmp.Or(name, left.String()), t.TypeName(), trunc.String(fmt.Sprint(x.AsLiteral()), 32))
+					kindName(left), t.TypeName(), trunc.String(fmt.Sprint(x.AsLiteral()), 32))
 				return
 			}
 		}
 	}))
 	return bad
+}
+
+// kindName names t as a user writes it: "string" for a nullable string
+// (wrapper(string) to CEL), "timestamp" for google.protobuf.Timestamp.
+func kindName(t *types.Type) string {
+	switch t.Kind() {
+	case types.StringKind:
+		return "string"
+	case types.TimestampKind:
+		return "timestamp"
+	}
+	return t.String()
 }
 
 // canEqual reports whether a value of kind k can equal a constant of type
@@ -259,8 +269,10 @@ func canEqual(k types.Kind, t ref.Type) bool {
 		return t == types.BoolType
 	case types.BytesKind:
 		return t == types.BytesType
-	case types.TimestampKind, types.DurationKind, types.NullTypeKind:
-		return k == types.NullTypeKind && t == types.NullType
+	case types.NullTypeKind:
+		return t == types.NullType
+	case types.TimestampKind, types.DurationKind:
+		return false // no literal is one
 	}
 	return true
 }
