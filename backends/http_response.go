@@ -142,20 +142,13 @@ func checkHeaders(h map[string]string) error {
 	var errs []error
 	for _, name := range slices.Sorted(maps.Keys(h)) {
 		switch {
-		case !isToken(name):
+		case !field.IsToken(name):
 			errs = append(errs, field.Invalid("headers."+name, "is not a valid header name"))
 		case strings.ContainsAny(h[name], "\r\n\x00"):
 			errs = append(errs, field.Invalid("headers."+name, "has a CR, LF or NUL in its value"))
 		}
 	}
 	return errors.Join(errs...)
-}
-
-// isToken reports whether s is an HTTP token (RFC 9110, section 5.6.2).
-func isToken(s string) bool {
-	return s != "" && strings.IndexFunc(s, func(r rune) bool {
-		return r <= ' ' || r > '~' || strings.ContainsRune(`"(),/:;<=>?@[\]{}`, r)
-	}) < 0
 }
 
 // HTTPResponses is the client for /backends/http_response. It is safe for

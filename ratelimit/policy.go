@@ -333,7 +333,7 @@ func compileAction(ad actionDoc, o options) (policyAction, error) {
 		seen := map[string]string{} // canonical name: the name as written
 		for _, k := range sortedKeys(cd.Headers) {
 			hpath := "config.headers." + k
-			if !validFieldName(k) {
+			if !field.IsToken(k) {
 				errs = append(errs, field.Invalid(hpath, "%q is not an HTTP header name (one or more of the letters, digits "+
 					"and !#$%%&'*+-.^_`|~ of US-ASCII); net/http would not send it", k))
 				continue

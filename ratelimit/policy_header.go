@@ -1,25 +1,6 @@
 package ratelimit
 
-import (
-	"fmt"
-	"strings"
-)
-
-// validFieldName reports whether s is an HTTP field name (RFC 9110,
-// section 5.1: a token), the names net/http sends; it drops a response
-// header with any other name.
-func validFieldName(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0) {
-			return false
-		}
-	}
-	return true
-}
+import "fmt"
 
 // badFieldByte returns the index of the first byte of s that may not
 // appear in an HTTP field value (a control character other than a tab),

@@ -361,6 +361,15 @@ func member(path, name string) string {
 	return path + "." + name
 }
 
+// IsToken reports whether s is an HTTP token (RFC 9110, section 5.6.2):
+// what a header field name must be, and what net/http sends as one (it
+// drops a header with any other name).
+func IsToken(s string) bool {
+	return s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return r <= ' ' || r > '~' || strings.ContainsRune(`"(),/:;<=>?@[\]{}`, r)
+	}) < 0
+}
+
 // CheckRequest reports a request body that is a nil pointer, which cannot
 // be validated or sent (it would be JSON null), as an [Error] on the
 // request itself (Field ""). It returns nil for any other v, nil included.
