@@ -96,6 +96,10 @@ type rule struct {
 type policyAction struct {
 	limit    *Limit
 	response *customResponse
+	// the RateLimit fields' parts that depend on the action alone, made
+	// when it is compiled (see writeHeaders): its name as a structured
+	// field string, and the whole RateLimit-Policy value
+	rlName, rlPolicy string
 }
 
 type customResponse struct {
@@ -313,7 +317,9 @@ func compileAction(ad actionDoc, o options) (policyAction, error) {
 		if derr != nil || err != nil {
 			return policyAction{}, errors.Join(derr, without(field.Prefix("config", err), derr))
 		}
-		return policyAction{limit: l}, nil
+		name := sfString(cfg.Name)
+		return policyAction{limit: l, rlName: name,
+			rlPolicy: name + ";q=" + strconv.FormatInt(cfg.Capacity, 10) + ";w=" + strconv.FormatInt(int64(l.limiter.window/time.Second), 10)}, nil
 	case ActionTypeCustomResponse:
 		var cd customResponseDoc
 		if err := decodeValue("config", ad.Config, &cd); err != nil {
@@ -469,7 +475,7 @@ func (p *Policy) serve(w http.ResponseWriter, r *http.Request) (last Result, ran
 			last, ran = res, true
 			a.vars = actionVars{bucketKey: res.BucketKey, limited: res.Limited, errCode: res.ErrorCode, errMessage: res.ErrorMessage}
 			if p.headers {
-				writeHeaders(w.Header(), act.limit, res)
+				writeHeaders(w.Header(), act, res)
 			}
 			if res.Reject {
 				w.Header().Set("Retry-After", strconv.FormatInt(int64(res.RetryAfter/time.Second), 10))
@@ -534,19 +540,17 @@ func matches(exprs []cel.Program, a *activation) bool {
 	return true
 }
 
-// writeHeaders adds the draft RateLimit-Policy field for l and the
+// writeHeaders adds the draft RateLimit-Policy field for act and the
 // RateLimit field, unless res has an error and is not limited: its bucket
 // key failed to evaluate (and it was counted in no bucket of its own), or
 // its store failed under FailOpen, so there is no quota to report. A
 // limited request, whose 429 this may be, always has both.
-func writeHeaders(h http.Header, l *Limit, res Result) {
-	name := sfString(l.cfg.Name)
-	h.Add("RateLimit-Policy", name+";q="+strconv.FormatInt(l.cfg.Capacity, 10)+
-		";w="+strconv.FormatInt(int64(l.limiter.window/time.Second), 10))
+func writeHeaders(h http.Header, act policyAction, res Result) {
+	h.Add("RateLimit-Policy", act.rlPolicy)
 	if res.ErrorCode != "" && !res.Limited {
 		return // no bucket's count to report
 	}
-	v := name + ";r=" + strconv.FormatInt(res.Remaining, 10)
+	v := act.rlName + ";r=" + strconv.FormatInt(res.Remaining, 10)
 	if res.Limited {
 		v += ";t=" + strconv.FormatInt(int64(res.RetryAfter/time.Second), 10)
 	}
