@@ -320,7 +320,7 @@ func TestPolicySameNames(t *testing.T) {
 	var got, want []int
 	for i, path := range []string{"/a", "/b", "/a", "/b", "/a", "/b"} {
 		want = append(want, status(inProcess, path))
-		got = append(got, status(replicas[i/2%2], path)) // /a and /b twice from one, then from the other
+		got = append(got, status(replicas[i/2%2], path)) // each /a, /b pair from the other replica than the last
 	}
 	if fmt.Sprint(want) != "[200 200 200 200 429 429]" {
 		t.Fatalf("in process: %v", want)
