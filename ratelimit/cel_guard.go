@@ -317,15 +317,20 @@ func searchCost(args []ref.Val) (cost, read uint64) {
 // references to 1,000 references to one list of 1,000 compared with
 // themselves took 3 s for a few thousand units. compareGuard wraps each
 // such operation in every program: operands that are not both lists or
-// maps (membership: whose list holds lists or maps) run as before;
-// others cost what deepCost reads of the smaller operand (each element,
-// for in), are refused over the limit before comparing, and are charged
-// that cost (see resultCost).
+// maps (membership: whose left operand is not one; a scalar is compared
+// with each element at the cost of a type test, which cel-go charges) run
+// as before; others cost what deepCost reads of the smaller operand (each
+// element, for in), are refused over the limit before comparing, and are
+// charged that cost (see resultCost).
 func compareGuard(i interpreter.InterpretableV2) (interpreter.InterpretableV2, error) {
-	if c, ok := i.(interpreter.InterpretableCall); ok && len(c.Args()) == 2 {
+	if c, ok := i.(interpreter.InterpretableCall); ok {
 		switch c.OverloadID() {
 		case overloads.Equals, overloads.NotEquals, overloads.InList:
-			return guardedCompare{c}, nil
+			// The operands once, here: cel-go's Args builds a new slice on
+			// every call, an allocation in every evaluation.
+			if args := c.Args(); len(args) == 2 {
+				return guardedCompare{c, args[0], args[1]}, nil
+			}
 		}
 	}
 	return i, nil
@@ -334,19 +339,21 @@ func compareGuard(i interpreter.InterpretableV2) (interpreter.InterpretableV2, e
 // guardedCompare is an equality or membership call checked by
 // compareGuard. It keeps the call's id, function, overload and arguments,
 // so cost tracking and cel-go's optimizations see the same call.
-type guardedCompare struct{ interpreter.InterpretableCall }
+type guardedCompare struct {
+	interpreter.InterpretableCall
+	lhs, rhs interpreter.InterpretableV2
+}
 
 func (g guardedCompare) Eval(a interpreter.Activation) ref.Val {
 	return g.Exec(interpreter.AsFrame(a))
 }
 
 func (g guardedCompare) Exec(frame *interpreter.ExecutionFrame) ref.Val {
-	args := g.Args()
-	l := args[0].Exec(frame)
+	l := g.lhs.Exec(frame)
 	if types.IsUnknownOrError(l) {
 		return l
 	}
-	r := args[1].Exec(frame)
+	r := g.rhs.Exec(frame)
 	if types.IsUnknownOrError(r) {
 		return r
 	}
@@ -374,7 +381,7 @@ func (g guardedCompare) Exec(frame *interpreter.ExecutionFrame) ref.Val {
 func compareOpCost(op string, l, r ref.Val) uint64 {
 	if op == overloads.InList {
 		list, ok := r.(traits.Lister)
-		if !ok || !isAggregate(l) && !holdsAggregate(list) {
+		if !ok || !isAggregate(l) {
 			return 0
 		}
 		x := deepCost(l, maxEvalCost)
@@ -399,12 +406,3 @@ func isAggregate(v ref.Val) bool {
 	return false
 }
 
-// holdsAggregate reports whether an element of l is a list or map.
-func holdsAggregate(l traits.Lister) bool {
-	for it := l.Iterator(); it.HasNext() == types.True; {
-		if isAggregate(it.Next()) {
-			return true
-		}
-	}
-	return false
-}
