@@ -405,4 +405,3 @@ func isAggregate(v ref.Val) bool {
 	}
 	return false
 }
-
