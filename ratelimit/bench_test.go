@@ -67,7 +67,7 @@ func BenchmarkMiddleware(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
 				w.Body.Reset()
-				clear(w.HeaderMap) // the fields the policy adds, each time
+				clear(w.Header()) // the fields the policy adds, each time
 				bc.h.ServeHTTP(w, r)
 			}
 			if w.Code != 200 {

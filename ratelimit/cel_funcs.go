@@ -22,7 +22,6 @@ import (
 	"net/url"
 	"regexp"
 	"regexp/syntax"
-	"sort"
 	"strings"
 	"sync/atomic"
 	"unicode"
@@ -616,16 +615,11 @@ func parseURL(s string) ref.Val {
 	if err != nil {
 		return types.NewErr("url.parse: %v", err)
 	}
-	q := u.Query()
-	keys := make([]string, 0, len(q))
-	for k := range q {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
+	// celValue makes the nested query_params an ordered map too.
 	return celValue(map[string]any{
 		"scheme": u.Scheme, "opaque": u.Opaque, "user": u.User.String(), "host": u.Host,
 		"hostname": u.Hostname(), "port": u.Port(), "path": u.Path, "raw_path": u.EscapedPath(),
-		"raw_query": u.RawQuery, "fragment": u.Fragment, "query_params": celValue(map[string][]string(q)),
+		"raw_query": u.RawQuery, "fragment": u.Fragment, "query_params": map[string][]string(u.Query()),
 	})
 }
 

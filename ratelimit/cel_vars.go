@@ -18,10 +18,7 @@ import (
 	"github.com/google/cel-go/cel"
 	"github.com/google/cel-go/common/types"
 	"github.com/google/cel-go/common/types/ref"
-	"github.com/google/cel-go/common/types/traits"
 	"github.com/google/cel-go/interpreter"
-
-	"github.com/acctapi/acctapi/internal/trunc"
 )
 
 // varSpec is one Traffic Policy variable: its name, its CEL type, the
@@ -551,10 +548,9 @@ type activation struct {
 	query     url.Values
 	queryDone bool
 	// the longest query parameter's name length, and the longest header
-	// name's plus one (0 while not yet computed, see longestHeader: so
-	// that reset's literal sets no field beyond what it did before they
-	// came; with headerLongest -1 there, BenchmarkEvaluate/req.host went
-	// from 70-73 to 77-79 ns)
+	// name's plus one (0 while not yet computed, see longestHeader, so
+	// that reset's literal needs no field for it: a non-zero one there
+	// made BenchmarkEvaluate/req.host about 7 ns slower)
 	queryLongest, headerLongest1 int
 	headers                      ref.Val
 	local                        net.Addr
@@ -788,56 +784,31 @@ func (a *activation) headerMap() ref.Val {
 // expect. host, when not empty, is added as "host".
 func lowerMap(h http.Header, host string) ref.Val {
 	m := make(map[string][]string, len(h)+1)
-	longest := len("host")
 	for k, v := range h {
 		m[strings.ToLower(k)] = v
-		longest = max(longest, len(k))
 	}
 	if host != "" {
 		m["host"] = []string{host}
 	}
-	return foldMap{celValue(m).(traits.Mapper), longest}
+	return foldMap{celValue(m).(orderedMap)}
 }
 
-// foldMap is a map with lower-case string keys whose lookups lower-case
-// the key. A key longer than any of the map's is absent without being
-// lowered: lowering copies it, and a lookup is charged one unit, so a
-// 1 MiB header used as a key a thousand times allocated a gigabyte.
-type foldMap struct {
-	traits.Mapper
-	longest int // the length of the longest key
+// foldMap is an orderedMap with lower-case string keys whose lookups
+// lower-case the key, except a key longer than any of the map's, which is
+// absent without being lowered (see orderedMap.absent): lowering copies
+// it, and a lookup is charged one unit, so a 1 MiB header used as a key a
+// thousand times allocated a gigabyte.
+type foldMap struct{ orderedMap }
+
+// fold returns k lower-cased, or as it is when it is not a string or is
+// absent.
+func (m foldMap) fold(k ref.Val) ref.Val {
+	if s, ok := k.(types.String); ok && !m.absent(k) {
+		return types.String(strings.ToLower(string(s)))
+	}
+	return k
 }
 
-// foldKey returns k lower-cased, or false if k is a string longer than
-// any key.
-func (m foldMap) foldKey(k ref.Val) (ref.Val, bool) {
-	s, ok := k.(types.String)
-	if !ok {
-		return k, true
-	}
-	if len(s) > m.longest {
-		return nil, false
-	}
-	return types.String(strings.ToLower(string(s))), true
-}
-
-func (m foldMap) Contains(k ref.Val) ref.Val {
-	if k, ok := m.foldKey(k); ok {
-		return m.Mapper.Contains(k)
-	}
-	return types.False
-}
-
-func (m foldMap) Get(k ref.Val) ref.Val {
-	if k, ok := m.foldKey(k); ok {
-		return m.Mapper.Get(k)
-	}
-	return types.NewErr("no such key: %s", trunc.String(string(k.(types.String)), 64))
-}
-
-func (m foldMap) Find(k ref.Val) (ref.Val, bool) {
-	if k, ok := m.foldKey(k); ok {
-		return m.Mapper.Find(k)
-	}
-	return nil, false
-}
+func (m foldMap) Contains(k ref.Val) ref.Val     { return m.orderedMap.Contains(m.fold(k)) }
+func (m foldMap) Get(k ref.Val) ref.Val          { return m.orderedMap.Get(m.fold(k)) }
+func (m foldMap) Find(k ref.Val) (ref.Val, bool) { return m.orderedMap.Find(m.fold(k)) }
