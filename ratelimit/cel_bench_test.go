@@ -43,6 +43,7 @@ func BenchmarkBucketKeys(b *testing.B) {
 		"getReqCookie('session').value", "hash.sha256(req.host)", "req.headers['x-api-key'][0]", // CEL
 		"inCidrRange(conn.client_ip, '203.0.113.0/24') ? 'inside' : conn.client_ip",
 		"req.headers['user-agent'][0].matches('Safari')", // no small static bound: cost tracked
+		"req.headers['user-agent'][0].matches('Safari') && req.host.startsWith('api') && req.method == 'GET' ? 'a' : 'b'", // tracked, with string tests
 	}
 	for _, key := range keys {
 		b.Run(key, func(b *testing.B) {
