@@ -42,7 +42,7 @@ func BenchmarkBucketKeys(b *testing.B) {
 		"conn.client_port", "req.url", "time.now", "conn.geo.country_code", // CEL, one variable
 		"getReqCookie('session').value", "hash.sha256(req.host)", "req.headers['x-api-key'][0]", // CEL
 		"inCidrRange(conn.client_ip, '203.0.113.0/24') ? 'inside' : conn.client_ip",
-		"req.headers['user-agent'][0].matches('Safari')", // no small static bound: cost tracked
+		"req.headers['user-agent'][0].matches('Safari')",                                                                  // no small static bound: cost tracked
 		"req.headers['user-agent'][0].matches('Safari') && req.host.startsWith('api') && req.method == 'GET' ? 'a' : 'b'", // tracked, with string tests
 	}
 	for _, key := range keys {
