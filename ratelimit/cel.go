@@ -114,7 +114,7 @@ func compile(expr string, want *cel.Type, prov *providers) (compiled, error) {
 	// lists.range(n).map, which then ran untracked out of memory. Tracking
 	// every expression took a rule such as req.url.path.startsWith('/v1/')
 	// from about 360 to 650 ns a request, so plain ones stay untracked.)
-	popts := []cel.ProgramOption{cel.EvalOptions(cel.OptOptimize), cel.CustomDecoratorV2(compareGuard)}
+	popts := []cel.ProgramOption{cel.EvalOptions(cel.OptOptimize), cel.CustomDecoratorV2(compareGuard), cel.CustomDecoratorV2(orderLiterals)}
 	if est, err := e.EstimateCost(checked, sizeEstimator{}); err != nil || est.Max > maxEvalCost || !untrackable(checked) {
 		popts = append(popts, cel.CostLimit(maxEvalCost))
 		popts = append(popts, costOptions...)

@@ -1,6 +1,7 @@
 package ratelimit
 
 import (
+	"fmt"
 	"net/http"
 	"slices"
 	"strings"
@@ -9,6 +10,7 @@ import (
 	"github.com/google/cel-go/common/types"
 	"github.com/google/cel-go/common/types/ref"
 	"github.com/google/cel-go/common/types/traits"
+	"github.com/google/cel-go/interpreter"
 
 	"github.com/acctapi/acctapi/internal/trunc"
 )
@@ -109,6 +111,75 @@ func compareKeys(a, b ref.Val) int {
 		}
 	}
 	return 0
+}
+
+// orderLiterals is a planner decorator that makes every map literal
+// iterate in key order too: cel-go builds one as a Go map, so a bucket key
+// such as {'a': 1, 'b': 2, 'c': 3}.map(k, k).join() came out as "abc" or
+// "cab" from one request to the next. A literal of constants is built
+// once, here, as cel-go's constant folding would (it never sees one after
+// this decorator); any other is built as before and then ordered. The
+// wrapper keeps the constructor's elements and type, which cost tracking
+// reads.
+//
+// A key that is not an int, uint, bool or string (CEL's key types) is
+// refused by name: cel-go's checker passes a bytes key, and building the
+// Go map then panicked ("hash of unhashable type").
+func orderLiterals(i interpreter.InterpretableV2) (interpreter.InterpretableV2, error) {
+	c, ok := i.(interpreter.InterpretableConstructor)
+	if !ok || c.Type() != types.MapType {
+		return i, nil
+	}
+	consts := true
+	for j, v := range c.InitVals() {
+		k, ok := v.(interpreter.InterpretableConst)
+		switch {
+		case !ok:
+			consts = false
+		case j%2 == 0 && !validKey(k.Value()):
+			return nil, badKey(k.Value())
+		}
+	}
+	if !consts {
+		return orderedLiteral{c}, nil
+	}
+	return interpreter.NewConstValue(c.ID(), orderedLiteral{c}.Eval(interpreter.EmptyActivation())), nil
+}
+
+// validKey reports whether v may be a map key.
+func validKey(v ref.Val) bool {
+	switch v.(type) {
+	case types.Int, types.Uint, types.Bool, types.String:
+		return true
+	}
+	return types.IsUnknownOrError(v)
+}
+
+func badKey(v ref.Val) error {
+	return fmt.Errorf("a map key must be an int, uint, bool or string, not %s", v.Type().TypeName())
+}
+
+// orderedLiteral is a map literal whose value iterates in key order.
+type orderedLiteral struct {
+	interpreter.InterpretableConstructor
+}
+
+func (o orderedLiteral) Eval(a interpreter.Activation) ref.Val {
+	return o.Exec(interpreter.AsFrame(a))
+}
+
+func (o orderedLiteral) Exec(frame *interpreter.ExecutionFrame) (v ref.Val) {
+	defer func() {
+		if recover() != nil {
+			// A key of another type (dyn(b'a')), which Go cannot hash.
+			v = types.NewErr("a map key must be an int, uint, bool or string")
+		}
+	}()
+	v = o.InterpretableConstructor.Exec(frame)
+	if m, ok := v.(traits.Mapper); ok {
+		return ordered(m)
+	}
+	return v
 }
 
 // orderedAdapter converts Go values to CEL values as cel-go's default

@@ -283,8 +283,9 @@ func TestBucketKeyEveryValueLimits(t *testing.T) {
 // iterating a map the request gives (req.headers.map(k, k)) came out in a
 // different order from one identical request to the next, each order a
 // bucket of its own, so a client got several times the capacity. Every
-// map the environment gives iterates in key order: the same request gives
-// the same key, every time.
+// map the environment gives iterates in key order, and so does every map
+// literal, constant or not: the same request gives the same key, every
+// time.
 func TestMapIterationOrdered(t *testing.T) {
 	t.Parallel()
 	letters := strings.Split("q,w,e,r,t,y,u,i,o,p", ",")
@@ -306,17 +307,24 @@ func TestMapIterationOrdered(t *testing.T) {
 	}
 	sorted := "e,i,o,p,q,r,t,u,w,y"
 	for expr, want := range map[string]string{
-		"req.headers.filter(k, k.startsWith('x-') && k.size() == 3)":                  "x-e,x-i,x-o,x-p,x-q,x-r,x-t,x-u,x-w,x-y",
-		"req.trailers.map(k, k)":                                                      "x-e,x-i,x-o,x-p,x-q,x-r,x-t,x-u,x-w,x-y",
-		"req.url.query_params.map(k, k)":                                              sorted,
-		"req.cookies.map(k, k)":                                                       sorted,
-		"req.content_type.parameters.map(k, k)":                                       sorted,
-		"getReqCookie('q').map(k, k)":                                                 "domain,expires,http_only,max_age,name,path,same_site,secure,unparsed_attributes,value",
-		"json.decode(getReqHeader('x-json')[0]).map(k, k)":                            sorted,
-		"json.decode(getReqHeader('x-json')[0]).q.map(k, k)":                          "q1,q2",
-		"queryString.decode(getReqHeader('x-query')[0]).map(k, k)":                    sorted,
-		"url.parse('http://h/?' + getReqHeader('x-query')[0]).query_params.map(k, k)": sorted,
-		"url.parse('http://h/').map(k, k)":                                            "fragment,host,hostname,opaque,path,port,query_params,raw_path,raw_query,scheme,user",
+		"req.headers.filter(k, k.startsWith('x-') && k.size() == 3)":                                          "x-e,x-i,x-o,x-p,x-q,x-r,x-t,x-u,x-w,x-y",
+		"req.trailers.map(k, k)":                                                                              "x-e,x-i,x-o,x-p,x-q,x-r,x-t,x-u,x-w,x-y",
+		"req.url.query_params.map(k, k)":                                                                      sorted,
+		"req.cookies.map(k, k)":                                                                               sorted,
+		"req.content_type.parameters.map(k, k)":                                                               sorted,
+		"getReqCookie('q').map(k, k)":                                                                         "domain,expires,http_only,max_age,name,path,same_site,secure,unparsed_attributes,value",
+		"json.decode(getReqHeader('x-json')[0]).map(k, k)":                                                    sorted,
+		"json.decode(getReqHeader('x-json')[0]).q.map(k, k)":                                                  "q1,q2",
+		"queryString.decode(getReqHeader('x-query')[0]).map(k, k)":                                            sorted,
+		"url.parse('http://h/?' + getReqHeader('x-query')[0]).query_params.map(k, k)":                         sorted,
+		"url.parse('http://h/').map(k, k)":                                                                    "fragment,host,hostname,opaque,path,port,query_params,raw_path,raw_query,scheme,user",
+		"{'q': 1, 'w': 1, 'e': 1, 'r': 1, 't': 1, 'y': 1, 'u': 1, 'i': 1, 'o': 1, 'p': 1}.map(k, k)":          sorted,
+		"{'q': req.host, 'w': 1, 'e': 1, 'r': 1, 't': 1, 'y': 1, 'u': 1, 'i': 1, 'o': 1, 'p': 1}.map(k, k)":   sorted,
+		"[{'q': 1, 'w': 1, 'e': 1, 'r': 1, 't': 1, 'y': 1, 'u': 1, 'i': 1, 'o': 1, 'p': 1}][0].map(k, k)":     sorted,
+		"{'b': {'q': 1, 'w': 1, 'e': 1, 'r': 1, 't': 1, 'y': 1, 'u': 1, 'i': 1, 'o': 1, 'p': 1}}.b.map(k, k)": sorted,
+		"{3: 1, 'a': 1, true: 1, 2u: 1, 1: 1}.map(k, string(k))":                                              "true,1,3,a,2",
+		// Tracked (a comprehension): the literal is charged as before.
+		"lists.range(3).map(i, {'b': i, 'a': i}.map(k, k)[0])": "a,a,a",
 	} {
 		l := mustLimit(t, keyConfig(expr))
 		for i := range 50 {
