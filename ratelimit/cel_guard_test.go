@@ -245,8 +245,8 @@ func TestLookupsDoNotCopyLongKeys(t *testing.T) {
 		}
 	}
 	// Every map the request gives finds a key longer than any of its own
-	// absent without hashing it (which no test can see but by time), and
-	// says so briefly.
+	// absent (without hashing it: TestOrderedMapLongKeys), and says so
+	// briefly.
 	r.Header.Set("X-Json", `{"a": 1}`)
 	wantKeys(t, r, map[string]string{
 		"has(json.decode(getReqHeader('x-json')[0])[getReqHeader('x-long')[0]])": "false",
