@@ -80,7 +80,9 @@ type Endpoint struct {
 }
 
 // Validate checks an endpoint that a server is to store (the fake's
-// seeded endpoints): its description and metadata as every resource's,
+// seeded endpoints): that its text is valid UTF-8 (JSON would replace
+// each bad byte, and serve other text than the seed's), its description
+// and metadata as every resource's,
 // and the sizes that [MaxSelectorCost] assumes, so that no selector that
 // [CompileSelectors] accepts can fail on it for its cost: each other
 // string, a reference's id and uri included, at most
@@ -89,6 +91,9 @@ type Endpoint struct {
 // [*acctapi.FieldError] per broken rule, naming the member by its JSON
 // path (tunnel.id, bindings[2]).
 func (e *Endpoint) Validate() error {
+	if err := field.CheckUTF8(e); err != nil {
+		return err
+	}
 	errs := []error{
 		field.CheckDescription("description", e.Description),
 		field.CheckMetadata("metadata", e.Metadata),

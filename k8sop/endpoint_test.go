@@ -28,6 +28,13 @@ func TestEndpointValidate(t *testing.T) {
 			if len(fes) != 1 || fes[0].Field != name || fes[0].Code == "" {
 				t.Errorf("errors %v; want one on %s", fes, name)
 			}
+			// Text that is not UTF-8, which JSON would change.
+			e = maxEndpoint()
+			set(reflect.ValueOf(e).Elem(), strings.Split(name, "."), "a\xff")
+			fes = acctapi.FieldErrors(e.Validate())
+			if len(fes) != 1 || fes[0].Field != name || !strings.Contains(fes[0].Reason, "UTF-8") {
+				t.Errorf("not UTF-8: errors %v; want one on %s", fes, name)
+			}
 		})
 	}
 	few := &Endpoint{Bindings: make([]string, MaxBindings+1), CreatedAt: time.Now()}
@@ -61,7 +68,11 @@ func stringMembers(t reflect.Type, prefix string) []string {
 }
 
 // grow adds a byte to the string member at the JSON path of v.
-func grow(v reflect.Value, path []string) {
+func grow(v reflect.Value, path []string) { set(v, path, "") }
+
+// set sets the string member at the JSON path of v to s, or adds a byte
+// to it if s is empty.
+func set(v reflect.Value, path []string, s string) {
 	for f := range v.NumField() {
 		if strings.Split(v.Type().Field(f).Tag.Get("json"), ",")[0] != path[0] {
 			continue
@@ -74,10 +85,13 @@ func grow(v reflect.Value, path []string) {
 			m = cp.Elem()
 		}
 		if len(path) > 1 {
-			grow(m, path[1:])
+			set(m, path[1:], s)
 			return
 		}
-		m.SetString(m.String() + "a")
+		if s == "" {
+			s = m.String() + "a"
+		}
+		m.SetString(s)
 	}
 }
 
