@@ -3,6 +3,7 @@ package fake
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"iter"
 	"strconv"
 	"strings"
@@ -253,13 +254,19 @@ func (j *journal) byteBudget(dflt int64) int64 {
 // fit (see [Entry]), so that the last entry is always the last request;
 // a body left no room even for the note of its cut reads empty. Only a
 // budget smaller than an entry without its bodies (a few hundred bytes)
-// keeps nothing (a budget of 0 turns the journal off). A negative budget is taken as 0.
-// The journal also never keeps more than the last 100,000 entries.
+// keeps nothing (a budget of 0 turns the journal off). The journal also
+// never keeps more than the last 100,000 entries. SetJournalBudget panics,
+// naming the value, on a negative budget, which [WithJournalBudget] and
+// acctfake's -journal-budget refuse too: no budget turns the journal off
+// but 0.
 func (s *Server) SetJournalBudget(bytes int64) {
+	if bytes < 0 {
+		panic(fmt.Sprintf("fake: SetJournalBudget(%d): want a budget of at least 0 bytes", bytes))
+	}
 	j := &s.journal
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	j.budget, j.budgetSet = max(bytes, 0), true
+	j.budget, j.budgetSet = bytes, true
 	for j.n > 0 && j.bytes > j.budget {
 		j.dropOldest()
 	}

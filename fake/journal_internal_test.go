@@ -109,7 +109,7 @@ func TestSetJournalBudget(t *testing.T) {
 	if got := kept(t, &s.journal); len(got) != 3 || got[0] != 7 {
 		t.Errorf("after lowering the budget to 3 entries: %v, want [7 8 9]", got)
 	}
-	s.SetJournalBudget(-1)
+	s.SetJournalBudget(0)
 	if s.journal.n != 0 || len(s.Journal()) != 0 {
 		t.Errorf("budget 0 keeps %d entries", s.journal.n)
 	}

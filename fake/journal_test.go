@@ -367,6 +367,26 @@ func TestWithJournalBudget(t *testing.T) {
 	}
 }
 
+// TestSetJournalBudgetNegative checks that a negative budget panics naming
+// it, as WithJournalBudget refuses one, instead of turning the journal off
+// as if it were 0; the journal is left as it was.
+func TestSetJournalBudgetNegative(t *testing.T) {
+	t.Parallel()
+	srv, _ := start(t)
+	raw(t, srv, "GET", "/api_keys", nil, "")
+	func() {
+		defer func() {
+			if r := recover(); !strings.Contains(fmt.Sprint(r), "SetJournalBudget(-1): want a budget of at least 0 bytes") {
+				t.Errorf("SetJournalBudget(-1): recovered %v, want a panic naming -1", r)
+			}
+		}()
+		srv.SetJournalBudget(-1)
+	}()
+	if n := len(srv.Journal()); n != 1 {
+		t.Errorf("after the refused budget: %d entries kept, want 1", n)
+	}
+}
+
 // A server's journal can be given a byte budget from the start.
 func ExampleWithJournalBudget() {
 	srv, err := fake.New(fake.WithoutListener(), fake.WithJournalBudget(0))

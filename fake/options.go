@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"reflect"
 	"strconv"
 	"time"
 
@@ -45,10 +46,15 @@ func (cfg *config) journalBudget() int64 {
 type Option func(*config) error
 
 // WithClock makes the server read time from c, such as a [ManualClock].
+// A nil c, or one holding a nil pointer ((*ManualClock)(nil)), makes [New]
+// fail naming the option: the server could not read the time from it.
 func WithClock(c Clock) Option {
 	return func(cfg *config) error {
 		if c == nil {
 			return errors.New("fake: WithClock: nil clock")
+		}
+		if v := reflect.ValueOf(c); v.Kind() == reflect.Pointer && v.IsNil() {
+			return fmt.Errorf("fake: WithClock: nil clock (a nil %T)", c)
 		}
 		cfg.clock = c
 		return nil

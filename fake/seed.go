@@ -10,7 +10,6 @@ import (
 
 	"github.com/acctapi/acctapi"
 	"github.com/acctapi/acctapi/internal/field"
-	"github.com/acctapi/acctapi/internal/resources"
 )
 
 // Seed creates a resource in an account without an HTTP request, through
@@ -120,33 +119,23 @@ func (s *Server) mustResource(fn string, t reflect.Type) (*resourceInfo, bool) {
 	return info, ptr
 }
 
-// mustOwnID panics when id has another resource type's id prefix: it
-// can never be found, and "not found" would let a wrong assertion pass.
+// mustOwnID panics when id cannot be one of the resource's: it can never
+// be found, and "not found" would let a wrong assertion pass.
 func (info *resourceInfo) mustOwnID(fn, id string) {
 	if err := info.checkOwnID(id); err != nil {
 		panic(fmt.Sprintf("fake: %s: %v", fn, err))
 	}
 }
 
-// checkOwnID reports an id that has another resource type's prefix
-// ("ak_..." for a service user). An id without a known prefix is only
-// not found.
+// checkOwnID reports an id that cannot be one of the resource's: empty,
+// or without its prefix ("ak_..." or "nope" for a service user), since the
+// fake makes every id it stores with the resource's prefix.
 func (info *resourceInfo) checkOwnID(id string) error {
-	prefix, _, ok := strings.Cut(id, "_")
-	if !ok || prefix == info.prefix || !knownPrefixes[prefix] {
+	if strings.HasPrefix(id, info.prefix+"_") {
 		return nil
 	}
 	return fmt.Errorf("id %q is not one of %s, whose ids start %s_", truncate(id, 64), info.kind, info.prefix)
 }
-
-// knownPrefixes are the id prefixes of the resources.
-var knownPrefixes = func() map[string]bool {
-	m := map[string]bool{}
-	for _, d := range resources.All() {
-		m[d.Prefix] = true
-	}
-	return m
-}()
 
 // mustAccount returns the account accountID names ("" for the first), and
 // panics for an account the server does not have: Get and List answering
@@ -194,9 +183,10 @@ func (s *Server) seedBase() string {
 // *account.ServiceUser). Get panics, naming the types it knows, when T is
 // neither: that is a mistake in the test, which an answer of "not found"
 // would hide. Get panics too when accountID names no account of the
-// server, and when id has another type's prefix (an API key's "ak_..." as
-// a service user's id), for the same reason ([Delete] returns those
-// errors; [Seed] the one about the account).
+// server, and when id cannot be one of T's: empty, or without T's id
+// prefix (an API key's "ak_..." or "nope" as a service user's id), for the
+// same reason ([Delete] returns those errors; [Seed] the one about the
+// account).
 func Get[T any](s *Server, accountID, id string) (v T, ok bool) {
 	info, ptr := s.mustResource("Get", reflect.TypeFor[T]())
 	acct := s.mustAccount("Get", accountID)
@@ -211,7 +201,9 @@ func Get[T any](s *Server, accountID, id string) (v T, ok bool) {
 
 // Delete removes the resource of type T (or what T points to) with id
 // from an account ("" for the first) as the API's DELETE would: it refuses
-// one that others reference, and cascades as the API does. It is also how
+// one that others reference, and cascades as the API does. It returns an
+// error, not "not found", for an id that cannot be one of T's (empty, or
+// without T's id prefix), as [Get] panics for one. It is also how
 // tests remove what has no API path, such as a seeded k8sop.Endpoint or
 // [Tunnel].
 func Delete[T any](s *Server, accountID, id string) error {

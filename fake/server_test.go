@@ -153,6 +153,27 @@ func TestNewNilOption(t *testing.T) {
 	}
 }
 
+// TestWithClockTypedNil checks that a nil *ManualClock is refused by New,
+// naming the option, as WithClock(nil) is, instead of a nil-pointer panic
+// inside New.
+func TestWithClockTypedNil(t *testing.T) {
+	t.Parallel()
+	for _, c := range []fake.Clock{nil, (*fake.ManualClock)(nil)} {
+		var err error
+		func() {
+			defer func() {
+				if r := recover(); r != nil {
+					err = fmt.Errorf("panic: %v", r)
+				}
+			}()
+			_, err = fake.New(fake.WithoutListener(), fake.WithClock(c))
+		}()
+		if err == nil || !strings.Contains(err.Error(), "fake: WithClock: nil clock") {
+			t.Errorf("New(WithClock(%#v)): error %v, want one naming WithClock's nil clock", c, err)
+		}
+	}
+}
+
 func TestAccountErrorsNameNoKey(t *testing.T) {
 	t.Parallel()
 	for _, opts := range [][]fake.Option{

@@ -559,9 +559,23 @@ func TestUnknownResourceType(t *testing.T) {
 	if err := fake.Delete[account.ServiceUser](srv, "", key.ID); err == nil || !strings.Contains(err.Error(), "is not one of service_users") {
 		t.Errorf("Delete[ServiceUser] of an API key's id: %v", err)
 	}
-	// An id of no known kind is only not found; the bot-user alias shares
-	// the service users' ids.
-	if _, ok := fake.Get[account.ServiceUser](srv, "", "nope"); ok {
+	// So is an id without the type's prefix, or none at all: the fake
+	// stores no such id, and "not found" would pass for a test that passed
+	// the wrong variable. The bot-user alias shares the service users' ids.
+	for _, id := range []string{"", "nope", "service", "Service_x"} {
+		func() {
+			defer func() {
+				if msg := fmt.Sprint(recover()); !strings.Contains(msg, fmt.Sprintf(`Get: id %q is not one of service_users, whose ids start service_`, id)) {
+					t.Errorf("Get[ServiceUser](%q): panic %q", id, msg)
+				}
+			}()
+			fake.Get[account.ServiceUser](srv, "", id)
+		}()
+		if err := fake.Delete[account.ServiceUser](srv, "", id); err == nil || !strings.Contains(err.Error(), "is not one of service_users") {
+			t.Errorf("Delete[ServiceUser](%q): %v", id, err)
+		}
+	}
+	if _, ok := fake.Get[account.ServiceUser](srv, "", "service_nope"); ok {
 		t.Error("Get of an unknown id found something")
 	}
 	//lint:ignore SA1019 the deprecated alias shares the service users' ids on purpose

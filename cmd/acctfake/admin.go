@@ -312,13 +312,22 @@ type journalPage struct {
 }
 
 // journal serves a page of Server.JournalBackward: newest first, filtered
-// by method, path (a pattern as faults take) and status, paged with limit
+// by method, path (a pattern as faults take) and status (each refused when
+// given empty), paged with limit
 // (1 to 100, default 100) and before_id (an entry's id: the entries older
 // than it; none when it is no longer in the journal, since older entries
 // leave first; refused when no entry has it and no entry that left could
 // have, Server.JournalLeft).
 func (a *admin) journal(r *http.Request, _ string) (int, any, error) {
 	q := r.URL.Query() // checked against the route's parameters
+	// A filter given empty is refused, as a fault's empty path is: it
+	// would otherwise read as "any", and an unset variable in a test would
+	// match every request. (An empty limit is no integer from 1 to 100.)
+	for _, k := range []string{"before_id", "method", "path", "status"} {
+		if v, ok := q[k]; ok && v[0] == "" {
+			return 0, nil, invalid(k, "%s is empty; leave it out to take entries of any %s.", k, strings.ReplaceAll(k, "_", " "))
+		}
+	}
 	limit := acctapi.MaxLimit
 	if v, ok := q["limit"]; ok {
 		n, err := strconv.Atoi(v[0])

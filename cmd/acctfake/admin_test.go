@@ -229,6 +229,14 @@ func TestAdminJournal(t *testing.T) {
 		{"before_id=op_" + strings.Repeat("z", 27), "ERR_NGROK_215", "before_id"},
 		{"nope=1", "ERR_NGROK_231", ""},
 		{"method=GET&method=POST", "ERR_NGROK_232", ""},
+		// Given empty, a filter is refused, as a fault's "path": "" is,
+		// not read as "any" (an unset variable in a test).
+		{"path=", "ERR_NGROK_215", "path"},
+		{"method=", "ERR_NGROK_215", "method"},
+		{"status=", "ERR_NGROK_215", "status"},
+		{"before_id=", "ERR_NGROK_215", "before_id"},
+		{"limit=", "ERR_NGROK_233", "limit"},
+		{"method=GET&path=", "ERR_NGROK_215", "path"},
 	} {
 		r := p.adm(t, "GET", "journal?"+tt.query, "").want(t, 400, tt.code)
 		if d := decode[struct {
