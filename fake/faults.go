@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"path"
 	"slices"
@@ -47,7 +48,12 @@ type Fault struct {
 	// Msg is the answer's msg; empty says which fault it is. It needs a
 	// Status.
 	Msg string
-	// Header is added to the answer. It needs a Status.
+	// Header is added to the answer. It needs a Status. Its names are
+	// valid header names in canonical form ("Retry-After", as
+	// http.Header.Set writes them), each with at least one value free of
+	// control characters but tab; the headers the server sets itself
+	// (Content-Type, Content-Length, Transfer-Encoding, Connection,
+	// Trailer, Operation-Id) are not a Fault's to set.
 	Header http.Header
 	// Delay is waited, in real time (not the server's [Clock]; fake time
 	// under testing/synctest), before anything else; a cancelled request
@@ -63,8 +69,12 @@ type Fault struct {
 // [acctapi.FieldError] naming the Fault's field: a Status other than 0 or
 // 400 to 599; a negative Delay; a Code, Msg or Header without a Status
 // (they are parts of its answer); Drop with a Status, Code, Msg, Header or
-// DropAfter (a dropped request is answered nothing); and a Fault that does
-// nothing (no Status, Delay, Drop or DropAfter).
+// DropAfter (a dropped request is answered nothing); a Fault that does
+// nothing (no Status, Delay, Drop or DropAfter); and a Header that would
+// not reach the client as given (see [Fault.Header]), its reason naming
+// the header: an invalid or non-canonical name, which net/http drops or
+// the in-memory client does not find, a header the server sets itself,
+// one with no value, or a value with a control character.
 func (f Fault) Validate() error {
 	switch {
 	case f.Status != 0 && (f.Status < 400 || f.Status > 599):
@@ -77,6 +87,37 @@ func (f Fault) Validate() error {
 		return field.Invalid("Status", "is 0, but Code, Msg and Header are parts of an answer with a status")
 	case f.Status == 0 && f.Delay == 0 && !f.Drop && !f.DropAfter:
 		return field.Invalid("Status", "is 0, and the fault does nothing: give it a Status, a Delay, Drop or DropAfter")
+	}
+	return checkFaultHeader(f.Header)
+}
+
+// serverHeaders are the headers the server sets on every answer, or that
+// frame it (net/http's and the in-memory transport's): a Fault's Header
+// setting one would be ignored, or would break the answer (a
+// Content-Length that is not the body's) while the journal records it
+// whole.
+var serverHeaders = []string{"Connection", "Content-Length", "Content-Type", "Operation-Id", "Trailer", "Transfer-Encoding"}
+
+// checkFaultHeader reports the first header of h, in name order, that
+// would not reach the client as given.
+func checkFaultHeader(h http.Header) error {
+	for _, name := range slices.Sorted(maps.Keys(h)) {
+		q := strconv.Quote(truncate(name, 64))
+		switch canon := http.CanonicalHeaderKey(name); {
+		case !field.IsToken(name):
+			return field.Invalid("Header", "%s is not a header name (RFC 9110 token): net/http would drop it", q)
+		case canon != name:
+			return field.Invalid("Header", "%s is not in canonical form: write %q, as http.Header.Set does", q, canon)
+		case slices.Contains(serverHeaders, name):
+			return field.Invalid("Header", "%s is set by the server, not by a fault", q)
+		case len(h[name]) == 0:
+			return field.Invalid("Header", "%s has no value", q)
+		}
+		for _, v := range h[name] {
+			if strings.ContainsFunc(v, func(r rune) bool { return (r < ' ' && r != '\t') || r == 0x7f }) {
+				return field.Invalid("Header", "%s has a value with a control character: %q", q, truncate(v, 64))
+			}
+		}
 	}
 	return nil
 }

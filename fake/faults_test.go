@@ -250,7 +250,8 @@ func TestReactorMisbehaving(t *testing.T) {
 		t.Errorf("panicking reactor: %d %s", r.status, r.body)
 	}
 	remove()
-	for _, f := range []fake.Fault{{Status: 101}, {Status: 200}, {Drop: true, Status: 503}, {Msg: "no status"}} {
+	for _, f := range []fake.Fault{{Status: 101}, {Status: 200}, {Drop: true, Status: 503}, {Msg: "no status"},
+		{Status: 503, Header: http.Header{"Content-Length": {"3"}}}} {
 		remove = srv.React("GET", "/service_users", func(*http.Request) *fake.Fault { return &f })
 		want := fmt.Sprint(f.Validate())
 		if r := raw(t, srv, "GET", "/service_users", nil, ""); r.status != 500 || !strings.Contains(r.apiErr(t).Msg, "A reactor returned an invalid fault: Fault.") {
@@ -636,6 +637,43 @@ func TestFaultTargetsChecked(t *testing.T) {
 			srv.FaultNext("GET", "/service_users", 1, fake.Fault{Delay: time.Millisecond, Header: http.Header{"Retry-After": {"1"}}})
 		}, "FaultNext: Fault.Status is 0, but Code, Msg and Header"},
 		{"a fault that does nothing", func() { srv.FaultNext("GET", "/service_users", 1, fake.Fault{}) }, "FaultNext: Fault.Status is 0, and the fault does nothing"},
+		// A header that would not reach the client as given: dropped by
+		// net/http, not found by the in-memory client, the server's own
+		// (ignored, or breaking the answer while the journal records it
+		// whole), or empty.
+		{"invalid header name", func() {
+			srv.FaultNext("GET", "/service_users", 1, fake.Fault{Status: 503, Header: http.Header{"Bad Header": {"x"}}})
+		},
+			`FaultNext: Fault.Header "Bad Header" is not a header name`},
+		{"non-canonical header name", func() {
+			srv.FaultNext("GET", "/service_users", 1, fake.Fault{Status: 503, Header: http.Header{"retry-after": {"1"}}})
+		},
+			`FaultNext: Fault.Header "retry-after" is not in canonical form: write "Retry-After"`},
+		{"content-length", func() {
+			srv.FaultNext("GET", "/service_users", 1, fake.Fault{Status: 503, Header: http.Header{"Content-Length": {"3"}}})
+		},
+			`FaultNext: Fault.Header "Content-Length" is set by the server`},
+		{"content-type", func() {
+			srv.FaultNext("GET", "/service_users", 1, fake.Fault{Status: 503, Header: http.Header{"Content-Type": {"text/plain"}}})
+		}, `FaultNext: Fault.Header "Content-Type" is set by the server`},
+		{"operation-id", func() {
+			srv.FaultNext("GET", "/service_users", 1, fake.Fault{Status: 503, Header: http.Header{"Operation-Id": {"op_x"}}})
+		},
+			`FaultNext: Fault.Header "Operation-Id" is set by the server`},
+		{"transfer-encoding", func() {
+			srv.FaultNext("GET", "/service_users", 1, fake.Fault{Status: 503, Header: http.Header{"Transfer-Encoding": {"chunked"}}})
+		}, `FaultNext: Fault.Header "Transfer-Encoding" is set by the server`},
+		{"no value", func() {
+			srv.FaultNext("GET", "/service_users", 1, fake.Fault{Status: 503, Header: http.Header{"X-Fault": {}}})
+		},
+			`FaultNext: Fault.Header "X-Fault" has no value`},
+		{"control character", func() {
+			srv.FaultNext("GET", "/service_users", 1, fake.Fault{Status: 503, Header: http.Header{"X-Fault": {"a\r\nX-Evil: 1"}}})
+		},
+			`FaultNext: Fault.Header "X-Fault" has a value with a control character`},
+		{"a header of its own", func() {
+			srv.FaultNext("GET", "/service_users", 1, fake.Fault{Status: 503, Header: http.Header{"X-Fault": {"a\tb"}, "Retry-After": {"1"}}})
+		}, ""},
 		{"drop with a status", func() { srv.FaultNext("GET", "/service_users", 1, fake.Fault{Drop: true, Status: 503}) }, "FaultNext: Fault.Drop answers nothing"},
 		{"drop before and after", func() { srv.FaultNext("GET", "/service_users", 1, fake.Fault{Drop: true, DropAfter: true}) }, "FaultNext: Fault.Drop answers nothing"},
 		{"negative delay", func() { srv.FaultNext("GET", "/service_users", 1, fake.Fault{Delay: -time.Second}) }, "FaultNext: Fault.Delay -1s is negative"},
