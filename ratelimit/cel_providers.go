@@ -106,14 +106,20 @@ type GeoLocation struct {
 // gets the zero [IPIntel] without a call. fn must be safe for concurrent
 // use.
 func WithIPIntel(fn func(ip netip.Addr) IPIntel) LimitOption {
-	return limitOpt(func(o *options) { o.providers.ipIntel = fn })
+	return funcOption("WithIPIntel", fn, func(o *options, fn func(netip.Addr) IPIntel) { o.providers.ipIntel = fn })
 }
 
 // WithServerRegion sets conn.server_region, which names the region that
 // served the connection (at the real service, a point of presence such as
 // "eu").
 func WithServerRegion(region string) LimitOption {
-	return limitOpt(func(o *options) { o.providers.region = &region })
+	return limitOpt(func(o *options) {
+		if region == "" {
+			o.invalid("WithServerRegion", "the region is empty") // every request would share one region
+			return
+		}
+		o.providers.region = &region
+	})
 }
 
 // Endpoint describes the endpoint a policy serves: the values of
@@ -129,14 +135,20 @@ type Endpoint struct {
 
 // WithEndpoint sets the endpoint.* variables.
 func WithEndpoint(e Endpoint) LimitOption {
-	return limitOpt(func(o *options) { o.providers.endpoint = &e })
+	return limitOpt(func(o *options) {
+		if e == (Endpoint{}) {
+			o.invalid("WithEndpoint", "the Endpoint is the zero value")
+			return
+		}
+		o.providers.endpoint = &e
+	})
 }
 
 // WithSecrets supplies secrets.get(vault, name): fn returns the secret, or
 // an error, which makes the expression fail to evaluate. fn must be safe
 // for concurrent use.
 func WithSecrets(fn func(vault, name string) (string, error)) LimitOption {
-	return limitOpt(func(o *options) { o.providers.secrets = fn })
+	return funcOption("WithSecrets", fn, func(o *options, fn func(string, string) (string, error)) { o.providers.secrets = fn })
 }
 
 // WithServerCertificate supplies the certificate the server presented on
@@ -145,7 +157,7 @@ func WithSecrets(fn func(vault, name string) (string, error)) LimitOption {
 // return its Leaf; with several, record the one GetCertificate chose. A
 // nil certificate gives empty values.
 func WithServerCertificate(fn func(r *http.Request) *x509.Certificate) LimitOption {
-	return limitOpt(func(o *options) { o.providers.serverCert = fn })
+	return funcOption("WithServerCertificate", fn, func(o *options, fn func(*http.Request) *x509.Certificate) { o.providers.serverCert = fn })
 }
 
 // WithTLSFingerprint supplies conn.tls.ja4_fingerprint, the JA4
@@ -154,7 +166,7 @@ func WithServerCertificate(fn func(r *http.Request) *x509.Certificate) LimitOpti
 // tls.Config.GetConfigForClient, keep it with the connection, and return
 // it from fn.
 func WithTLSFingerprint(fn func(r *http.Request) string) LimitOption {
-	return limitOpt(func(o *options) { o.providers.tlsFingerprint = fn })
+	return funcOption("WithTLSFingerprint", fn, func(o *options, fn func(*http.Request) string) { o.providers.tlsFingerprint = fn })
 }
 
 // UserAgent is a parsed User-Agent header: the values of
@@ -175,7 +187,7 @@ type UserAgent struct {
 // for a full user-agent database. fn receives the User-Agent header and
 // is called at most once per request. fn must be safe for concurrent use.
 func WithUserAgentParser(fn func(userAgent string) UserAgent) LimitOption {
-	return limitOpt(func(o *options) { o.providers.userAgent = fn })
+	return funcOption("WithUserAgentParser", fn, func(o *options, fn func(string) UserAgent) { o.providers.userAgent = fn })
 }
 
 // PodIdentity is the Kubernetes pod a connection came from: the values of
@@ -190,5 +202,5 @@ type PodIdentity struct {
 // came from (at the real service, its in-cluster pod identity). fn must be
 // safe for concurrent use.
 func WithPodIdentity(fn func(r *http.Request) PodIdentity) LimitOption {
-	return limitOpt(func(o *options) { o.providers.pod = fn })
+	return funcOption("WithPodIdentity", fn, func(o *options, fn func(*http.Request) PodIdentity) { o.providers.pod = fn })
 }

@@ -130,7 +130,10 @@ func fullRequest(t testing.TB) (*http.Request, []LimitOption) {
 // evalExpr compiles expr with opts and evaluates it for r at base.
 func evalExpr(t testing.TB, expr string, r *http.Request, opts ...LimitOption) ref.Val {
 	t.Helper()
-	o := buildOptions(opts)
+	o, err := buildOptions(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
 	c, err := compile(expr, cel.DynType, &o.providers)
 	if err != nil {
 		t.Fatalf("%s: %v", expr, err)
@@ -347,7 +350,10 @@ func TestVariables(t *testing.T) {
 
 // testCertFrom returns the server certificate the options provide.
 func testCertFrom(t testing.TB, opts []LimitOption) *x509.Certificate {
-	o := buildOptions(opts)
+	o, err := buildOptions(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
 	return o.providers.serverCert(nil)
 }
 

@@ -75,7 +75,11 @@ type Limit struct {
 // endpoint.*, secrets.get, ...) needs the option that provides it, and
 // the error names that option.
 func NewLimit(cfg Config, opts ...LimitOption) (*Limit, error) {
-	return newLimit(cfg, buildOptions(opts))
+	o, err := buildOptions(opts)
+	if err != nil {
+		return nil, err
+	}
+	return newLimit(cfg, o)
 }
 
 func newLimit(cfg Config, o options) (*Limit, error) {

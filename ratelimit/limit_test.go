@@ -336,3 +336,50 @@ func TestMapIterationOrdered(t *testing.T) {
 		}
 	}
 }
+
+// TestOptionMisuse pins a review's findings: a nil option, a nil function,
+// an unknown FailureMode, an empty region and the zero Endpoint were
+// ignored or taken as "not given" (WithClock(nil) ran on the real clock in
+// a test that meant to control it; FailureMode(2) failed open). Each is
+// now an error of every constructor that takes the option, naming it.
+func TestOptionMisuse(t *testing.T) {
+	t.Parallel()
+	store := &countingStore{}
+	for _, tt := range []struct {
+		opt  LimitOption
+		want string
+	}{
+		{nil, "option 0 is nil"},
+		{WithClock(nil), "WithClock: the function is nil"},
+		{WithClientIP(nil), "WithClientIP: the function is nil"},
+		{WithDecisionHook(nil), "WithDecisionHook: the function is nil"},
+		{WithIPIntel(nil), "WithIPIntel: the function is nil"},
+		{WithSecrets(nil), "WithSecrets: the function is nil"},
+		{WithServerCertificate(nil), "WithServerCertificate: the function is nil"},
+		{WithTLSFingerprint(nil), "WithTLSFingerprint: the function is nil"},
+		{WithUserAgentParser(nil), "WithUserAgentParser: the function is nil"},
+		{WithPodIdentity(nil), "WithPodIdentity: the function is nil"},
+		{WithServerRegion(""), "WithServerRegion: the region is empty"},
+		{WithEndpoint(Endpoint{}), "WithEndpoint: the Endpoint is the zero value"},
+		{WithStore(store, FailureMode(2), 0), "WithStore: unknown FailureMode(2)"},
+	} {
+		_, err := NewLimit(keyConfig("req.host"), tt.opt)
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("NewLimit with %s: error %v", tt.want, err)
+		}
+		_, err = NewPolicy([]byte(`{"on_http_request": []}`), tt.opt)
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("NewPolicy with %s: error %v", tt.want, err)
+		}
+		if o, ok := tt.opt.(Option); ok || tt.opt == nil {
+			if _, err := NewLimiter(1, time.Minute, o); err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("NewLimiter with %s: error %v", tt.want, err)
+			}
+		}
+	}
+	// The options used as meant still work.
+	if _, err := NewLimit(keyConfig("conn.server_region + endpoint.id"), WithClock(time.Now), WithServerRegion("eu"),
+		WithEndpoint(Endpoint{ID: "ep_1"}), WithStore(store, FailClosed, 0)); err != nil {
+		t.Error(err)
+	}
+}

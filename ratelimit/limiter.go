@@ -137,7 +137,10 @@ func NewLimiter(capacity int64, window time.Duration, opts ...Option) (*Limiter,
 	if window < time.Second || window%time.Second != 0 || window > maxWindow {
 		return nil, fmt.Errorf("ratelimit: window %v is not a whole number of seconds from 1s to %v", window, maxWindow)
 	}
-	o := buildOptions(opts)
+	o, err := buildOptions(opts)
+	if err != nil {
+		return nil, err
+	}
 	return newLimiter(capacity, window, o.maxBuckets, o.store), nil
 }
 

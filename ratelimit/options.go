@@ -1,7 +1,10 @@
 package ratelimit
 
 import (
+	"errors"
+	"fmt"
 	"net/http"
+	"reflect"
 	"time"
 )
 
@@ -15,10 +18,18 @@ import (
 // For example NewLimiter(1, time.Minute, WithClock(c)) does not compile:
 // a LimitOption is not an Option. Options apply in order: one given twice
 // (two WithClock) takes the later value, as functional options do in Go.
+//
+// A nil option, and an option given what it cannot use (a nil function,
+// an unknown FailureMode, an empty region, the zero Endpoint), makes the
+// constructor return an error naming it, rather than run without what the
+// caller asked for.
 
 // PolicyOption configures a [Policy]. Every [LimitOption] and [Option] is
 // also a PolicyOption; [WithRateLimitHeaders] and [WithSkipUnsupported]
-// are PolicyOptions only.
+// are PolicyOptions only. For every option type, a nil option, and an
+// option given what it cannot use (a nil function, an unknown
+// [FailureMode], an empty region, the zero [Endpoint]), makes the
+// constructor return an error naming it.
 type PolicyOption interface {
 	apply(*options)
 }
@@ -59,18 +70,41 @@ type options struct {
 	skip       bool
 	hook       func(*http.Request, string, Result)
 	providers  providers
+	errs       []error // options given what they cannot use
 }
 
 // buildOptions applies opts, of whichever option type the constructor
-// takes, over the defaults. Nil options are skipped.
-func buildOptions[O PolicyOption](opts []O) options {
+// takes, over the defaults. A nil option, and an option given what it
+// cannot use (a nil function, an unknown [FailureMode], an empty region),
+// is an error naming it: each is a variable the caller never set, and
+// running without what they asked for would let a wrong test pass.
+func buildOptions[O PolicyOption](opts []O) (options, error) {
 	o := options{maxBuckets: DefaultMaxBuckets, now: time.Now}
-	for _, opt := range opts {
-		if PolicyOption(opt) != nil {
-			opt.apply(&o)
+	for i, opt := range opts {
+		if PolicyOption(opt) == nil {
+			o.errs = append(o.errs, fmt.Errorf("ratelimit: option %d is nil", i))
+			continue
 		}
+		opt.apply(&o)
 	}
-	return o
+	return o, errors.Join(o.errs...)
+}
+
+// invalid records that option name was given what it cannot use.
+func (o *options) invalid(name, format string, args ...any) {
+	o.errs = append(o.errs, fmt.Errorf("ratelimit: %s: %s", name, fmt.Sprintf(format, args...)))
+}
+
+// funcOption is a LimitOption that sets a function with set, or, when fn
+// is nil, is an error naming the option.
+func funcOption[F any](name string, fn F, set func(*options, F)) LimitOption {
+	return limitOpt(func(o *options) {
+		if reflect.ValueOf(fn).IsNil() {
+			o.invalid(name, "the function is nil")
+			return
+		}
+		set(o, fn)
+	})
 }
 
 // WithMaxBuckets caps the number of live buckets of each limiter at n
@@ -94,18 +128,14 @@ const maxBuckets = 1 << 27
 // proxy appended; never trust a header a client can set. conn.client_port
 // stays the connection's.
 func WithClientIP(fn func(r *http.Request) string) LimitOption {
-	return limitOpt(func(o *options) { o.clientIP = fn })
+	return funcOption("WithClientIP", fn, func(o *options, fn func(*http.Request) string) { o.clientIP = fn })
 }
 
 // WithClock sets the clock a [Limit] or [Policy] reads for each request
 // (and for time.now and req.ts.header_received); the default is time.Now.
 // Tests pass a fake clock.
 func WithClock(now func() time.Time) LimitOption {
-	return limitOpt(func(o *options) {
-		if now != nil {
-			o.now = now
-		}
-	})
+	return funcOption("WithClock", now, func(o *options, now func() time.Time) { o.now = now })
 }
 
 // WithDecisionHook makes every evaluation of a rate-limit action call fn
@@ -115,7 +145,7 @@ func WithClock(now func() time.Time) LimitOption {
 // metrics. fn runs on the request's goroutine, so it must be safe for
 // concurrent use and should be quick.
 func WithDecisionHook(fn func(r *http.Request, name string, res Result)) LimitOption {
-	return limitOpt(func(o *options) { o.hook = fn })
+	return funcOption("WithDecisionHook", fn, func(o *options, fn func(*http.Request, string, Result)) { o.hook = fn })
 }
 
 // WithRateLimitHeaders makes a [Policy] add the IETF draft

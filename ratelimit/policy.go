@@ -163,7 +163,10 @@ func NewPolicy(doc []byte, opts ...PolicyOption) (*Policy, error) {
 	if err != nil {
 		return nil, err
 	}
-	o := buildOptions(opts)
+	o, err := buildOptions(opts)
+	if err != nil {
+		return nil, err
+	}
 	p := &Policy{clientIP: o.clientIP, now: o.now, headers: o.headers, prov: &o.providers}
 	p.pool.New = func() any { return new(activation) }
 	var errs []error

@@ -266,10 +266,7 @@ func TestOptionTypes(t *testing.T) {
 	if _, ok := WithSkipUnsupported().(LimitOption); ok {
 		t.Error("WithSkipUnsupported is a LimitOption")
 	}
-	// Nil options are skipped.
-	if _, err := NewLimiter(1, time.Minute, nil); err != nil {
-		t.Error(err)
-	}
+	// A nil option is an error (TestOptionMisuse).
 }
 
 // aliasBomb is a 112 KB YAML document that stands for 500 MB: 50

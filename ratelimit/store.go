@@ -95,6 +95,10 @@ const CodeStoreFailed = "ERR_RATELIMIT_STORE"
 // buckets (none): the store expires its own. A nil s means no store.
 func WithStore(s Store, mode FailureMode, timeout time.Duration) Option {
 	return limiterOpt(func(o *options) {
+		if mode != FailOpen && mode != FailClosed {
+			o.invalid("WithStore", "unknown FailureMode(%d)", mode)
+			return
+		}
 		if s == nil {
 			o.store = nil
 			return
