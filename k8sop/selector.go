@@ -81,7 +81,7 @@ var selectorEnv = sync.OnceValues(func() (*cel.Env, error) {
 		cel.CustomTypeProvider(nullableMembers{native.CELTypeProvider()}),
 		cel.Variable(selectorVar, cel.ObjectType("k8sop.Endpoint")),
 		celguard.ClockEnv(),
-		cel.ClearMacros(), cel.Macros(cel.HasMacro),
+		cel.ClearMacros(),
 		cel.ParserExpressionSizeLimit(MaxSelectorBytes),
 		cel.ParserRecursionLimit(32),
 	)
@@ -159,11 +159,12 @@ type selector struct {
 // Compile once and match many times.
 //
 // A selector may use what a list filter may (contract §3) — `!`, `&&`,
-// `||`, comparisons, literals, endpoint's members, has(), `in` with a list
+// `||`, comparisons, literals, endpoint's members, `in` with a list
 // literal of constants or endpoint.bindings on its right, size(),
-// `== null` (false for every member, and refused on the list bindings: a
-// nil reference reads as a reference with empty members, and
-// has(endpoint.domain) is false for it), startsWith,
+// `== null` (true of a reference the record shows as null, such as
+// endpoint.tunnel of an endpoint without a tunnel, whose members read
+// empty; false for every other member; refused on the list bindings),
+// startsWith,
 // endsWith and contains (not on endpoint.id), timestamp("<RFC 3339>"),
 // time.now (the time of the match) and .add("<duration>") /
 // .subtract("<duration>") on timestamps, with durations such as "7d" or
@@ -223,6 +224,7 @@ func compile(env *cel.Env, expr string) (selector, error) {
 	if err := celguard.CheckConstTimes(parsed.NativeRep().Expr()); err != nil {
 		return selector{}, err
 	}
+	nullRefs(parsed.NativeRep())
 	ast, iss := env.Check(parsed)
 	if iss.Err() != nil {
 		return selector{}, iss.Err()
@@ -249,6 +251,62 @@ func compile(env *cel.Env, expr string) (selector, error) {
 	}
 	sel.prg, err = env.Program(ast, cel.CostTracking(selectorCosts), cel.CostLimit(MaxSelectorCost-sel.base))
 	return sel, err
+}
+
+// refMembers are the JSON names of Endpoint's references that may be
+// absent (pointers): the record shows an absent one as null.
+var refMembers = sync.OnceValue(func() map[string]bool {
+	m := map[string]bool{}
+	for f := range reflect.TypeFor[Endpoint]().Fields() {
+		if f.Type == reflect.TypeFor[*acctapi.Ref]() {
+			m[strings.Split(f.Tag.Get("json"), ",")[0]] = true
+		}
+	}
+	return m
+})
+
+// nullRefs rewrites each comparison of an absent-able reference with null
+// (endpoint.tunnel == null, or != null) as a test of its presence: CEL
+// reads a nil reference as one with empty members, which is never null,
+// so the comparison was false for every endpoint, and != null true, where
+// the record shows "tunnel": null (a review). Selectors cannot test
+// presence themselves: has() is not among the filter constructs
+// (contract §3).
+func nullRefs(a *celast.AST) {
+	id := celast.MaxID(a)
+	fac := celast.NewExprFactory()
+	celast.PostOrderVisit(a.Expr(), celast.NewExprVisitor(func(e celast.Expr) {
+		if e.Kind() != celast.CallKind {
+			return
+		}
+		c := e.AsCall()
+		fn, args := c.FunctionName(), c.Args()
+		if fn != operators.Equals && fn != operators.NotEquals || len(args) != 2 {
+			return
+		}
+		ref, other := args[0], args[1]
+		if isNull(ref) {
+			ref, other = other, ref
+		}
+		if !isNull(other) || ref.Kind() != celast.SelectKind {
+			return
+		}
+		sel := ref.AsSelect()
+		if op := sel.Operand(); op.Kind() != celast.IdentKind || op.AsIdent() != selectorVar || !refMembers()[sel.FieldName()] {
+			return
+		}
+		id++
+		present := fac.NewPresenceTest(id, sel.Operand(), sel.FieldName())
+		if fn == operators.Equals {
+			id++
+			present = fac.NewCall(id, operators.LogicalNot, present)
+		}
+		e.SetKindCase(present)
+	}))
+}
+
+func isNull(e celast.Expr) bool {
+	return e.Kind() == celast.LiteralKind && e.AsLiteral() == types.NullValue
 }
 
 // checkComparisons refuses a comparison of endpoint.bindings, or of a
