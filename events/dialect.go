@@ -298,6 +298,27 @@ func Marshal(v any, to acctapi.Dialect) ([]byte, error) {
 	return Translate(b, to)
 }
 
+// ValidateDialect is [DestinationCreate.Validate] with the fields of its
+// errors named in dialect d ([TranslateField]), as a server of that
+// dialect names them: a client of the real service reports
+// target.kinesis.auth.creds.aws_secret_access_key, not the
+// specification's cloud_secret_access_key, whether the check ran in the
+// client or in the server.
+func (r *DestinationCreate) ValidateDialect(d acctapi.Dialect) error {
+	return inDialect(r.Validate(), d)
+}
+
+// ValidateDialect is [DestinationUpdate.Validate] with the fields of its
+// errors named in dialect d, as [DestinationCreate.ValidateDialect].
+func (r *DestinationUpdate) ValidateDialect(d acctapi.Dialect) error {
+	return inDialect(r.Validate(), d)
+}
+
+// inDialect returns err with its fields named in dialect d.
+func inDialect(err error, d acctapi.Dialect) error {
+	return field.Rename(err, func(f string) string { return TranslateField(f, d) })
+}
+
 // MarshalDialect returns the request's JSON body in dialect d, as a client
 // of that dialect sends it.
 func (r *DestinationCreate) MarshalDialect(d acctapi.Dialect) ([]byte, error) { return Marshal(r, d) }

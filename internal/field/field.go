@@ -117,27 +117,34 @@ func Errors(err error) []*Error {
 // err that hold no Error are kept as they are; err itself is not
 // modified. It returns nil for a nil err.
 func Prefix(path string, err error) error {
+	return Rename(err, func(f string) string {
+		switch {
+		case f == "":
+			return path
+		case strings.HasPrefix(f, "["):
+			return path + f
+		}
+		return path + "." + f
+	})
+}
+
+// Rename returns err with the field of every [Error] in it replaced by
+// what name returns for it, as [Prefix] does. err itself is not modified.
+func Rename(err error, name func(field string) string) error {
 	if len(Errors(err)) == 0 {
 		return err
 	}
-	return prefix(path, err)
+	return rename(err, name)
 }
 
-// prefix rebuilds err's tree with the field errors re-rooted. A wrapper
+// rename rebuilds err's tree with the field errors renamed. A wrapper
 // around a field error is replaced by what it wraps, since it cannot be
 // rebuilt around a new error.
-func prefix(path string, err error) error {
+func rename(err error, name func(string) string) error {
 	switch e := err.(type) {
 	case *Error:
 		c := *e
-		switch {
-		case c.Field == "":
-			c.Field = path
-		case strings.HasPrefix(c.Field, "["):
-			c.Field = path + c.Field
-		default:
-			c.Field = path + "." + c.Field
-		}
+		c.Field = name(c.Field)
 		return &c
 	case interface{ Unwrap() []error }:
 		if len(Errors(err)) == 0 {
@@ -146,14 +153,14 @@ func prefix(path string, err error) error {
 		inner := e.Unwrap()
 		errs := make([]error, len(inner))
 		for i, in := range inner {
-			errs[i] = prefix(path, in)
+			errs[i] = rename(in, name)
 		}
 		return errors.Join(errs...)
 	case interface{ Unwrap() error }:
 		if len(Errors(err)) == 0 {
 			return err
 		}
-		return prefix(path, e.Unwrap())
+		return rename(e.Unwrap(), name)
 	}
 	return err
 }

@@ -83,16 +83,23 @@ type Dialected interface {
 	Validator
 	// MarshalDialect returns the body's JSON in dialect d.
 	MarshalDialect(d acctapi.Dialect) ([]byte, error)
+	// ValidateDialect is Validate with its errors' fields named in
+	// dialect d.
+	ValidateDialect(d acctapi.Dialect) error
 }
 
 // dialectBody sends a Dialected body in the client's dialect: c.Do
-// validates it (Validate is promoted) and marshals it with MarshalJSON.
+// validates it with Validate and marshals it with MarshalJSON.
 type dialectBody struct {
 	Dialected
 	d acctapi.Dialect
 }
 
 func (b dialectBody) MarshalJSON() ([]byte, error) { return b.MarshalDialect(b.d) }
+
+// Validate names the fields of its errors in the client's dialect, as the
+// server would.
+func (b dialectBody) Validate() error { return b.ValidateDialect(b.d) }
 
 func send[T any](ctx context.Context, c *acctapi.Client, method, path string, body Validator) (*T, error) {
 	if err := field.CheckRequest(body); err != nil {
