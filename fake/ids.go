@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -104,8 +105,57 @@ func appendBase62(dst []byte, raw [20]byte) []byte {
 // server that answers some requests itself, as cmd/acctfake's front end
 // does (a 431, a request that timed out), so that those answers carry ids
 // like the server's; [WithOperationID] gives one to the server for a
-// request.
-func (s *Server) NewOperationID() string { return s.ids.next("op", s.now()) }
+// request. The server remembers the last 65,536 ids it issued that no
+// request has used yet; see WithOperationID.
+func (s *Server) NewOperationID() string {
+	id := s.ids.next("op", s.now())
+	s.opIDs.issue(id)
+	return id
+}
+
+// maxIssuedIDs bounds the operation ids NewOperationID issued that a
+// request may still use: a front end that answers some requests itself
+// (a 431) never hands their ids to the server.
+const maxIssuedIDs = 1 << 16
+
+// issuedIDs are the operation ids NewOperationID issued that no request
+// has used yet (at most maxIssuedIDs, the oldest forgotten first).
+type issuedIDs struct {
+	mu      sync.Mutex
+	pending map[string]struct{}
+	order   []string // issue order, oldest first; may hold ids since used
+}
+
+// issue notes a new id, forgetting the oldest unused ones beyond
+// maxIssuedIDs.
+func (p *issuedIDs) issue(id string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.pending == nil {
+		p.pending = map[string]struct{}{}
+	}
+	p.pending[id] = struct{}{}
+	p.order = append(p.order, id)
+	for len(p.pending) > maxIssuedIDs {
+		delete(p.pending, p.order[0])
+		p.order = p.order[1:]
+	}
+	if len(p.order) > 2*len(p.pending)+64 { // mostly used ids: keep the pending ones
+		p.order = slices.DeleteFunc(slices.Clone(p.order), func(id string) bool {
+			_, ok := p.pending[id]
+			return !ok
+		})
+	}
+}
+
+// take reports whether id was issued and not yet used, and marks it used.
+func (p *issuedIDs) take(id string) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	_, ok := p.pending[id]
+	delete(p.pending, id)
+	return ok
+}
 
 type operationIDKey struct{}
 
@@ -122,7 +172,13 @@ type operationIDClaim struct {
 // an id of its own, so no two journal entries share one. A handler in
 // front of the server that may answer the request itself (a timeout)
 // answers with the same id, so the journal entry can be found by it. It
-// panics if id is not an operation id.
+// panics if id is not an operation id; the server panics, naming id, when
+// a request brings one that it did not issue (one of another server, or
+// made up), that a request used already (a second context made with it),
+// or that it issued before the last 65,536 it keeps: an id there would
+// let two journal entries share it, and an assertion about the journal
+// pass or fail for the wrong entry. The panic reaches the test through the
+// in-memory client; over TCP net/http logs it and closes the connection.
 func WithOperationID(ctx context.Context, id string) context.Context {
 	if !isOperationID(id) {
 		panic(fmt.Sprintf("fake: WithOperationID: %q is not an operation id (op_ and 27 base-62 characters; see Server.NewOperationID)", truncate(id, 64)))
@@ -134,6 +190,9 @@ func WithOperationID(ctx context.Context, id string) context.Context {
 // taken it yet, or a new one.
 func (s *Server) operationID(ctx context.Context, now time.Time) string {
 	if c, ok := ctx.Value(operationIDKey{}).(*operationIDClaim); ok && c.taken.CompareAndSwap(false, true) {
+		if !s.opIDs.take(c.id) {
+			panic(fmt.Sprintf("fake: WithOperationID: %s is no id this server's NewOperationID issued, or a request used it already: no two requests share an operation id", c.id))
+		}
 		return c.id
 	}
 	return s.ids.next("op", now)

@@ -225,3 +225,31 @@ func TestJournalLeft(t *testing.T) {
 		t.Error("an entry never kept for its size is not gone")
 	}
 }
+
+// TestIssuedIDsBounded checks that the operation ids NewOperationID
+// issued are remembered up to maxIssuedIDs unused ones, the oldest
+// forgotten first, and that ids used as they are issued (cmd/acctfake's
+// front end) keep the memory small.
+func TestIssuedIDsBounded(t *testing.T) {
+	t.Parallel()
+	var p issuedIDs
+	for i := range 3 * maxIssuedIDs {
+		id := strconv.Itoa(i)
+		p.issue(id)
+		if !p.take(id) {
+			t.Fatalf("id %s, just issued, not taken", id)
+		}
+	}
+	if len(p.pending) != 0 || len(p.order) > 64 {
+		t.Errorf("after ids used as issued: %d pending, %d in order", len(p.pending), len(p.order))
+	}
+	for i := range maxIssuedIDs + 1 {
+		p.issue("unused-" + strconv.Itoa(i))
+	}
+	if p.take("unused-0") || !p.take("unused-1") || !p.take("unused-"+strconv.Itoa(maxIssuedIDs)) || p.take("unused-1") {
+		t.Error("want the oldest unused id forgotten, the others taken once")
+	}
+	if len(p.order) > 2*len(p.pending)+64 {
+		t.Errorf("%d in order for %d pending", len(p.order), len(p.pending))
+	}
+}

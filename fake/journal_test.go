@@ -454,6 +454,46 @@ func TestOperationIDFromFront(t *testing.T) {
 	}
 }
 
+// TestOperationIDNotIssued checks that a request whose context carries an
+// operation id this server did not issue, or one a request used already,
+// panics naming the id, instead of journaling a second entry under an id
+// another has (which made JournalLeft and lookups by id wrong).
+func TestOperationIDNotIssued(t *testing.T) {
+	t.Parallel()
+	a, _ := start(t)
+	b, _ := start(t, fake.WithIDSeed(99))
+	serve := func(ctx context.Context) (msg string) {
+		defer func() {
+			if r := recover(); r != nil {
+				msg = fmt.Sprint(r)
+			}
+		}()
+		req := httptest.NewRequest("GET", "/service_users", nil)
+		req.Header.Set("Authorization", "Bearer "+a.APIKey())
+		req.Header.Set("Service-Version", "2")
+		a.ServeHTTP(httptest.NewRecorder(), req.WithContext(ctx))
+		return ""
+	}
+	used := a.NewOperationID()
+	if msg := serve(fake.WithOperationID(t.Context(), used)); msg != "" {
+		t.Fatalf("an issued id: panic %s", msg)
+	}
+	for name, id := range map[string]string{
+		"used already":         used,
+		"another server's":     b.NewOperationID(),
+		"made up":              "op_" + strings.Repeat("a", 27),
+		"a journal entry's id": a.Journal()[0].OperationID,
+	} {
+		want := "fake: WithOperationID: " + id + " is no id this server's NewOperationID issued, or a request used it already"
+		if msg := serve(fake.WithOperationID(t.Context(), id)); !strings.Contains(msg, want) {
+			t.Errorf("%s id: panic %q, want %q", name, msg, want)
+		}
+	}
+	if j := a.Journal(); len(j) != 1 || j[0].OperationID != used {
+		t.Errorf("journal %+v, want the one request with %s", j, used)
+	}
+}
+
 // TestJournalLongBody checks that a body longer than 64 KiB is kept
 // redacted and cut, not withheld: a list of API keys (whose every item
 // has "token":null) stays readable in the journal.

@@ -42,6 +42,7 @@ type Server struct {
 	users     *store.Table[account.ServiceUser, none]
 	env       env
 	ids       *idGen
+	opIDs     issuedIDs // NewOperationID's, for WithOperationID
 	routes    router
 	journal   journal
 	faults    faults

@@ -846,7 +846,11 @@ func (a *admin) addAPIKey(r *http.Request, id string) (int, any, error) {
 	if err != nil {
 		return 0, nil, &adminError{status: http.StatusBadRequest, code: acctapi.CodeInvalidJSON, msg: "The request body could not be read."}
 	}
-	req, err := http.NewRequestWithContext(r.Context(), http.MethodPost, baseURL(r)+"/api_keys", bytes.NewReader(body))
+	// The request gets an operation id of the fake's sequence, as any API
+	// request does: the admin request's context carries the front end's
+	// admin id, which the fake did not issue and would refuse.
+	ctx := fake.WithOperationID(r.Context(), a.srv.NewOperationID())
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, baseURL(r)+"/api_keys", bytes.NewReader(body))
 	if err != nil {
 		return 0, nil, err
 	}

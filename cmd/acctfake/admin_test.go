@@ -515,6 +515,14 @@ func TestAdminAccounts(t *testing.T) {
 		t.Errorf("added key: %+v", key)
 	}
 	do(t, "GET", p.base+"/service_users", key.Token, "").want(t, 200, "")
+	// Its POST /api_keys is journaled under an operation id of the fake's,
+	// which the answer carries (the admin request's own id, which the fake
+	// did not issue, once reached the fake and was journaled).
+	added := p.adm(t, "POST", "accounts/ac_second/api_keys", `{}`).want(t, 201, "")
+	j := decode[journalResp](t, p.adm(t, "GET", "journal?limit=1", "").want(t, 200, ""))
+	if id := added.header.Get("Operation-Id"); len(j.Entries) != 1 || j.Entries[0].ID != id || j.Entries[0].Path != "/api_keys" || strings.HasPrefix(id, "op_0000000000") {
+		t.Errorf("added key's Operation-Id %q, newest journal entry %+v; want the entry's id, of the fake's sequence", id, j.Entries)
+	}
 	p.adm(t, "POST", "accounts/ac_second/api_keys", `{"description":7}`).want(t, 400, "ERR_NGROK_215")
 	p.adm(t, "POST", "accounts/ac_nope/api_keys", `{}`).want(t, 404, "ERR_ACCTAPI_NOT_FOUND")
 	if l := p.adm(t, "GET", "accounts", "").want(t, 200, ""); strings.Count(l.body, `"id":`) != 3 {
