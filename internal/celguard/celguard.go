@@ -212,6 +212,15 @@ func (g *Grammar) inList(e celast.Expr) error {
 	return nil
 }
 
+// literalName names a constant as a message shows it: null, or its type
+// and value (the int 1).
+func literalName(v ref.Val) string {
+	if v == types.NullValue {
+		return "null"
+	}
+	return fmt.Sprintf("the %s %s", v.Type().TypeName(), trunc.String(fmt.Sprint(v), 32))
+}
+
 // CheckInLists refuses, in a type-checked expression, a constant on the
 // right of in that the left operand can never equal: CEL types a list
 // that mixes types as list(dyn), which type-checks against any left
@@ -236,8 +245,8 @@ func CheckInLists(a *celast.AST) error {
 				continue
 			}
 			if t := x.AsLiteral().Type(); !canEqual(left.Kind(), t) {
-				bad = fmt.Errorf("in: the %s on its left can never equal the %s %s in the list on its right",
-					kindName(left), t.TypeName(), trunc.String(fmt.Sprint(x.AsLiteral()), 32))
+				bad = fmt.Errorf("in: the %s on its left can never equal %s in the list on its right",
+					kindName(left), literalName(x.AsLiteral()))
 				return
 			}
 		}

@@ -114,3 +114,28 @@ func TestCheckNowTimes(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckInLists checks which constants in a list on the right of in
+// are refused, and that each refusal names the constant as written (a
+// review saw "the null_type 0" for null).
+func TestCheckInLists(t *testing.T) {
+	env, err := cel.NewEnv(cel.Variable("t", cel.TimestampType), cel.Variable("s", cel.StringType))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct{ expr, err string }{
+		{`t in [null]`, "the timestamp on its left can never equal null in the list"},
+		{`t in [timestamp("2030-01-01T00:00:00Z"), 1]`, "can never equal the int 1"},
+		{`s in ["a", null]`, ""},
+		{`s in ["a", 1]`, "can never equal the int 1"},
+	} {
+		ast, iss := env.Compile(tt.expr)
+		if iss.Err() != nil {
+			t.Fatalf("%s: %v", tt.expr, iss.Err())
+		}
+		err := CheckInLists(ast.NativeRep())
+		if (err == nil) != (tt.err == "") || err != nil && !strings.Contains(err.Error(), tt.err) {
+			t.Errorf("CheckInLists(%s) = %v, want %q", tt.expr, err, tt.err)
+		}
+	}
+}
