@@ -22,16 +22,16 @@ import (
 
 // Grammar is the set of constructs an expression may use: `!`, `&&`,
 // `||`, comparisons, parentheses, literals, selection of the root
-// variable's members, `in` with a list literal of constants (or a member
-// ListMember allows) on its right, `has(<root>.<member>)`, `size()`,
-// `startsWith`, `endsWith`,
-// `contains`, `timestamp("<literal>")`, and with Clock `time.now` and
-// `.add("<literal>")` / `.subtract("<literal>")`. Anything else — regular
-// expressions, macros, list or map literals elsewhere, arithmetic, other
-// conversions, indexing, the conditional operator — is refused by name.
-// Expressions must be parsed with no macro but has (cel.ClearMacros,
-// cel.Macros(cel.HasMacro)), so that any other macro reaches Check as the
-// call its text names.
+// variable's members, `in` with a list literal of constants (literals
+// and timestamp("<literal>"), or a member ListMember allows) on its
+// right, `size()`, `startsWith`, `endsWith`, `contains`,
+// `timestamp("<literal>")`, and with Clock `time.now` and
+// `.add("<literal>")` / `.subtract("<literal>")`. Anything else — has(),
+// regular expressions, macros, list or map literals elsewhere,
+// arithmetic, other conversions, indexing, the conditional operator — is
+// refused by name. Expressions must be parsed with no macro
+// (cel.ClearMacros), so that a macro reaches Check as the call its text
+// names.
 type Grammar struct {
 	// Root is the variable an expression reads, such as "obj".
 	Root string
@@ -81,15 +81,8 @@ func (g *Grammar) Check(e celast.Expr) error {
 
 // selection checks e, a member selection.
 func (g *Grammar) selection(e celast.Expr) error {
-	if sel := e.AsSelect(); sel.IsTestOnly() {
-		base, path := Path(sel.Operand())
-		if op := sel.Operand(); op.Kind() == celast.IdentKind {
-			base = op.AsIdent()
-		}
-		if base == g.Root {
-			return g.Member(append(path, sel.FieldName()))
-		}
-		return fmt.Errorf("has() takes %s.<field>", g.Root)
+	if e.AsSelect().IsTestOnly() {
+		return fmt.Errorf("the function has is not supported")
 	}
 	base, path := Path(e)
 	switch {
@@ -205,7 +198,14 @@ func (g *Grammar) inList(e celast.Expr) error {
 		return fmt.Errorf("in needs a list literal of constants on its right")
 	}
 	for _, x := range e.AsList().Elements() {
-		if x.Kind() != celast.LiteralKind {
+		switch {
+		case x.Kind() == celast.LiteralKind:
+		case x.Kind() == celast.CallKind && x.AsCall().FunctionName() == "timestamp" &&
+			!x.AsCall().IsMemberFunction() && len(x.AsCall().Args()) == 1:
+			if err := g.literal("timestamp", x.AsCall().Args()[0]); err != nil {
+				return err
+			}
+		default:
 			return fmt.Errorf("in needs a list literal of constants on its right")
 		}
 	}

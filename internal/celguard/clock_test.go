@@ -139,3 +139,33 @@ func TestCheckInLists(t *testing.T) {
 		}
 	}
 }
+
+// TestGrammarInList checks what a list on the right of in may hold:
+// literals and timestamp("<literal>") (a review found the second refused,
+// though timestamp() is a supported form), and nothing else; and that
+// has() is refused by name.
+func TestGrammarInList(t *testing.T) {
+	env, err := cel.NewEnv(cel.Variable("obj", cel.MapType(cel.StringType, cel.DynType)), cel.ClearMacros())
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := &Grammar{Root: "obj", Member: func([]string) error { return nil }}
+	for _, tt := range []struct{ expr, err string }{
+		{`obj.t in ["a", 1, null]`, ""},
+		{`obj.t in [timestamp("2030-01-01T00:00:00Z"), timestamp("2031-01-01T00:00:00+01:00")]`, ""},
+		{`obj.t in [timestamp("2030-01-01")]`, "RFC 3339"},
+		{`obj.t in [timestamp(obj.s)]`, "literal"},
+		{`obj.t in [obj.s]`, "in needs a list literal of constants"},
+		{`obj.t in [[1]]`, "in needs a list literal of constants"},
+		{`has(obj.t)`, "the function has is not supported"},
+	} {
+		ast, iss := env.Parse(tt.expr)
+		if iss.Err() != nil {
+			t.Fatalf("%s: %v", tt.expr, iss.Err())
+		}
+		err := g.Check(ast.NativeRep().Expr())
+		if (err == nil) != (tt.err == "") || err != nil && !strings.Contains(err.Error(), tt.err) {
+			t.Errorf("Check(%s) = %v, want %q", tt.expr, err, tt.err)
+		}
+	}
+}
