@@ -351,8 +351,9 @@ func (s *Selectors) Match(e *Endpoint) (bool, error) {
 // fails (too costly on an endpoint larger than MaxSelectorCost assumes,
 // or a time.now.subtract() before year 1, say) does not match, and when
 // none matches, those failures are returned, joined: each a
-// [*acctapi.FieldError] on "endpoint_selectors[i]". MatchAt has no budget;
-// to match many endpoints for one request, use a [Matcher].
+// [*acctapi.FieldError] on "endpoint_selectors[i]". A nil e is an error
+// (a nil *Selectors, or none, matches nothing). MatchAt has no budget; to
+// match many endpoints for one request, use a [Matcher].
 func (s *Selectors) MatchAt(e *Endpoint, now time.Time) (bool, error) {
 	ok, _, err := s.match(e, types.Timestamp{Time: now}, MaxSelectors*MaxSelectorCost)
 	return ok, err
@@ -385,7 +386,12 @@ func (s *Selectors) CheckAt(now time.Time) error {
 // match is MatchAt, stopping when the evaluations cost more than limit;
 // it returns what they cost.
 func (s *Selectors) match(e *Endpoint, now ref.Val, limit uint64) (bool, uint64, error) {
-	if s == nil || e == nil || len(s.sels) == 0 {
+	if e == nil {
+		// Not "no match": a test that matched a pointer it never set
+		// would pass.
+		return false, 0, errors.New("k8sop: endpoint selectors: the endpoint is nil")
+	}
+	if s == nil || len(s.sels) == 0 {
 		return false, 0, nil
 	}
 	env, _ := selectorEnv() // built before s was compiled with it
@@ -462,9 +468,6 @@ func (s *Selectors) MatcherAt(now time.Time, budget uint64) *Matcher {
 // should give up the request. What a Matcher spends in all is at most its
 // budget plus [MaxSelectorCost].
 func (m *Matcher) Match(e *Endpoint) (bool, error) {
-	if m.s == nil {
-		return false, nil
-	}
 	if m.spent > m.budget {
 		return false, fmt.Errorf("%w (%d cost units)", ErrMatchBudget, m.budget)
 	}

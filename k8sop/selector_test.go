@@ -358,3 +358,21 @@ func BenchmarkMatcherWorst(b *testing.B) {
 		})
 	}
 }
+
+// TestMatchNilEndpoint pins a review's finding: a nil endpoint "did not
+// match", so a test whose endpoint pointer was never set passed. It is an
+// error, through Selectors and a Matcher, with selectors or none.
+func TestMatchNilEndpoint(t *testing.T) {
+	s, err := CompileSelectors([]string{`endpoint.name == "x"`})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, ss := range map[string]*Selectors{"selectors": s, "none": nil} {
+		if ok, err := ss.Match(nil); ok || err == nil {
+			t.Errorf("%s: Match(nil) = %v, %v; want an error", name, ok, err)
+		}
+		if ok, err := ss.MatcherAt(time.Now(), MatchBudget).Match(nil); ok || err == nil {
+			t.Errorf("%s: Matcher.Match(nil) = %v, %v; want an error", name, ok, err)
+		}
+	}
+}
