@@ -7,9 +7,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/url"
 	"reflect"
+	"slices"
 	"strings"
 	"time"
 	"unicode"
@@ -235,7 +237,8 @@ func (c *Client) BaseURL() string { return c.base.String() }
 // [url.PathEscape] (such as "/service_users/a%2Fb"), which is joined to the
 // base URL, or an absolute URL (such as a next_page_uri), which is used as it is if it
 // has the base URL's scheme and host (the API key is never sent elsewhere). query,
-// when not nil, is added to the URL. in, when not nil, is sent as the JSON
+// when not nil, is added to the URL; a parameter that path's query has
+// too is an error. in, when not nil, is sent as the JSON
 // body; it is marshalled once and never modified. A member of in that
 // points to a nil slice or map is sent as [] or {}, as one that points to
 // an empty one is (JSON null would mean "absent", contract §1, and leave
@@ -471,8 +474,12 @@ func (c *Client) resolve(path string, query url.Values) (*url.URL, error) {
 	}
 	if len(query) > 0 {
 		q := u.Query()
-		for k, vs := range query {
-			q[k] = vs
+		for _, k := range slices.Sorted(maps.Keys(query)) {
+			if _, ok := q[k]; ok {
+				// One would silently replace the other.
+				return nil, fmt.Errorf("acctapi: query parameter %q is both in the path and in query", trunc.String(k, 64))
+			}
+			q[k] = query[k]
 		}
 		u.RawQuery = q.Encode()
 	}

@@ -635,8 +635,18 @@ func TestDoMisuseCaughtBeforeSending(t *testing.T) {
 			t.Errorf("Do(out %T) = %v, want an error asking for a non-nil pointer", out, err)
 		}
 	}
+	// A query parameter in both the path and query (a review: query's
+	// silently replaced the path's).
+	if err := c.Do(t.Context(), http.MethodGet, "/things?limit=1", url.Values{"limit": {"2"}}, nil, nil); err == nil || !strings.Contains(err.Error(), `"limit" is both in the path and in query`) {
+		t.Errorf("Do with limit twice = %v, want an error naming limit", err)
+	}
 	if n := len(rec.requests()); n != 0 {
 		t.Errorf("server saw %d requests, want 0", n)
+	}
+	if err := c.Do(t.Context(), http.MethodGet, "/things?limit=1", url.Values{"before_id": {"x"}}, nil, nil); err != nil {
+		t.Errorf("Do with limit in the path and before_id in query = %v", err)
+	} else if q := rec.requests()[0].RequestURI; q != "/things?before_id=x&limit=1" {
+		t.Errorf("request URI %q, want both parameters", q)
 	}
 	var out request
 	if err := c.Do(t.Context(), http.MethodPost, "/things", nil, named{Name: "a"}, &out); err != nil || out.ID != "x" {
