@@ -169,11 +169,12 @@ func TestBoundEndpoints(t *testing.T) {
 	srv, clk := start(t)
 	ctx := t.Context()
 	ops := k8sop.NewOperators(srv.Client())
+	tn := must(fake.Seed[fake.Tunnel](srv, "", &fake.Tunnel{}))(t)
 	seed := func(name string, bindings ...string) k8sop.Endpoint {
 		t.Helper()
 		clk.Advance(time.Second)
 		return must(fake.Seed[k8sop.Endpoint](srv, "", &k8sop.Endpoint{Name: name, URL: "https://" + name + ".example",
-			Proto: "https", Bindings: bindings, Tunnel: &acctapi.Ref{ID: "tn_x"}}))(t)
+			Proto: "https", Bindings: bindings, Tunnel: &acctapi.Ref{ID: tn.ID}}))(t)
 	}
 	var bound []k8sop.Endpoint // newest first
 	for i := range 5 {
@@ -561,13 +562,16 @@ func TestSeededEndpointSizes(t *testing.T) {
 		t.Errorf("%d endpoints bound, want 2", len(got))
 	}
 	// A seeded uri is the server's to set, as the id is: once stored as
-	// given (200 KB) and read by selectors, past the cost model, and the
-	// stored uri was "" where a GET showed the endpoint's own.
-	must(fake.Seed[k8sop.Endpoint](srv, "", &k8sop.Endpoint{URI: strings.Repeat("a", 200_000) + "yyy.example", Bindings: []string{"kubernetes"}}))(t)
+	// given (200 KB) and read by selectors, past the cost model, and then
+	// silently replaced; now refused, naming the member.
+	_, err := fake.Seed[k8sop.Endpoint](srv, "", &k8sop.Endpoint{URI: strings.Repeat("a", 200_000) + "yyy.example", Bindings: []string{"kubernetes"}})
+	if fes := acctapi.FieldErrors(err); len(fes) != 1 || fes[0].Field != "uri" {
+		t.Errorf("Seed with a uri: %.200v, want a field error on uri", err)
+	}
 	op = must(ops.Create(t.Context(), &k8sop.OperatorCreate{EnabledFeatures: []string{"bindings"},
 		Binding: &k8sop.BindingCreate{EndpointSelectors: []string{`endpoint.uri.startsWith("http") && !endpoint.uri.contains("yyy")`}}}))(t)
-	if got := collect(t, ops.BoundEndpoints(t.Context(), op.ID, nil)); len(got) != 3 {
-		t.Errorf("%d endpoints bound by their uri, want all 3", len(got))
+	if got := collect(t, ops.BoundEndpoints(t.Context(), op.ID, nil)); len(got) != 2 {
+		t.Errorf("%d endpoints bound by their uri, want both", len(got))
 	}
 }
 

@@ -83,18 +83,23 @@ type resource[T, X, C, U any] struct {
 	// (an API key's token) from a created value; the create response
 	// still shows it.
 	redact func(v T) T
+	// serverSet names the create request's JSON members that the server
+	// sets (id, uri, ...), for a resource whose create request is its
+	// record (tunnels, endpoints): Seed refuses them set, fixtures given.
+	serverSet []string
 }
 
 // resourceInfo is what Seed, Get, List, Delete and fixtures know of a
 // resource.
 type resourceInfo struct {
-	kind   string
-	prefix string
-	newIn  func() any // a new create request, for fixtures
-	remove func(c *call, id string) error
-	seed   func(c *call, in any) (any, error)
-	get    func(tx *store.Txn, base, account, id string) (any, bool)
-	list   func(tx *store.Txn, base, account string) []any
+	kind      string
+	prefix    string
+	serverSet []string   // see resource.serverSet
+	newIn     func() any // a new create request, for fixtures
+	remove    func(c *call, id string) error
+	seed      func(c *call, in any) (any, error)
+	get       func(tx *store.Txn, base, account, id string) (any, bool)
+	list      func(tx *store.Txn, base, account string) []any
 }
 
 // register defines the resource's table, adds its routes (none for a
@@ -138,10 +143,11 @@ func register[T, X, C, U any](s *Server, res *resource[T, X, C, U]) {
 		}
 	}
 	info := &resourceInfo{
-		kind:   res.Name,
-		prefix: res.Prefix,
-		newIn:  func() any { return new(C) },
-		remove: res.remove,
+		kind:      res.Name,
+		prefix:    res.Prefix,
+		serverSet: res.serverSet,
+		newIn:     func() any { return new(C) },
+		remove:    res.remove,
 		seed: func(c *call, in any) (any, error) {
 			v, err := res.create(c, in.(*C))
 			return res.render(c.base, v), err

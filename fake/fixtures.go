@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"regexp"
+	"strconv"
 	"strings"
 
 	"github.com/acctapi/acctapi/internal/field"
@@ -99,7 +100,13 @@ var (
 //
 // A fixture with a "ref" names its resource, and "${ref}" in the body of a
 // later fixture, in any account, stands for that resource's id. "${" always
-// starts a reference; write a literal one as "\u0024{".
+// starts a reference; write a literal one as "\u0024{". A fixture never
+// gives an id: the server makes it, so an "id" member is refused, as are
+// the other members the server sets of a tunnel's or endpoint's body
+// (whose body is the record, see [Seed]): "uri", "created_at" and
+// "updated_at", even when empty. An endpoint's "tunnel" and "principal"
+// must name a tunnel, and the user or a service user, of its account
+// (through their fixtures' refs), as Seed requires.
 func (s *Server) LoadFixtures(r io.Reader) error {
 	raw, err := io.ReadAll(io.LimitReader(r, 64<<20))
 	if err != nil {
@@ -263,6 +270,12 @@ func (s *Server) loadFixtures(acct, where string, fixtures []Fixture, refs map[s
 		if err := decode(body, in, &s.members); err != nil {
 			return fail("%v", err)
 		}
+		var given map[string]json.RawMessage
+		_ = json.Unmarshal(body, &given) // decode read it as an object, or null
+		if names := info.serverSetIn(in, given); len(names) > 0 {
+			return fail(`%s set by the server: leave it out; give the fixture a "ref" to write its id as "${ref}" in later fixtures`,
+				quoteJoin(names))
+		}
 		c := &call{s: s, now: s.now(), base: s.seedBase(), account: acct, owner: s.userOf(acct)}
 		v, err := info.seed(c, in)
 		if err != nil {
@@ -279,4 +292,17 @@ func (s *Server) loadFixtures(acct, where string, fixtures []Fixture, refs map[s
 		}
 	}
 	return nil
+}
+
+// quoteJoin names members for a message: "id", or "id", "uri" and
+// "created_at".
+func quoteJoin(names []string) string {
+	q := make([]string, len(names))
+	for i, n := range names {
+		q[i] = strconv.Quote(n)
+	}
+	if len(q) == 1 {
+		return q[0] + " is"
+	}
+	return strings.Join(q[:len(q)-1], ", ") + " and " + q[len(q)-1] + " are"
 }

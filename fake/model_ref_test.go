@@ -1208,6 +1208,9 @@ func (m *refModel) updateOp(a *refAccount, in k8sop.OperatorUpdate, now time.Tim
 func (m *refModel) seedEndpoint(a *refAccount, in k8sop.Endpoint, id string, now time.Time) k8sop.Endpoint {
 	in.ID, in.URI = id, m.uri("endpoints", id)
 	in.CreatedAt, in.UpdatedAt = stamp(now), stamp(now)
+	if in.Principal.ID == "" {
+		in.Principal.ID = a.user // who seeds it
+	}
 	in.Bindings = cloneKeepNil(in.Bindings)
 	a.eps.put(in)
 	return in

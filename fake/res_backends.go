@@ -16,7 +16,9 @@ import (
 
 // Tunnel is a tunnel of an account. Tunnels have no API path; seed them
 // with [Seed] (&Tunnel{...} as the request) so that tunnel group backends
-// find them by their labels.
+// find them by their labels. The server sets ID, URI and CreatedAt: Seed
+// refuses a request that sets them, and a fixture one that gives them (it
+// names the tunnel for later fixtures with its "ref").
 type Tunnel struct {
 	// ID is the tunnel's tn_ id, set by the fake when seeded.
 	ID string `json:"id"`
@@ -214,7 +216,8 @@ func (s *Server) registerBackends() {
 	// Tunnels: seeded only. Seeding one adds it to the tunnel groups whose
 	// labels it carries.
 	tunnels := &resource[Tunnel, none, Tunnel, Tunnel]{
-		Desc: resources.Tunnels,
+		Desc:      resources.Tunnels,
+		serverSet: []string{"id", "uri", "created_at"},
 		build: func(o *op, id string, in *Tunnel, _ none) (Tunnel, none, error) {
 			t := Tunnel{ID: id, Labels: maps.Clone(in.Labels), CreatedAt: o.now}
 			err := b.changeGroups(o, func(g *backends.TunnelGroup) bool {

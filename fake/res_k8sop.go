@@ -10,6 +10,7 @@ import (
 
 	"github.com/acctapi/acctapi"
 	"github.com/acctapi/acctapi/fake/internal/store"
+	"github.com/acctapi/acctapi/internal/field"
 	"github.com/acctapi/acctapi/internal/resources"
 	"github.com/acctapi/acctapi/k8sop"
 )
@@ -163,11 +164,22 @@ func (s *Server) registerOperators() {
 	// for its cost.
 	endpoints := &resource[k8sop.Endpoint, none, k8sop.Endpoint, k8sop.Endpoint]{
 		Desc: resources.Endpoints,
+		// The server sets these (Seed and fixtures refuse them): a seeded
+		// uri (not checked for size, since it is not kept) was once stored
+		// and read by selectors, past the cost model's sizes.
+		serverSet: []string{"id", "uri", "created_at", "updated_at"},
+		// A tunnel an endpoint refers to stays while it does.
+		constraints: store.Constraints[k8sop.Endpoint, none]{Refs: func(v k8sop.Endpoint) []string {
+			if v.Tunnel == nil {
+				return nil
+			}
+			return []string{v.Tunnel.ID}
+		}},
 		build: func(o *op, id string, in *k8sop.Endpoint, _ none) (k8sop.Endpoint, none, error) {
 			v := *in
-			// The server sets the id and uri: a seeded uri (not checked for
-			// size, since it is not kept) was once stored and read by
-			// selectors, past the cost model's sizes.
+			if err := s.checkEndpointRefs(o, &v); err != nil {
+				return v, none{}, err
+			}
 			v.ID, v.URI, v.CreatedAt, v.UpdatedAt = id, "", o.now, o.now
 			v.Bindings = slices.Clone(in.Bindings)
 			return v, none{}, nil
@@ -212,6 +224,29 @@ func (s *Server) registerOperators() {
 		},
 		render: func(base, _ string, v k8sop.Endpoint) k8sop.Endpoint { return renderEndpoint(base, v) },
 	})
+}
+
+// checkEndpointRefs checks a seeded endpoint's references to what the
+// fake stores, as the API refuses a reference to nothing (a failover's
+// unknown backend): its tunnel must be a tunnel of the account, and its
+// principal the account's user or one of its service users; an empty
+// principal becomes the account's user, who seeds it. Its domain,
+// tcp_addr, edge and tunnel_session refer to what the fake does not store,
+// and are kept as given.
+func (s *Server) checkEndpointRefs(o *op, v *k8sop.Endpoint) error {
+	if t := v.Tunnel; t != nil {
+		if _, ok := s.resByKind[resources.Tunnels.Name].get(o.tx, "", o.account, t.ID); !ok {
+			return fromValidation(field.Invalid("tunnel.id", "%q is no tunnel of the account: seed the tunnel first, and refer to the id Seed returned (in fixtures, its \"${ref}\")", truncate(t.ID, 64)))
+		}
+	}
+	user := s.userOf(o.account)
+	switch p := &v.Principal; {
+	case p.ID == "" && p.URI == "":
+		p.ID = user
+	case p.ID != user && !s.users.Has(o.tx, o.account, p.ID):
+		return fromValidation(field.Invalid("principal.id", "%q is neither the account's user (%s) nor one of its service users", truncate(p.ID, 64), user))
+	}
+	return nil
 }
 
 // selectorFailure is the answer to a bound-endpoints request whose

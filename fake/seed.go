@@ -1,6 +1,7 @@
 package fake
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -20,7 +21,19 @@ import (
 // resource's type or a pointer to it (account.ServiceUser or
 // *account.ServiceUser, as the typed clients return it). accountID ""
 // means the first account. What the resource records as its creator (an
-// API key's owner, an operator's principal) is the account's user.
+// API key's owner, an operator's principal, an endpoint's principal when
+// in names none) is the account's user.
+//
+// A record used as the request must leave empty what the server sets (a
+// Tunnel's ID, URI and CreatedAt; an endpoint's ID, URI, CreatedAt and
+// UpdatedAt), and its references to what the fake stores must name that:
+// an endpoint's Tunnel a tunnel of the account, its Principal the
+// account's user or one of its service users (its Domain, TCPAddr, Edge
+// and TunnelSession name what the fake does not store, and are kept as
+// given). Seed refuses any other with an [acctapi.FieldError] naming the
+// member ("id", "tunnel.id"), and a tunnel an endpoint refers to cannot
+// be deleted while it does, as the API refuses to delete a referenced
+// backend.
 //
 //	u, err := fake.Seed[account.ServiceUser](srv, "", &account.ServiceUserCreate{Name: "ci"})
 func Seed[T any, C any](s *Server, accountID string, in *C) (T, error) {
@@ -50,6 +63,13 @@ func Seed[T any, C any](s *Server, accountID string, in *C) (T, error) {
 	} else if err := json.Unmarshal(raw, cp); err != nil {
 		return zero, fmt.Errorf("fake: Seed: %w", err)
 	}
+	if names := info.serverSetIn(cp, nil); len(names) > 0 {
+		fields := make([]*acctapi.FieldError, len(names))
+		for i, name := range names {
+			fields[i] = field.Invalid(name, "is set by the server: leave it empty, and read it from what Seed returns")
+		}
+		return zero, &seedError{fields: fields}
+	}
 	c := &call{s: s, now: s.now(), base: s.seedBase(), account: acct, owner: s.userOf(acct)}
 	v, err := info.seed(c, cp)
 	if err != nil {
@@ -59,6 +79,32 @@ func Seed[T any, C any](s *Server, accountID string, in *C) (T, error) {
 		return zero, fmt.Errorf("fake: Seed: %w", err)
 	}
 	return copyAs[T](v, ptr), nil
+}
+
+// serverSetIn returns the members of in, a create request of the
+// resource, that the server sets (see resource.serverSet) and that in sets
+// to other than their zero value, or that given (a fixture's body, nil
+// for Seed) gives at all ("id": "" included): the server would replace
+// what they say.
+func (info *resourceInfo) serverSetIn(in any, given map[string]json.RawMessage) []string {
+	if len(info.serverSet) == 0 {
+		return nil
+	}
+	members := func(v any) map[string]json.RawMessage {
+		var m map[string]json.RawMessage
+		if raw, err := json.Marshal(v); err == nil {
+			_ = json.Unmarshal(raw, &m)
+		}
+		return m
+	}
+	got, zero := members(in), members(info.newIn())
+	var names []string
+	for _, name := range info.serverSet {
+		if _, ok := given[name]; ok || !bytes.Equal(got[name], zero[name]) {
+			names = append(names, name)
+		}
+	}
+	return names
 }
 
 // seedError is what Seed returns when the API would have answered with an

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/acctapi/acctapi"
 	"github.com/acctapi/acctapi/account"
@@ -243,6 +244,73 @@ func TestDelete(t *testing.T) {
 
 // TestSeedValidates checks that Seed runs the API's validation and names
 // the field at fault.
+// TestSeedServerSetAndRefs checks that Seed refuses, naming the member, a
+// tunnel or endpoint that sets what the server sets (once silently
+// replaced), and an endpoint whose tunnel or principal is not the
+// account's (once stored dangling); that an endpoint's principal is the
+// account's user when it names none, or one of its service users; and that
+// a tunnel an endpoint refers to stays while it does.
+func TestSeedServerSetAndRefs(t *testing.T) {
+	t.Parallel()
+	srv, _ := start(t, fake.WithAccount(fake.Account{ID: "ac_one", APIKeys: []string{"one-key"}}),
+		fake.WithAccount(fake.Account{ID: "ac_two", APIKeys: []string{"two-key"}}))
+	tn := must(fake.Seed[fake.Tunnel](srv, "", &fake.Tunnel{}))(t)
+	other := must(fake.Seed[fake.Tunnel](srv, "ac_two", &fake.Tunnel{}))(t)
+	ci := must(fake.Seed[account.ServiceUser](srv, "", &account.ServiceUserCreate{Name: "ci"}))(t)
+	otherUser := must(fake.Seed[account.ServiceUser](srv, "ac_two", &account.ServiceUserCreate{Name: "ci"}))(t)
+	at := time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC)
+	for _, tt := range []struct {
+		name  string
+		seed  func() error
+		field string
+	}{
+		{"tunnel id", func() error { _, err := fake.Seed[fake.Tunnel](srv, "", &fake.Tunnel{ID: "tn_web"}); return err }, "id"},
+		{"tunnel uri", func() error { _, err := fake.Seed[fake.Tunnel](srv, "", &fake.Tunnel{URI: "x"}); return err }, "uri"},
+		{"tunnel created_at", func() error { _, err := fake.Seed[*fake.Tunnel](srv, "", &fake.Tunnel{CreatedAt: at}); return err }, "created_at"},
+		{"endpoint id", func() error { _, err := fake.Seed[k8sop.Endpoint](srv, "", &k8sop.Endpoint{ID: "ep_web"}); return err }, "id"},
+		{"endpoint created_at", func() error { _, err := fake.Seed[k8sop.Endpoint](srv, "", &k8sop.Endpoint{CreatedAt: at}); return err }, "created_at"},
+		{"endpoint updated_at", func() error { _, err := fake.Seed[k8sop.Endpoint](srv, "", &k8sop.Endpoint{UpdatedAt: at}); return err }, "updated_at"},
+		{"unknown tunnel", func() error {
+			_, err := fake.Seed[k8sop.Endpoint](srv, "", &k8sop.Endpoint{Tunnel: &acctapi.Ref{ID: "tn_web"}})
+			return err
+		}, "tunnel.id"},
+		{"another account's tunnel", func() error {
+			_, err := fake.Seed[k8sop.Endpoint](srv, "", &k8sop.Endpoint{Tunnel: &acctapi.Ref{ID: other.ID}})
+			return err
+		}, "tunnel.id"},
+		{"unknown principal", func() error {
+			_, err := fake.Seed[k8sop.Endpoint](srv, "", &k8sop.Endpoint{Principal: acctapi.Ref{ID: "usr_nobody"}})
+			return err
+		}, "principal.id"},
+		{"another account's service user", func() error {
+			_, err := fake.Seed[k8sop.Endpoint](srv, "", &k8sop.Endpoint{Principal: acctapi.Ref{ID: otherUser.ID}})
+			return err
+		}, "principal.id"},
+		{"another account's user", func() error {
+			_, err := fake.Seed[k8sop.Endpoint](srv, "", &k8sop.Endpoint{Principal: acctapi.Ref{ID: srv.Accounts()[1].UserID}})
+			return err
+		}, "principal.id"},
+	} {
+		err := tt.seed()
+		if fes := acctapi.FieldErrors(err); len(fes) != 1 || fes[0].Field != tt.field || !errors.Is(err, acctapi.ErrInvalid) {
+			t.Errorf("%s: %v, want an invalid-value error on %s", tt.name, err, tt.field)
+		}
+	}
+	if n := len(fake.List[k8sop.Endpoint](srv, "")); n != 0 {
+		t.Errorf("%d endpoints stored after refused seeds", n)
+	}
+	byUser := must(fake.Seed[k8sop.Endpoint](srv, "", &k8sop.Endpoint{Tunnel: &acctapi.Ref{ID: tn.ID}}))(t)
+	byCI := must(fake.Seed[k8sop.Endpoint](srv, "", &k8sop.Endpoint{Principal: acctapi.Ref{ID: ci.ID}}))(t)
+	if user := srv.Accounts()[0].UserID; byUser.Principal.ID != user || byCI.Principal.ID != ci.ID {
+		t.Errorf("principals %q and %q, want the account's user %q and the service user %q", byUser.Principal.ID, byCI.Principal.ID, user, ci.ID)
+	}
+	if err := fake.Delete[fake.Tunnel](srv, "", tn.ID); err == nil || !strings.Contains(err.Error(), acctapi.CodeStillReferenced) {
+		t.Errorf("Delete of a tunnel an endpoint refers to: %v, want %s", err, acctapi.CodeStillReferenced)
+	}
+	must(0, fake.Delete[k8sop.Endpoint](srv, "", byUser.ID))(t)
+	must(0, fake.Delete[fake.Tunnel](srv, "", tn.ID))(t)
+}
+
 func TestSeedValidates(t *testing.T) {
 	t.Parallel()
 	srv, _ := start(t)
