@@ -1,6 +1,8 @@
 package ratelimit
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -44,6 +46,39 @@ type Config struct {
 	// BucketKey holds one to ten CEL expressions; each combination of their
 	// values is one bucket.
 	BucketKey []string `json:"bucket_key"`
+}
+
+// UnmarshalJSON decodes a rate-limit action's config as strictly as
+// [NewPolicy] decodes one in a policy: a member Config lacks (a typing
+// mistake such as "enfroce", which would leave a dry run enforcing) is an
+// error naming the closest member, as are a member given twice and a
+// value of the wrong kind; each is a [*acctapi.FieldError] on its JSON
+// path. It does not validate the values: see [Config.Validate].
+func (c *Config) UnmarshalJSON(b []byte) error {
+	if bytes.Equal(b, []byte("null")) {
+		return nil // as encoding/json leaves a value
+	}
+	var v Config
+	if err := decodeStrict(b, &v); err != nil {
+		return err
+	}
+	*c = v
+	return nil
+}
+
+// decodeStrict decodes b, one JSON value, into dst with decodeValue
+// (which calls no UnmarshalJSON), after refusing a member given twice.
+func decodeStrict(b []byte, dst any) error {
+	if err := duplicateMember(b); err != nil {
+		return field.Invalid("", "%v", err)
+	}
+	d := json.NewDecoder(bytes.NewReader(b))
+	d.UseNumber()
+	var v any
+	if err := d.Decode(&v); err != nil {
+		return err
+	}
+	return decodeValue("", v, dst)
 }
 
 // Enforced reports whether the limit rejects requests: Enforce, or true
@@ -128,6 +163,21 @@ type Action struct {
 	Type string `json:"type"`
 	// Config is the action's configuration.
 	Config Config `json:"config"`
+}
+
+// UnmarshalJSON decodes an action as strictly as [Config.UnmarshalJSON]
+// decodes its config: a member Action lacks is an error naming the
+// closest one, and the config's own errors are named "config.<field>".
+func (a *Action) UnmarshalJSON(b []byte) error {
+	if bytes.Equal(b, []byte("null")) {
+		return nil // as encoding/json leaves a value
+	}
+	var v Action
+	if err := decodeStrict(b, &v); err != nil {
+		return err
+	}
+	*a = v
+	return nil
 }
 
 // Validate checks that Type is [ActionType] and validates Config; field

@@ -1,6 +1,7 @@
 package ratelimit
 
 import (
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -170,4 +171,45 @@ func errString(err error) string {
 		return ""
 	}
 	return err.Error()
+}
+
+// TestConfigDecodedStrictly pins a review's finding: json.Unmarshal into a
+// Config or Action ignored a member it lacked, so "enfroce": false left a
+// dry run enforcing, while the same typo in a policy was refused. Both
+// now refuse unknown members, duplicates and wrong kinds, naming the
+// member, and decode a good config as before.
+func TestConfigDecodedStrictly(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct{ doc, field, reason string }{
+		{`{"name":"n","enfroce":false}`, "enfroce", `did you mean "enforce"`},
+		{`{"name":"n","capacity":"10"}`, "capacity", "must be a whole number"},
+		{`{"name":"n","name":"m"}`, "", "name"},
+		{`{"type":"rate-limit","config":{"rate":"60s","buket_key":["x"]}}`, "config.buket_key", `did you mean "bucket_key"`},
+		{`{"typ":"rate-limit"}`, "typ", `did you mean "type"`},
+	} {
+		var err error
+		if strings.Contains(tt.doc, `"type"`) || strings.Contains(tt.doc, `"typ"`) {
+			var a Action
+			err = json.Unmarshal([]byte(tt.doc), &a)
+		} else {
+			var c Config
+			err = json.Unmarshal([]byte(tt.doc), &c)
+		}
+		fes := acctapi.FieldErrors(err)
+		if len(fes) != 1 || fes[0].Field != tt.field || !strings.Contains(fes[0].Reason, tt.reason) {
+			t.Errorf("%s: %v; want one error on %q saying %q", tt.doc, err, tt.field, tt.reason)
+		}
+	}
+	var a Action
+	doc := `{"type":"rate-limit","config":{"name":"n","enforce":false,"algorithm":"sliding_window","capacity":10,"rate":"60s","bucket_key":["conn.client_ip"]}}`
+	if err := json.Unmarshal([]byte(doc), &a); err != nil {
+		t.Fatal(err)
+	}
+	want := Action{Type: ActionType, Config: Config{Name: "n", Enforce: new(false), Algorithm: AlgorithmSlidingWindow, Capacity: 10, Rate: "60s", BucketKey: []string{"conn.client_ip"}}}
+	if diff := cmp.Diff(want, a); diff != "" || a.Validate() != nil {
+		t.Errorf("decoded (-want +got):\n%s", diff)
+	}
+	if err := json.Unmarshal([]byte(`null`), &a); err != nil || a.Config.Name != "n" {
+		t.Errorf("null: %v, %+v; want nothing changed", err, a)
+	}
 }

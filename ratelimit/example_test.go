@@ -1,6 +1,7 @@
 package ratelimit_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -236,4 +237,15 @@ on_http_request:
 	fmt.Println(decisions)
 	// Output:
 	// map[per-ip limited=false:2 per-ip limited=true:3]
+}
+
+// A config read from JSON is decoded strictly: a misspelt member is an
+// error naming the member meant, not a setting silently dropped.
+func ExampleConfig_UnmarshalJSON() {
+	var cfg ratelimit.Config
+	err := json.Unmarshal([]byte(`{"name": "dry run", "enfroce": false, "algorithm": "sliding_window",
+		"capacity": 10, "rate": "60s", "bucket_key": ["conn.client_ip"]}`), &cfg)
+	fmt.Println(err)
+	// Output:
+	// acctapi: enfroce: unknown member; did you mean "enforce"?
 }
