@@ -52,7 +52,9 @@ type Endpoint struct {
 	// TCPAddr refers to the reserved TCP address the endpoint is served on, or
 	// is nil.
 	TCPAddr *acctapi.Ref `json:"tcp_addr"`
-	// Tunnel refers to the tunnel that serves the endpoint, or is nil.
+	// Tunnel refers to the tunnel that serves the endpoint, or is nil. A
+	// server that stores endpoints (the fake's seeding) requires it to be
+	// a tunnel of the endpoint's account.
 	Tunnel *acctapi.Ref `json:"tunnel"`
 	// Edge refers to the edge the endpoint belongs to, or is nil.
 	Edge *acctapi.Ref `json:"edge"`
@@ -63,7 +65,10 @@ type Endpoint struct {
 	UpstreamProto string `json:"upstream_protocol"`
 	// URL is the endpoint's URL, such as https://app.example.com.
 	URL string `json:"url"`
-	// Principal refers to the user or service user that created the endpoint.
+	// Principal refers to the user or service user that created the
+	// endpoint. A server that stores endpoints requires it to be the
+	// account's user or one of its service users (the fake sets the
+	// account's user when it is empty).
 	Principal acctapi.Ref `json:"principal"`
 	// TrafficPolicy is the endpoint's traffic policy document, as text.
 	TrafficPolicy string `json:"traffic_policy"`
