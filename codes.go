@@ -33,9 +33,12 @@ const (
 	CodeSourceTypeTaken    = "ERR_NGROK_5127"                // 409: event source type already on the subscription
 	CodeStillReferenced    = "ERR_NGROK_6502"                // 409: resource still referenced elsewhere
 	CodeUnknownBackend     = "ERR_NGROK_6501"                // 400: failover references a missing backend
+	CodeLabelCountLimit    = "ERR_NGROK_6508"                // 400: more labels than backends.MaxLabels
 	CodeUnknownDestination = "ERR_ACCTAPI_NO_DEST"           // 400: subscription references a missing destination
 	CodeRateLimited        = "ERR_NGROK_226"                 // 429: management API rate limit exceeded
+	CodeResourceLimit      = "ERR_ACCTAPI_RESOURCE_LIMIT"    // 409: the account stores as many resources as the server allows
 	CodeHeadersTooLarge    = "ERR_ACCTAPI_HEADERS_TOO_LARGE" // 431: request line and headers over the server's limit (acctfake's -max-header-bytes)
+	CodeMalformedRequest   = "ERR_ACCTAPI_MALFORMED_REQUEST" // 400, 501 or 505: acctfake could not read the request as HTTP/1.1 (a malformed request line, header or path escape)
 	CodeInternal           = "ERR_ACCTAPI_INTERNAL"          // 500: anything unexpected
 	CodeUnavailable        = "ERR_ACCTAPI_UNAVAILABLE"       // 503: service unavailable (fault injection, timeout, shutdown)
 )

@@ -58,9 +58,17 @@ type FailoverCreate struct {
 	// Metadata is at most [acctapi.MaxMetadataBytes] bytes.
 	Metadata string `json:"metadata,omitempty"`
 	// Backends are the ids of existing backends of the account, in order,
-	// none empty and none twice. It may be empty.
+	// none empty and none twice, at most [MaxFailoverBackends]. It may be
+	// empty.
 	Backends []string `json:"backends,omitempty"`
 }
+
+// MaxFailoverBackends is the most child backends a failover backend may
+// have. The real service publishes no bound; a failover tries its children
+// in order, so one with more than a few is already unusual, and 100 leaves
+// room for any real use while keeping a failover (and its references,
+// which the server indexes) small.
+const MaxFailoverBackends = 100
 
 // Validate checks the request against the API's rules. That each id names
 // an existing backend is checked by the server.
@@ -107,9 +115,13 @@ func (r *FailoverUpdate) Validate() error {
 	return err
 }
 
-// checkBackendIDs reports empty and repeated ids, and self when it is not
-// empty.
+// checkBackendIDs reports more than MaxFailoverBackends ids (alone: the
+// ids are not looked at then), else empty and repeated ids, and self when
+// it is not empty.
 func checkBackendIDs(ids []string, self string) error {
+	if len(ids) > MaxFailoverBackends {
+		return field.Invalid("backends", "has %d backends; at most %d are allowed", len(ids), MaxFailoverBackends)
+	}
 	var errs []error
 	first := make(map[string]int, len(ids))
 	for i, id := range ids {

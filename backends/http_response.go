@@ -66,7 +66,7 @@ type HTTPResponseCreate struct {
 	// Body is the fixed response body; empty for none.
 	Body string `json:"body,omitempty"`
 	// Headers maps header names (HTTP tokens) to values without CR, LF or
-	// NUL.
+	// NUL; at most [MaxHeaders] of them.
 	Headers map[string]string `json:"headers,omitempty"`
 	// StatusCode is required, 100 to 599.
 	StatusCode int `json:"status_code"`
@@ -136,9 +136,19 @@ func checkStatusCode(code int) error {
 	return nil
 }
 
-// checkHeaders reports, in name order, header names that are not HTTP
+// MaxHeaders is the most headers an HTTP response backend may set. The
+// real service publishes no bound; a fixed response rarely needs more than
+// a handful (content type, cache control, a few custom ones), and 100 is
+// more than common HTTP servers accept in one response or request.
+const MaxHeaders = 100
+
+// checkHeaders reports more than MaxHeaders headers (alone: the names are
+// not looked at then), else, in name order, header names that are not HTTP
 // tokens and values that could end the header line.
 func checkHeaders(h map[string]string) error {
+	if len(h) > MaxHeaders {
+		return field.Invalid("headers", "has %d headers; at most %d are allowed", len(h), MaxHeaders)
+	}
 	var errs []error
 	for _, name := range slices.Sorted(maps.Keys(h)) {
 		switch {

@@ -3,6 +3,7 @@ package backends
 import (
 	"context"
 	"errors"
+	"fmt"
 	"iter"
 	"maps"
 	"slices"
@@ -60,8 +61,8 @@ type TunnelGroupCreate struct {
 	Description string `json:"description,omitempty"`
 	// Metadata is at most [acctapi.MaxMetadataBytes] bytes.
 	Metadata string `json:"metadata,omitempty"`
-	// Labels is required: at least one label, with non-empty keys and
-	// values.
+	// Labels is required: at least one label and at most [MaxLabels],
+	// with non-empty keys and values.
 	Labels map[string]string `json:"labels"`
 }
 
@@ -110,12 +111,25 @@ func (r *TunnelGroupUpdate) Validate() error {
 	return err
 }
 
-// CheckLabels requires at least one label and reports, in key order, empty
-// keys and values, as field errors on "labels" and "labels.<key>". Tunnel
-// group backends use it, and so does the fake for the tunnels it seeds.
+// MaxLabels is the most labels a tunnel group backend may match on (and a
+// tunnel the fake seeds may carry). The real service has a label count
+// limit (ERR_NGROK_6508, [acctapi.CodeLabelCountLimit]) but publishes no
+// number; labels select tunnels by role (app, dc, env, ...), so a few are
+// typical, and 100 leaves room for any real use.
+const MaxLabels = 100
+
+// CheckLabels requires at least one label and at most [MaxLabels] (a field
+// error on "labels" with [acctapi.CodeLabelCountLimit]; the labels are not
+// looked at then), and reports, in key order, empty keys and values, as
+// field errors on "labels" and "labels.<key>". Tunnel group backends use
+// it, and so does the fake for the tunnels it seeds.
 func CheckLabels(labels map[string]string) error {
 	if len(labels) == 0 {
 		return field.Invalid("labels", "needs at least one label")
+	}
+	if len(labels) > MaxLabels {
+		return &field.Error{Field: "labels", Code: acctapi.CodeLabelCountLimit,
+			Reason: fmt.Sprintf("has %d labels; at most %d are allowed", len(labels), MaxLabels)}
 	}
 	var errs []error
 	for _, k := range slices.Sorted(maps.Keys(labels)) {

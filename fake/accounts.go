@@ -3,9 +3,11 @@ package fake
 import (
 	"crypto/sha256"
 	"fmt"
+	"net/http"
 	"slices"
 	"strings"
 
+	"github.com/acctapi/acctapi"
 	"github.com/acctapi/acctapi/account"
 	"github.com/acctapi/acctapi/fake/internal/store"
 	"github.com/acctapi/acctapi/internal/field"
@@ -28,27 +30,44 @@ func hashToken(token string) tokenHash {
 	return tokenHash(sum[:])
 }
 
-// registerAccounts defines the accounts' table. An account's row is the
-// account (without its keys' tokens) in its own account.
+// registerAccounts defines the accounts' tables. An account's row is the
+// account (without its keys' tokens) in its own account. The initial
+// tokens table keeps the hash of every token an account was added with,
+// deleted or not, so that no other account is ever added with it; it is
+// in the store, so that a snapshot restores it with the keys. The usage
+// table has one row per account: how many resources it stores.
 func (s *Server) registerAccounts() {
 	s.accts = store.Define(s.schema, "accounts", store.Constraints[Account, none]{})
+	s.initialTokens = store.Define(s.schema, "initial_tokens", store.Constraints[none, tokenHash]{
+		Token: func(x tokenHash) string { return string(x) },
+	})
+	s.usage = store.Define(s.schema, "usage", store.Constraints[int, none]{})
 }
 
 // MaxTokenBytes is the longest API key token an [Account] may give.
 const MaxTokenBytes = 256
 
+// MaxAccountKeys is the most initial API keys an [Account] may give. An
+// account needs one key, a test of key rotation or of several principals a
+// few more; 1,000 leaves room for any such use.
+const MaxAccountKeys = 1000
+
 // check reports what is wrong with a, if anything, as a *field.Error naming
 // the member as a fixtures file spells it ("id", "user_id",
 // "api_keys[i]"; never a token's value): an id other than "ac_" and up to
 // 64 letters, digits, "_" or "-", a user id other than "usr_" and the same,
-// a token that is empty, longer than MaxTokenBytes or holds anything but
-// printable ASCII other than space (a token travels in a header).
+// more than MaxAccountKeys tokens, a token that is empty, longer than
+// MaxTokenBytes or holds anything but printable ASCII other than space (a
+// token travels in a header).
 func (a Account) check() error {
 	if a.ID != "" && !idLike(a.ID, "ac_") {
 		return field.Invalid("id", "%q is not ac_ and up to 64 letters, digits, _ or -", truncate(a.ID, 64))
 	}
 	if a.UserID != "" && !idLike(a.UserID, "usr_") {
 		return field.Invalid("user_id", "%q is not usr_ and up to 64 letters, digits, _ or -", truncate(a.UserID, 64))
+	}
+	if len(a.APIKeys) > MaxAccountKeys {
+		return field.Invalid("api_keys", "has %d keys; at most %d are allowed", len(a.APIKeys), MaxAccountKeys)
 	}
 	for i, k := range a.APIKeys {
 		ok := k != "" && len(k) <= MaxTokenBytes
@@ -79,15 +98,28 @@ func idLike(id, prefix string) bool {
 }
 
 // AddAccount adds an account to a running server and returns it with its
-// ids and keys filled in. A malformed id, user id or token (see [Account])
-// and an account id or token already in use are errors; so is the token
-// of another account's initial key even after that key was deleted, so
-// that a token never names two accounts (see [Server.APIKey]). One about a
-// member is, or wraps, an [acctapi.FieldError] naming it as a fixtures file
-// does ("id", "user_id", "api_keys[i]").
+// ids and keys filled in. A malformed id, user id or token (see [Account]),
+// more than [MaxAccountKeys] tokens or more than the server's resource
+// bound ([WithMaxResources]; each key is a resource), and an account id or
+// token already in use are errors; so is the token of another account's
+// initial key even after that key was deleted, so that a token never names
+// two accounts (see [Server.APIKey]). One about a member is, or wraps, an
+// [acctapi.FieldError] naming it as a fixtures file does ("id", "user_id",
+// "api_keys", "api_keys[i]"). Its cost grows with the number of tokens
+// given, not with the accounts and keys the server holds.
 func (s *Server) AddAccount(a Account) (Account, error) {
 	if err := a.check(); err != nil {
 		return Account{}, fmt.Errorf("fake: AddAccount: %w", err)
+	}
+	if n, bound := len(a.APIKeys), s.cfg.maxResources(); n > bound {
+		return Account{}, fmt.Errorf("fake: AddAccount: %w", field.Invalid("api_keys", "has %d keys; the server stores at most %d resources per account", n, bound))
+	}
+	first := make(map[string]int, len(a.APIKeys))
+	for i, tok := range a.APIKeys {
+		if j, seen := first[tok]; seen {
+			return Account{}, fmt.Errorf("fake: AddAccount: %w", field.Invalid(fmt.Sprintf("api_keys[%d]", i), "repeats api_keys[%d]", j))
+		}
+		first[tok] = i
 	}
 	now := s.now()
 	if a.ID == "" {
@@ -104,15 +136,6 @@ func (s *Server) AddAccount(a Account) (Account, error) {
 	// Snapshot and Restore take, so neither sees one without the other.
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for i, tok := range a.APIKeys {
-		if j := slices.Index(a.APIKeys[:i], tok); j >= 0 {
-			return Account{}, fmt.Errorf("fake: AddAccount: %w", field.Invalid(fmt.Sprintf("api_keys[%d]", i), "repeats api_keys[%d]", j))
-		}
-		if s.initialKeyOf(tok) != "" {
-			// Name the key by its place, never by its value.
-			return Account{}, fmt.Errorf("fake: AddAccount: %w", field.Invalid(fmt.Sprintf("api_keys[%d]", i), "is already in use"))
-		}
-	}
 	err := s.db.Write(func(tx *store.Txn) error {
 		if s.accts.Has(tx, a.ID, a.ID) {
 			return fmt.Errorf("fake: AddAccount: %w", field.Invalid("id", "is taken: account %q exists", a.ID))
@@ -121,13 +144,16 @@ func (s *Server) AddAccount(a Account) (Account, error) {
 			return err
 		}
 		for i, tok := range a.APIKeys {
+			hash := hashToken(tok)
 			key := account.APIKey{ID: s.ids.next("ak", now), CreatedAt: now, OwnerID: a.UserID}
-			if err := s.keys.Insert(tx, a.ID, key.ID, key, hashToken(tok)); err != nil {
+			// The first Insert refuses another account's initial token,
+			// deleted or not; the second, a key's made through the API.
+			if s.initialTokens.Insert(tx, a.ID, key.ID, none{}, hash) != nil || s.keys.Insert(tx, a.ID, key.ID, key, hash) != nil {
 				// Name the key by its place, never by its value.
 				return fmt.Errorf("fake: AddAccount: %w", field.Invalid(fmt.Sprintf("api_keys[%d]", i), "is already in use"))
 			}
 		}
-		return nil
+		return s.usage.Insert(tx, a.ID, a.ID, len(a.APIKeys), none{})
 	})
 	if err != nil {
 		return Account{}, err
@@ -169,15 +195,21 @@ func (s *Server) APIKey() string {
 	return s.accounts[0].APIKeys[0]
 }
 
-// initialKeyOf returns the account whose initial keys include tok, deleted
-// or not, or ""; s.mu must be held.
-func (s *Server) initialKeyOf(tok string) string {
-	for _, a := range s.accounts {
-		if slices.Contains(a.APIKeys, tok) {
-			return a.ID
-		}
+// countResources adds delta to the number of resources account stores,
+// in tx. A delta that would take it past the server's bound
+// ([WithMaxResources]) is refused with 409 and [acctapi.CodeResourceLimit],
+// and changes nothing.
+func (s *Server) countResources(tx *store.Txn, accountID string, delta int) error {
+	row, ok := s.usage.Get(tx, accountID, accountID)
+	if !ok {
+		return fmt.Errorf("fake: no usage of account %q", accountID)
 	}
-	return ""
+	n := row.Value + delta
+	if bound := s.cfg.maxResources(); delta > 0 && n > bound {
+		return errorf(http.StatusConflict, acctapi.CodeResourceLimit,
+			"The account stores %d resources, the most this server allows; delete some before creating more.", row.Value)
+	}
+	return s.usage.Replace(tx, row, n, none{})
 }
 
 // accountOf returns the account id for a, or the first account for "".

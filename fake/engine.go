@@ -226,6 +226,10 @@ func (res *resource[T, X, C, U]) create(c *call, in *C) (T, error) {
 	}
 	err := c.s.db.Write(func(tx *store.Txn) error {
 		o.tx = tx
+		// The account's count of resources, and its bound, first.
+		if err := c.s.countResources(tx, c.account, 1); err != nil {
+			return err
+		}
 		id := c.s.ids.next(res.Prefix, c.now)
 		v, x, err := res.build(o, id, in, x)
 		if err != nil {
@@ -313,7 +317,10 @@ func (res *resource[T, X, C, U]) remove(c *call, id string) error {
 				return err
 			}
 		}
-		return res.table.Delete(tx, c.account, id)
+		if err := res.table.Delete(tx, c.account, id); err != nil {
+			return err
+		}
+		return c.s.countResources(tx, c.account, -1)
 	})
 }
 

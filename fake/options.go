@@ -29,6 +29,18 @@ type config struct {
 	// budget is the journal's byte budget, when budgetSet (WithJournalBudget).
 	budget    int64
 	budgetSet bool
+	// resources is the bound on each account's resources, when not 0
+	// (WithMaxResources).
+	resources int
+}
+
+// maxResources is the most resources an account may store:
+// WithMaxResources's bound, else DefaultMaxResources.
+func (cfg *config) maxResources() int {
+	if cfg.resources > 0 {
+		return cfg.resources
+	}
+	return DefaultMaxResources
 }
 
 // journalBudget is the journal's byte budget until [Server.SetJournalBudget]
@@ -154,6 +166,31 @@ func WithJournalBudget(bytes int64) Option {
 			return fmt.Errorf("fake: WithJournalBudget(%d): want a budget of at least 0 bytes", bytes)
 		}
 		cfg.budget, cfg.budgetSet = bytes, true
+		return nil
+	}
+}
+
+// DefaultMaxResources is the most resources an account of a [Server] may
+// store unless [WithMaxResources] says otherwise: 200,000, twice what the
+// largest of the project's benchmarks stores, and far more than a test
+// needs.
+const DefaultMaxResources = 200_000
+
+// WithMaxResources bounds the number of resources each account stores, of
+// every kind together (API keys, initial keys included, service users,
+// backends, certificate authorities, event destinations and
+// subscriptions, Kubernetes operators, seeded tunnels and endpoints),
+// instead of [DefaultMaxResources]. A create beyond it is answered with
+// 409 and [acctapi.CodeResourceLimit] (and [Seed] fails with that error);
+// deleting a resource makes room. With the bounds on each resource's
+// lists (such as [backends.MaxFailoverBackends]), it bounds what an
+// account holds and what a page of any list costs. n must be at least 1.
+func WithMaxResources(n int) Option {
+	return func(cfg *config) error {
+		if n < 1 {
+			return fmt.Errorf("fake: WithMaxResources(%d): want at least 1", n)
+		}
+		cfg.resources = n
 		return nil
 	}
 }

@@ -222,9 +222,13 @@ func (s *Server) serve(c *call, readErr error) (status int, out any, err error) 
 	if err := checkVersion(c.r.Header, c.dialect); err != nil {
 		return 0, nil, err
 	}
-	rt, params := s.routes.match(c.r.URL.EscapedPath())
+	// Messages name the path as sent, escapes and all: routes match it so
+	// ("/service_users%2Fx" is one segment, not the path its unescaped
+	// form spells).
+	escaped := c.r.URL.EscapedPath()
+	rt, params := s.routes.match(escaped)
 	if rt == nil {
-		return 0, nil, errorf(http.StatusNotFound, acctapi.CodeNoRoute, "No API path %s.", c.r.URL.Path)
+		return 0, nil, errorf(http.StatusNotFound, acctapi.CodeNoRoute, "No API path %s.", truncate(escaped, 256))
 	}
 	if rt.successor != "" {
 		c.header.Set("Deprecation", "true")
@@ -232,7 +236,7 @@ func (s *Server) serve(c *call, readErr error) (status int, out any, err error) 
 	}
 	h, ok := rt.methods[c.r.Method]
 	if !ok {
-		e := errorf(http.StatusMethodNotAllowed, acctapi.CodeMethodNotAllowed, "Method %s is not allowed on %s.", c.r.Method, c.r.URL.Path)
+		e := errorf(http.StatusMethodNotAllowed, acctapi.CodeMethodNotAllowed, "Method %s is not allowed on %s.", truncate(c.r.Method, 32), truncate(escaped, 256))
 		e.header = http.Header{"Allow": {rt.allow()}}
 		return 0, nil, e
 	}

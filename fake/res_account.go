@@ -76,6 +76,9 @@ func (s *Server) registerAccount() {
 					if err := s.keys.Delete(o.tx, o.account, k.ID); err != nil {
 						return err
 					}
+					if err := s.countResources(o.tx, o.account, -1); err != nil {
+						return err
+					}
 				}
 			}
 			return nil

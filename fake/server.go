@@ -33,27 +33,30 @@ type Server struct {
 	// requests only its [Server.HTTPClient] can make).
 	URL string
 
-	cfg       config
-	mu        sync.RWMutex // guards accounts, and keeps them in step with db (AddAccount, Snapshot, Restore)
-	schema    *store.Schema
-	db        *store.DB
-	accts     *store.Table[Account, none]
-	keys      *store.Table[account.APIKey, tokenHash] // every API key, by its hashed token
-	users     *store.Table[account.ServiceUser, none]
-	env       env
-	ids       *idGen
-	opIDs     issuedIDs // NewOperationID's, for WithOperationID
-	routes    router
-	journal   journal
-	faults    faults
-	limiter   apiLimiter
-	members   members               // request types' JSON member names, for decode
-	resByIn   map[any]*resourceInfo // by create type
-	resByOut  map[any]*resourceInfo // by resource type
-	resByKind map[string]*resourceInfo
-	filters   filterCache
-	accounts  []Account // guarded by mu
-	initial   *Snapshot // the state New left, for Reset
+	cfg    config
+	mu     sync.RWMutex // guards accounts, and keeps them in step with db (AddAccount, Snapshot, Restore)
+	schema *store.Schema
+	db     *store.DB
+	accts  *store.Table[Account, none]
+	// initialTokens and usage: see registerAccounts.
+	initialTokens *store.Table[none, tokenHash]
+	usage         *store.Table[int, none]
+	keys          *store.Table[account.APIKey, tokenHash] // every API key, by its hashed token
+	users         *store.Table[account.ServiceUser, none]
+	env           env
+	ids           *idGen
+	opIDs         issuedIDs // NewOperationID's, for WithOperationID
+	routes        router
+	journal       journal
+	faults        faults
+	limiter       apiLimiter
+	members       members               // request types' JSON member names, for decode
+	resByIn       map[any]*resourceInfo // by create type
+	resByOut      map[any]*resourceInfo // by resource type
+	resByKind     map[string]*resourceInfo
+	filters       filterCache
+	accounts      []Account // guarded by mu
+	initial       *Snapshot // the state New left, for Reset
 
 	httpSrv  *httptest.Server
 	closeMu  sync.Mutex // guards closing, and inflight.Add against Close's Wait

@@ -1,12 +1,14 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -191,3 +193,97 @@ func writeError(w http.ResponseWriter, opID string, status int, code, field, msg
 type adminIDs struct{ n atomic.Uint64 }
 
 func (a *adminIDs) next() string { return fmt.Sprintf("op_%027d", a.n.Add(1)) }
+
+// netHTTPErrorHeaders is what net/http writes after the status line of an
+// answer it makes itself, before any handler runs (a request it cannot
+// read: a malformed request line, header, Host or path escape, headers
+// beyond what it reads, a transfer encoding or HTTP version it does not
+// speak), and before its plain-text body: one Write of the whole answer.
+const netHTTPErrorHeaders = "\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: close\r\n\r\n"
+
+// jsonErrorListener hands out connections that answer, in the contract's
+// JSON error body, what net/http would answer in plain text before any
+// handler runs (see netHTTPErrorHeaders). Every other byte goes through
+// as written: a handler's answer always carries a Date header after
+// Connection, so it never looks like one of net/http's own.
+type jsonErrorListener struct {
+	net.Listener
+	newID        func() string // the answers' operation ids
+	netHTTPReads int           // what net/http reads of a request line and headers, for 431's message
+}
+
+// Accept wraps the listener's next connection.
+func (l *jsonErrorListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	return &jsonErrorConn{Conn: c, l: l}, nil
+}
+
+// jsonErrorConn is a connection of a jsonErrorListener.
+type jsonErrorConn struct {
+	net.Conn
+	l *jsonErrorListener
+}
+
+// Write writes p, or in its place the JSON answer for net/http's own
+// plain-text answer p. It reports len(p) written when it wrote the whole
+// replacement.
+func (c *jsonErrorConn) Write(p []byte) (int, error) {
+	out, ok := c.l.rewrite(p)
+	if !ok {
+		return c.Conn.Write(p)
+	}
+	if _, err := c.Conn.Write(out); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
+
+// CloseWrite half-closes the connection as net/http does after a 431, so
+// that the client reads the answer before the connection is reset.
+func (c *jsonErrorConn) CloseWrite() error {
+	if cw, ok := c.Conn.(interface{ CloseWrite() error }); ok {
+		return cw.CloseWrite()
+	}
+	return nil
+}
+
+// rewrite returns the JSON answer for p when p is one of net/http's own
+// plain-text answers: the same status, with the contract's error body,
+// [acctapi.CodeHeadersTooLarge] for 431 and [acctapi.CodeMalformedRequest]
+// for the rest.
+func (l *jsonErrorListener) rewrite(p []byte) ([]byte, bool) {
+	rest, ok := bytes.CutPrefix(p, []byte("HTTP/1.1 "))
+	if !ok {
+		return nil, false
+	}
+	line, body, ok := bytes.Cut(rest, []byte(netHTTPErrorHeaders))
+	if !ok || len(line) < 4 || line[3] != ' ' || bytes.ContainsAny(line, "\r\n") {
+		return nil, false
+	}
+	status, err := strconv.Atoi(string(line[:3]))
+	if err != nil || status < 400 || status > 599 {
+		return nil, false
+	}
+	code, msg := acctapi.CodeMalformedRequest, ""
+	switch {
+	case status == http.StatusRequestHeaderFieldsTooLarge:
+		code = acctapi.CodeHeadersTooLarge
+		msg = fmt.Sprintf("The request line and headers are over the %d bytes this server reads.", l.netHTTPReads)
+	case status == http.StatusNotImplemented:
+		msg = "The request's Transfer-Encoding is not supported; send a body with Content-Length, or chunked."
+	default:
+		// net/http's body is "400 Bad Request", or with a reason after a
+		// colon ("missing required Host header").
+		msg = "The request could not be read as HTTP/1.1 (a malformed request line, header, Host, or escape in the path)."
+		if _, reason, ok := strings.Cut(string(body), ": "); ok && reason != "" {
+			msg = "The request could not be read as HTTP/1.1: " + reason + "."
+		}
+	}
+	opID := l.newID()
+	raw, _ := json.Marshal(&acctapi.Error{StatusCode: status, Msg: msg, ErrorCode: code, Details: map[string]string{"operation_id": opID}})
+	return fmt.Appendf(nil, "HTTP/1.1 %d %s\r\nContent-Type: application/json\r\nOperation-Id: %s\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s",
+		status, http.StatusText(status), opID, len(raw), raw), true
+}

@@ -225,3 +225,90 @@ func TestFrontendTimeoutWhileReadingTheBody(t *testing.T) {
 		synctest.Wait()
 	})
 }
+
+// rawAnswer sends raw on a new connection to base and returns the answer,
+// read until the server closes the connection.
+func rawAnswer(t *testing.T, base, raw string) *http.Response {
+	t.Helper()
+	conn, err := net.Dial("tcp", strings.TrimPrefix(base, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	go func() { _, _ = io.WriteString(conn, raw) }() // a huge header may not be read whole
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatalf("answer to %.60q: %v", raw, err)
+	}
+	return resp
+}
+
+// TestNetHTTPAnswersInJSON checks that what net/http answers itself,
+// before any handler runs, reaches the client in the contract's JSON error
+// body with its status: a path with a malformed escape (which net/http
+// answered "400 Bad Request" in plain text), headers beyond what net/http
+// reads at all (its plain 431), and the other requests it cannot read.
+func TestNetHTTPAnswersInJSON(t *testing.T) {
+	t.Parallel()
+	p := startProgram(t)
+	huge := strings.Repeat("h", netHTTPHeaderLimit(64<<10)+8<<10)
+	for _, tt := range []struct {
+		name, raw string
+		status    int
+		code, msg string
+	}{
+		{"malformed escape in the path", "GET /event_subscriptions/x/sources/%ZZ HTTP/1.1\r\nHost: x\r\n\r\n",
+			400, acctapi.CodeMalformedRequest, "escape in the path"},
+		{"headers beyond net/http's limit", "GET /api_keys HTTP/1.1\r\nHost: x\r\nX-Huge: " + huge + "\r\n\r\n",
+			431, acctapi.CodeHeadersTooLarge, "1048576 bytes"},
+		{"HTTP/1.1 without Host", "GET /api_keys HTTP/1.1\r\n\r\n", 400, acctapi.CodeMalformedRequest, "missing required Host header"},
+		{"bad header line", "GET /api_keys HTTP/1.1\r\nHost: x\r\nBad Header\r\n\r\n", 400, acctapi.CodeMalformedRequest, "malformed"},
+		{"transfer encoding", "POST /api_keys HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip\r\n\r\n", 501, acctapi.CodeMalformedRequest, "Transfer-Encoding"},
+		{"HTTP/2.0 request line", "GET /api_keys HTTP/2.0\r\nHost: x\r\n\r\n", 505, acctapi.CodeMalformedRequest, "protocol version"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			resp := rawAnswer(t, p.base, tt.raw)
+			defer resp.Body.Close()
+			b, err := io.ReadAll(resp.Body)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := response{resp.StatusCode, resp.Header, string(b)}
+			if r.status != tt.status {
+				t.Fatalf("status %d %q, want %d", r.status, b, tt.status)
+			}
+			if code, msg := r.errorBody(t); code != tt.code || !strings.Contains(msg, tt.msg) {
+				t.Errorf("answered %s %q, want %s with %q", code, msg, tt.code, tt.msg)
+			}
+		})
+	}
+	// The program still serves, and a handler's own answers are left as
+	// they are (a 404 of the API, in JSON with a Date header).
+	if r := do(t, "GET", p.base+"/nope", p.key, ""); r.status != 404 || r.header.Get("Date") == "" {
+		t.Errorf("GET /nope: %d %v", r.status, r.header)
+	} else if code, _ := r.errorBody(t); code != acctapi.CodeNoRoute {
+		t.Errorf("GET /nope: %s, want %s", code, acctapi.CodeNoRoute)
+	}
+}
+
+// TestJSONErrorRewriteLeavesOthers checks that only net/http's own
+// plain-text answers are rewritten: any other bytes go through as they
+// are.
+func TestJSONErrorRewriteLeavesOthers(t *testing.T) {
+	t.Parallel()
+	l := &jsonErrorListener{newID: func() string { return "op_1" }, netHTTPReads: 1 << 20}
+	for _, p := range []string{
+		"",
+		"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nDate: x\r\n\r\n{}",
+		"HTTP/1.1 400 Bad Request\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: close\r\nDate: x\r\n\r\nbad",
+		"HTTP/1.1 200 OK" + netHTTPErrorHeaders + "ok", // not an error status
+		`{"status_code":400}` + netHTTPErrorHeaders,
+	} {
+		if out, ok := l.rewrite([]byte(p)); ok {
+			t.Errorf("rewrite(%q) = %q, want it left as it is", p, out)
+		}
+	}
+	if _, ok := l.rewrite([]byte("HTTP/1.1 400 Bad Request" + netHTTPErrorHeaders + "400 Bad Request")); !ok {
+		t.Error("net/http's own 400 was not rewritten")
+	}
+}

@@ -70,14 +70,17 @@
 //
 // # Divergences
 //
-// What comes before any handler runs is net/http's to answer, in plain
-// text: a malformed request line, header or Host, and HTTP/1.1 without a
-// Host (400); an Expect other than 100-continue (417); a Transfer-Encoding
-// other than chunked (501); a version other than HTTP/1.x (505); headers
-// beyond what it reads at all (431, at 1 MiB or twice -max-header-bytes);
-// a client too slow to send its headers (nothing, 408 or 400). Everything
-// else is answered with the contract's JSON error body; an HTTP/1.0
-// request without a Host gets uris on the address it reached.
+// What comes before any handler runs is net/http's to answer, with the
+// contract's JSON error body all the same: a malformed request line,
+// header, Host or escape in the path, and HTTP/1.1 without a Host (400,
+// ERR_ACCTAPI_MALFORMED_REQUEST); a Transfer-Encoding other than chunked
+// (501) and a version other than HTTP/1.x (505), with the same code;
+// headers beyond what it reads at all (431, ERR_ACCTAPI_HEADERS_TOO_LARGE,
+// at 1 MiB or twice -max-header-bytes); a client too slow to send its
+// headers (nothing, or a 400 in JSON). Their operation ids are the admin
+// API's. The one answer without a JSON body is an Expect other than
+// 100-continue: 417, with no body. An HTTP/1.0 request without a Host gets
+// uris on the address it reached.
 package main
 
 import (
@@ -296,6 +299,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fmt.Fprintf(stdout, "api key: %s\n", srv.APIKey())
 	fmt.Fprintf(stdout, "admin token: %s\n", cfg.adminToken)
 	errc := make(chan error, 1)
+	// What net/http answers itself, before the front end sees a request,
+	// is answered in JSON too; its operation ids are the admin API's, so
+	// a malformed request does not change the ids -id-seed replays.
+	ln = &jsonErrorListener{Listener: ln, newID: admin.ids.next, netHTTPReads: hs.MaxHeaderBytes}
 	go func() { errc <- hs.Serve(ln) }()
 	select {
 	case err := <-errc:

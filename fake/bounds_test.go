@@ -1,0 +1,230 @@
+package fake_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/acctapi/acctapi"
+	"github.com/acctapi/acctapi/account"
+	"github.com/acctapi/acctapi/backends"
+	"github.com/acctapi/acctapi/fake"
+)
+
+// tokens returns n distinct tokens starting with prefix.
+func tokens(prefix string, n int) []string {
+	out := make([]string, n)
+	for i := range out {
+		out[i] = fmt.Sprintf("%s-%06d", prefix, i)
+	}
+	return out
+}
+
+// wantField fails t unless err is, or wraps, a field error on name.
+func wantField(t *testing.T, err error, name string) {
+	t.Helper()
+	var fe *acctapi.FieldError
+	if !errors.As(err, &fe) || fe.Field != name {
+		t.Fatalf("error %v, want a field error on %q", err, name)
+	}
+}
+
+// TestAddAccountKeyBound checks that an account gives at most
+// MaxAccountKeys initial keys, that so many are taken, and that the
+// checks on its tokens (repeated, or another account's even once deleted
+// or restored away) still hold.
+func TestAddAccountKeyBound(t *testing.T) {
+	srv, _ := start(t)
+	if _, err := srv.AddAccount(fake.Account{APIKeys: tokens("over", fake.MaxAccountKeys+1)}); err == nil {
+		t.Fatalf("AddAccount with %d keys succeeded", fake.MaxAccountKeys+1)
+	} else {
+		wantField(t, err, "api_keys")
+	}
+	if _, err := fake.New(fake.WithAccount(fake.Account{APIKeys: tokens("over", fake.MaxAccountKeys+1)})); err == nil {
+		t.Errorf("WithAccount with %d keys succeeded", fake.MaxAccountKeys+1)
+	}
+	if n := len(srv.Accounts()); n != 1 {
+		t.Fatalf("%d accounts after refusals, want 1", n)
+	}
+	full := must(srv.AddAccount(fake.Account{APIKeys: tokens("full", fake.MaxAccountKeys)}))(t)
+	if got := srv.Accounts()[1]; got.ID != full.ID || len(got.APIKeys) != fake.MaxAccountKeys {
+		t.Fatalf("account with %d keys listed with %d", fake.MaxAccountKeys, len(got.APIKeys))
+	}
+
+	_, err := srv.AddAccount(fake.Account{APIKeys: []string{"a-secret", "b-secret", "a-secret"}})
+	wantField(t, err, "api_keys[2]")
+	if !strings.Contains(err.Error(), "repeats api_keys[0]") {
+		t.Errorf("repeated token: %v, want it to name api_keys[0]", err)
+	}
+	_, err = srv.AddAccount(fake.Account{APIKeys: []string{"fresh-secret", "full-000999"}})
+	wantField(t, err, "api_keys[1]")
+
+	// A deleted initial key's token still names its account.
+	other := must(srv.AddAccount(fake.Account{APIKeys: []string{"other-secret"}}))(t)
+	keys := account.NewAPIKeys(clientFor(t, srv, "other-secret"))
+	ctx := context.Background()
+	for k, err := range keys.List(ctx, nil) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := keys.Delete(ctx, k.ID); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := srv.AddAccount(fake.Account{APIKeys: []string{"other-secret"}}); err == nil {
+		t.Errorf("the deleted initial key of %s was given to a new account", other.ID)
+	}
+
+	// An account restored away frees its tokens.
+	snap := srv.Snapshot()
+	must(srv.AddAccount(fake.Account{APIKeys: []string{"later-secret"}}))(t)
+	srv.Restore(snap)
+	if _, err := srv.AddAccount(fake.Account{APIKeys: []string{"later-secret"}}); err != nil {
+		t.Errorf("the token of an account restored away: %v", err)
+	}
+}
+
+// TestBackendCollectionBounds checks that the fake refuses a failover with
+// more than MaxFailoverBackends backends, an HTTP response backend with
+// more than MaxHeaders headers and a tunnel group (or a seeded tunnel) with
+// more than MaxLabels labels, with 400 naming the member and stores
+// nothing, on create and on update.
+func TestBackendCollectionBounds(t *testing.T) {
+	srv, _ := start(t)
+	ids := make([]string, backends.MaxFailoverBackends+1)
+	headers := map[string]string{}
+	labels := map[string]string{}
+	for i := range ids {
+		ids[i] = fmt.Sprintf("bkdhr_%d", i)
+		headers[fmt.Sprintf("X-H%d", i)] = "v"
+		labels[fmt.Sprintf("l%d", i)] = "v"
+	}
+	hr := must(fake.Seed[backends.HTTPResponse](srv, "", &backends.HTTPResponseCreate{StatusCode: 204}))(t)
+	tg := must(fake.Seed[backends.TunnelGroup](srv, "", &backends.TunnelGroupCreate{Labels: map[string]string{"app": "x"}}))(t)
+	fo := must(fake.Seed[backends.Failover](srv, "", &backends.FailoverCreate{}))(t)
+	for _, tt := range []struct {
+		method, path, body string
+		code, field        string
+	}{
+		{"POST", "/backends/failover", mustJSON(t, map[string]any{"backends": ids}), acctapi.CodeInvalidValue, "backends"},
+		{"PATCH", "/backends/failover/" + fo.ID, mustJSON(t, map[string]any{"backends": ids}), acctapi.CodeInvalidValue, "backends"},
+		{"POST", "/backends/http_response", mustJSON(t, map[string]any{"status_code": 200, "headers": headers}), acctapi.CodeInvalidValue, "headers"},
+		{"PATCH", "/backends/http_response/" + hr.ID, mustJSON(t, map[string]any{"headers": headers}), acctapi.CodeInvalidValue, "headers"},
+		{"POST", "/backends/tunnel_group", mustJSON(t, map[string]any{"labels": labels}), acctapi.CodeLabelCountLimit, "labels"},
+		{"PATCH", "/backends/tunnel_group/" + tg.ID, mustJSON(t, map[string]any{"labels": labels}), acctapi.CodeLabelCountLimit, "labels"},
+	} {
+		r := raw(t, srv, tt.method, tt.path, nil, tt.body)
+		e := r.apiErr(t)
+		if r.status != http.StatusBadRequest || e.ErrorCode != tt.code || e.Details["field"] != tt.field {
+			t.Errorf("%s %s: %d %s field %q, want 400 %s field %q", tt.method, tt.path, r.status, e.ErrorCode, e.Details["field"], tt.code, tt.field)
+		}
+	}
+	// One under each bound is taken (the failover's ids are then looked
+	// up, and do not exist).
+	if r := raw(t, srv, "POST", "/backends/failover", nil, mustJSON(t, map[string]any{"backends": ids[:backends.MaxFailoverBackends]})); r.status != http.StatusBadRequest || r.apiErr(t).ErrorCode != acctapi.CodeUnknownBackend {
+		t.Errorf("a failover of %d unknown backends: %d %s, want 400 %s", backends.MaxFailoverBackends, r.status, r.body, acctapi.CodeUnknownBackend)
+	}
+	delete(headers, "X-H0")
+	delete(labels, "l0")
+	must(fake.Seed[backends.HTTPResponse](srv, "", &backends.HTTPResponseCreate{StatusCode: 200, Headers: headers}))(t)
+	must(fake.Seed[backends.TunnelGroup](srv, "", &backends.TunnelGroupCreate{Labels: labels}))(t)
+
+	// Seeded tunnels follow the labels' bound.
+	labels["l0"] = "v"
+	if _, err := fake.Seed[fake.Tunnel](srv, "", &fake.Tunnel{Labels: labels}); !acctapi.HasCode(err, acctapi.CodeLabelCountLimit) {
+		t.Errorf("a tunnel with %d labels: %v, want %s", len(labels), err, acctapi.CodeLabelCountLimit)
+	}
+	// Nothing more was stored: a failover, two HTTP responses, two groups.
+	if n := len(fake.List[backends.HTTPResponse](srv, "")) + len(fake.List[backends.TunnelGroup](srv, "")) + len(fake.List[backends.Failover](srv, "")) + len(fake.List[fake.Tunnel](srv, "")); n != 5 {
+		t.Errorf("%d backends and tunnels stored, want 5", n)
+	}
+}
+
+// TestClientRefusesOverBounds checks that the SDK refuses, before sending,
+// what the fake would refuse for a collection's bound: the same Validate.
+func TestClientRefusesOverBounds(t *testing.T) {
+	srv, _ := start(t)
+	labels := map[string]string{}
+	for i := range backends.MaxLabels + 1 {
+		labels[fmt.Sprintf("l%d", i)] = "v"
+	}
+	_, err := backends.NewTunnelGroups(srv.Client()).Create(context.Background(), &backends.TunnelGroupCreate{Labels: labels})
+	if !acctapi.HasCode(err, acctapi.CodeLabelCountLimit) {
+		t.Fatalf("Create with %d labels: %v, want %s", len(labels), err, acctapi.CodeLabelCountLimit)
+	}
+	if n := len(srv.Journal()); n != 0 {
+		t.Errorf("%d requests reached the fake, want none", n)
+	}
+}
+
+// TestMaxResources checks WithMaxResources: a create beyond the bound is
+// 409 ERR_ACCTAPI_RESOURCE_LIMIT through the API and an error from Seed;
+// a delete, its cascades (a service user's keys) and Restore give room
+// back; each account has its own count; initial keys count.
+func TestMaxResources(t *testing.T) {
+	if _, err := fake.New(fake.WithMaxResources(0)); err == nil {
+		t.Error("WithMaxResources(0) accepted")
+	}
+	srv, _ := start(t, fake.WithMaxResources(4)) // its initial key is 1
+	ctx := context.Background()
+	users := account.NewServiceUsers(srv.Client())
+	su := must(users.Create(ctx, &account.ServiceUserCreate{Name: "bot"}))(t)                         // 2
+	must(account.NewAPIKeys(srv.Client()).Create(ctx, &account.APIKeyCreate{OwnerID: su.ID}))(t)      // 3
+	must(fake.Seed[backends.HTTPResponse](srv, "", &backends.HTTPResponseCreate{StatusCode: 204}))(t) // 4
+	wantFull := func(when string) {
+		t.Helper()
+		r := raw(t, srv, "POST", "/backends/http_response", nil, `{"status_code":200}`)
+		if e := r.apiErr(t); r.status != http.StatusConflict || e.ErrorCode != acctapi.CodeResourceLimit || !strings.Contains(e.Msg, "4 resources") {
+			t.Errorf("%s: create answered %d %s, want 409 %s", when, r.status, r.body, acctapi.CodeResourceLimit)
+		}
+		if _, err := fake.Seed[account.ServiceUser](srv, "", &account.ServiceUserCreate{Name: "more"}); !acctapi.HasCode(err, acctapi.CodeResourceLimit) {
+			t.Errorf("%s: Seed: %v, want %s", when, err, acctapi.CodeResourceLimit)
+		}
+	}
+	wantFull("at the bound")
+	snap := srv.Snapshot()
+
+	// Deleting the service user deletes its key too: two places free.
+	if err := users.Delete(ctx, su.ID); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 2 {
+		must(fake.Seed[account.ServiceUser](srv, "", &account.ServiceUserCreate{Name: fmt.Sprintf("u%d", i)}))(t)
+	}
+	wantFull("after the delete and two creates")
+
+	// Another account counts its own.
+	other := must(srv.AddAccount(fake.Account{APIKeys: []string{"other-secret"}}))(t)
+	must(fake.Seed[account.ServiceUser](srv, other.ID, &account.ServiceUserCreate{Name: "bot"}))(t)
+	if _, err := srv.AddAccount(fake.Account{APIKeys: tokens("many", 5)}); err == nil {
+		t.Error("an account of 5 initial keys added to a server of 4 resources per account")
+	} else {
+		wantField(t, err, "api_keys")
+	}
+
+	// Restore brings the count back with the resources.
+	srv.Restore(snap)
+	wantFull("after Restore")
+	if err := users.Delete(ctx, su.ID); err != nil {
+		t.Fatalf("the service user restored: %v", err)
+	}
+	must(fake.Seed[account.ServiceUser](srv, "", &account.ServiceUserCreate{Name: "again"}))(t)
+}
+
+// TestNoRouteNamesEscapedPath checks that a 404 and a 405 name the path as
+// it was sent: "/service_users%2Fx" is one segment, which no route has,
+// not the path /service_users/x its unescaped form spells.
+func TestNoRouteNamesEscapedPath(t *testing.T) {
+	srv, _ := start(t)
+	for _, tt := range []struct{ method, path, msg string }{
+		{"GET", "/service_users%2Fx", "No API path /service_users%2Fx."},
+		{"PUT", "/service_users/a%2Fb", "Method PUT is not allowed on /service_users/a%2Fb."},
+	} {
+		if got := raw(t, srv, tt.method, tt.path, nil, "").apiErr(t).Msg; got != tt.msg {
+			t.Errorf("%s %s: %q, want %q", tt.method, tt.path, got, tt.msg)
+		}
+	}
+}
