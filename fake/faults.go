@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/acctapi/acctapi"
 	"github.com/acctapi/acctapi/internal/field"
@@ -133,9 +134,15 @@ type Reactor func(r *http.Request) *Fault
 type reactorEntry struct {
 	id      int
 	method  string
-	pattern string
+	pattern *Pattern
 	fn      Reactor
 }
+
+// MaxReactors is the most reactors a server holds at once (those of
+// [Server.React] and of every fault helper): adding one more panics, and
+// cmd/acctfake answers 400, so that the reactors a request runs past stay
+// few.
+const MaxReactors = 1000
 
 type faults struct {
 	mu       sync.Mutex
@@ -154,23 +161,32 @@ type faults struct {
 // when pattern is malformed, or when it matches no path the fake serves
 // with that method: such a reactor could never run, and a test relying on
 // it would pass or fail for the wrong reason. [Server.CheckTarget]
-// reports the same as an error.
+// reports the same as an error. React and the fault helpers also panic
+// when the server already holds [MaxReactors] reactors.
 func (s *Server) React(method, pattern string, fn Reactor) (remove func()) {
 	s.mustTarget("React", method, pattern)
 	if fn == nil {
 		panic("fake: React: nil reactor")
 	}
-	return s.addReactor(method, pattern, fn)
+	return s.addReactor("React", method, pattern, fn)
 }
 
-// addReactor adds a reactor whose method and pattern have been checked.
-func (s *Server) addReactor(method, pattern string, fn Reactor) (remove func()) {
+// addReactor adds a reactor whose method and pattern have been checked;
+// it panics, naming the helper fn, when the server has MaxReactors.
+func (s *Server) addReactor(fn, method, pattern string, r Reactor) (remove func()) {
+	pat, err := ParsePattern(pattern)
+	if err != nil {
+		panic(err) // checked by mustTarget
+	}
 	s.faults.mu.Lock()
 	defer s.faults.mu.Unlock()
+	if len(s.faults.reactors) >= MaxReactors {
+		panic(fmt.Sprintf("fake: %s: the server already has %d reactors, the most it holds (MaxReactors); remove some first", fn, MaxReactors))
+	}
 	s.faults.next++
 	id := s.faults.next
 	// A new slice each time: react reads the old one without the lock.
-	s.faults.reactors = append(s.faults.reactors[:len(s.faults.reactors):len(s.faults.reactors)], reactorEntry{id: id, method: anyMethod(method), pattern: pattern, fn: fn})
+	s.faults.reactors = append(s.faults.reactors[:len(s.faults.reactors):len(s.faults.reactors)], reactorEntry{id: id, method: anyMethod(method), pattern: pat, fn: r})
 	return func() {
 		s.faults.mu.Lock()
 		defer s.faults.mu.Unlock()
@@ -220,7 +236,7 @@ func (s *Server) faultNext(fn, method, pattern string, n int, f Fault) (remove f
 	if err := checkFault(n, f); err != nil {
 		panic("fake: " + fn + ": " + err.Error())
 	}
-	return s.reactN(method, pattern, n, f)
+	return s.reactN(fn, method, pattern, n, f)
 }
 
 // checkFault checks what FaultNext and its shorthands are given.
@@ -246,12 +262,12 @@ func faultMessage(err error) string {
 
 // reactN adds a reactor that returns f for the next n (1 or more) matching
 // requests and then removes itself; method and pattern have been checked.
-func (s *Server) reactN(method, pattern string, n int, f Fault) (remove func()) {
+func (s *Server) reactN(fn, method, pattern string, n int, f Fault) (remove func()) {
 	var mu sync.Mutex
 	left := n
 	mu.Lock() // until remove is set: a request may reach the reactor first
 	defer mu.Unlock()
-	remove = s.addReactor(method, pattern, func(*http.Request) *Fault {
+	remove = s.addReactor(fn, method, pattern, func(*http.Request) *Fault {
 		mu.Lock()
 		defer mu.Unlock()
 		if left <= 0 {
@@ -328,59 +344,255 @@ func (s *Server) Latency(method, pattern string, d time.Duration) (remove func()
 	if d <= 0 {
 		panic(fmt.Sprintf("fake: Latency: delay %v is not positive", d))
 	}
-	return s.addReactor(method, pattern, func(*http.Request) *Fault { return &Fault{Delay: d} })
+	return s.addReactor("Latency", method, pattern, func(*http.Request) *Fault { return &Fault{Delay: d} })
 }
 
-// MatchPath reports whether the request path p matches pattern: a
-// [path.Match] pattern that starts with "/", where a final "/**" also
-// matches any deeper path ("/service_users/*" matches one service user's
-// path, "/backends/**" everything under /backends, "/**" every path). It
-// returns an error for a malformed pattern, whatever p is. It is how
-// reactors and cmd/acctfake's journal filter match paths.
-func MatchPath(pattern, p string) (bool, error) {
-	if !strings.HasPrefix(pattern, "/") {
-		return false, fmt.Errorf("fake: pattern %q does not start with /", truncate(pattern, 64))
-	}
-	if _, err := path.Match(pattern, "/"); err != nil {
-		return false, fmt.Errorf("fake: pattern %q: %w", truncate(pattern, 64), err)
-	}
-	return matchPattern(pattern, p), nil
+// MaxPatternBytes is the longest path pattern the fake takes: longer ones
+// are refused (by [ParsePattern], [MatchPath], [Server.CheckTarget] and
+// the fault helpers, and by cmd/acctfake with 400), so that matching a
+// pattern against a path costs little whatever the two hold.
+const MaxPatternBytes = 256
+
+// maxSegmentAtoms is the most characters and wildcards a segment of a
+// pattern with a wildcard may hold: the matcher keeps one bit for each.
+const maxSegmentAtoms = 63
+
+// Pattern is a path pattern, parsed once by [ParsePattern], that matches
+// request paths: how reactors and cmd/acctfake's journal filter match
+// paths. A Pattern is immutable and safe for concurrent use; matching one
+// costs time in proportion to the path's length, whatever the pattern.
+type Pattern struct {
+	src  string
+	deep bool         // the pattern ended in "/**"
+	segs []patternSeg // its segments after the leading "/", without the "/**"
 }
 
-// matchPattern matches a request path against a well-formed pattern. A
-// pattern ending in "/**" matches what its prefix, itself a pattern,
-// matches and everything below it.
-func matchPattern(pattern, p string) bool {
-	if prefix, ok := strings.CutSuffix(pattern, "/**"); ok {
-		if prefix == "" {
-			return true
+// patternSeg is one segment of a pattern: a literal, or a list of atoms
+// that a bit-parallel automaton runs over a path segment (bit i set: the
+// first i atoms matched).
+type patternSeg struct {
+	lit   string // the segment, when it has no wildcard or escape
+	atoms []patternAtom
+	stars uint64 // bit i: atom i is a star
+}
+
+// patternAtom is one step of a segment: a star, '?', a class or one rune.
+type patternAtom struct {
+	kind   byte // '*', '?', '[' or 0 for the rune r
+	r      rune
+	neg    bool
+	ranges [][2]rune
+}
+
+// ParsePattern checks pattern and returns it parsed for matching. A
+// pattern is a [path.Match] pattern that starts with "/", where a final
+// "/**" also matches any deeper path ("/service_users/*" matches one
+// service user's path, "/backends/**" everything under /backends, "/**"
+// every path). A "/" always separates segments (a class cannot match one)
+// and '*', '?' and classes match within one segment. ParsePattern returns
+// an error for a pattern that does not start with "/", a malformed one,
+// one that is not UTF-8, one longer than [MaxPatternBytes], and one with a
+// segment of more than 63 characters and wildcards that holds a wildcard.
+func ParsePattern(pattern string) (*Pattern, error) {
+	q := strconv.Quote(truncate(pattern, 64))
+	switch {
+	case len(pattern) > MaxPatternBytes:
+		return nil, fmt.Errorf("fake: pattern %s is %d bytes long; a pattern is at most %d", q, len(pattern), MaxPatternBytes)
+	case !strings.HasPrefix(pattern, "/"):
+		return nil, fmt.Errorf("fake: pattern %s does not start with /", q)
+	case !utf8.ValidString(pattern):
+		return nil, fmt.Errorf("fake: pattern %s is not UTF-8", q)
+	}
+	p := &Pattern{src: pattern}
+	rest, deep := strings.CutSuffix(pattern, "/**")
+	p.deep = deep
+	if deep && rest == "" {
+		return p, nil
+	}
+	for _, seg := range strings.Split(rest[1:], "/") {
+		if _, err := path.Match(seg, ""); err != nil {
+			return nil, fmt.Errorf("fake: pattern %s: %w", q, err)
 		}
-		// The prefix has as many segments as the part of p it matches.
-		n := strings.Count(prefix, "/")
-		head := p
-		for i, c := range p {
-			if c == '/' {
-				if n == 0 {
-					head = p[:i]
-					break
+		ps, err := parseSegment(seg)
+		if err != nil {
+			return nil, fmt.Errorf("fake: pattern %s: %w", q, err)
+		}
+		p.segs = append(p.segs, ps)
+	}
+	return p, nil
+}
+
+// parseSegment parses a segment that path.Match accepts.
+func parseSegment(seg string) (patternSeg, error) {
+	if !strings.ContainsAny(seg, `*?[\`) {
+		return patternSeg{lit: seg}, nil
+	}
+	var ps patternSeg
+	rune1 := func(i int) (rune, int) { // a rune, escaped or not, at seg[i]
+		if seg[i] == '\\' {
+			i++
+		}
+		r, n := utf8.DecodeRuneInString(seg[i:])
+		return r, i + n
+	}
+	for i := 0; i < len(seg); {
+		a := patternAtom{kind: seg[i]}
+		switch seg[i] {
+		case '*':
+			i++
+			if n := len(ps.atoms); n > 0 && ps.atoms[n-1].kind == '*' {
+				continue // "**" within a segment is "*"
+			}
+		case '?':
+			i++
+		case '[':
+			i++
+			if seg[i] == '^' {
+				a.neg = true
+				i++
+			}
+			for len(a.ranges) == 0 || seg[i] != ']' {
+				var lo, hi rune
+				lo, i = rune1(i)
+				hi = lo
+				if seg[i] == '-' {
+					hi, i = rune1(i + 1)
 				}
-				n--
+				a.ranges = append(a.ranges, [2]rune{lo, hi})
+			}
+			i++
+		default:
+			a.kind = 0
+			a.r, i = rune1(i)
+		}
+		if len(ps.atoms) == maxSegmentAtoms {
+			return patternSeg{}, fmt.Errorf("segment %q has more than %d characters and wildcards", truncate(seg, 64), maxSegmentAtoms)
+		}
+		if a.kind == '*' {
+			ps.stars |= 1 << len(ps.atoms)
+		}
+		ps.atoms = append(ps.atoms, a)
+	}
+	return ps, nil
+}
+
+// matches reports whether a matches the rune r of a path segment; bad
+// reports that r stands for a byte that is not UTF-8, which only '?' and
+// a class match (as path.Match has them).
+func (a *patternAtom) matches(r rune, bad bool) bool {
+	switch a.kind {
+	case '?':
+		return true
+	case '[':
+		in := false
+		for _, rg := range a.ranges {
+			if rg[0] <= r && r <= rg[1] {
+				in = true
+				break
 			}
 		}
-		if n > 0 {
-			return false // p has fewer segments than the prefix
-		}
-		ok, _ := path.Match(prefix, head)
-		return ok
+		return in != a.neg
 	}
-	ok, _ := path.Match(pattern, p)
-	return ok
+	return !bad && a.r == r
+}
+
+// match reports whether the path segment s (which holds no "/") matches.
+// It runs every atom in parallel over s, one step a rune: each rune's mask
+// of the atoms that match it is computed once per call for an ASCII rune,
+// and for the others unless the rune repeats the one before.
+func (ps *patternSeg) match(s string) bool {
+	if ps.atoms == nil {
+		return s == ps.lit
+	}
+	var ascii [utf8.RuneSelf]uint64
+	var seen [2]uint64 // bit c: ascii[c] is computed
+	mask := func(r rune, bad bool) uint64 {
+		var m uint64
+		for i := range ps.atoms {
+			if a := &ps.atoms[i]; a.kind != '*' && a.matches(r, bad) {
+				m |= 1 << i
+			}
+		}
+		return m
+	}
+	final := uint64(1) << len(ps.atoms)
+	state := ps.closure(1)
+	lastR, lastBad, lastM := rune(-1), false, uint64(0)
+	for i := 0; i < len(s); {
+		var m uint64
+		if c := s[i]; c < utf8.RuneSelf {
+			if seen[c>>6]&(1<<(c&63)) == 0 {
+				ascii[c] = mask(rune(c), false)
+				seen[c>>6] |= 1 << (c & 63)
+			}
+			m = ascii[c]
+			i++
+		} else {
+			r, n := utf8.DecodeRuneInString(s[i:])
+			bad := r == utf8.RuneError && n == 1
+			if r != lastR || bad != lastBad {
+				lastR, lastBad, lastM = r, bad, mask(r, bad)
+			}
+			m = lastM
+			i += n
+		}
+		state = ps.closure((state&m)<<1 | state&ps.stars)
+		if state == 0 {
+			return false
+		}
+	}
+	return state&final != 0
+}
+
+// closure adds to state what a star lets match nothing: the atom after
+// it. No two stars are next to each other, so once is enough.
+func (ps *patternSeg) closure(state uint64) uint64 {
+	return state | (state&ps.stars)<<1
+}
+
+// String returns the pattern as written.
+func (p *Pattern) String() string { return p.src }
+
+// Match reports whether the request path matches p.
+func (p *Pattern) Match(path string) bool {
+	if p.deep && len(p.segs) == 0 {
+		return true // "/**"
+	}
+	if !strings.HasPrefix(path, "/") {
+		return false
+	}
+	rest := path[1:]
+	for i := range p.segs {
+		seg, tail, more := strings.Cut(rest, "/")
+		if !p.segs[i].match(seg) {
+			return false
+		}
+		if !more {
+			// The path ends here: a deep pattern matches its prefix
+			// itself, any pattern a path of as many segments.
+			return i == len(p.segs)-1
+		}
+		rest = tail
+	}
+	return p.deep
+}
+
+// MatchPath reports whether the request path p matches pattern, a pattern
+// as [ParsePattern] takes it. It returns an error for a pattern that
+// ParsePattern refuses, whatever p is; to match one pattern against many
+// paths, parse it once.
+func MatchPath(pattern, p string) (bool, error) {
+	pat, err := ParsePattern(pattern)
+	if err != nil {
+		return false, err
+	}
+	return pat.Match(p), nil
 }
 
 // CheckTarget reports, as an error saying what is wrong, whether a
 // reactor for method and pattern could never run: method is neither "",
-// "*" nor one the fake serves (in upper case), pattern is malformed (see
-// [MatchPath]), or no path the fake serves with that method matches it.
+// "*" nor one the fake serves (in upper case), pattern is malformed or too
+// long (see [ParsePattern]), or no path the fake serves with that method matches it.
 // [Server.React] and the helpers panic on what it reports; cmd/acctfake
 // uses it to answer 400.
 func (s *Server) CheckTarget(method, pattern string) error {
@@ -388,10 +600,11 @@ func (s *Server) CheckTarget(method, pattern string) error {
 	if method != "" && !s.routes.serves(method) {
 		return fmt.Errorf("fake: method %q is not one the fake serves (%s), or \"\" or \"*\" for any", truncate(method, 16), strings.Join(s.routes.methods(), ", "))
 	}
-	if _, err := MatchPath(pattern, "/"); err != nil {
+	pat, err := ParsePattern(pattern)
+	if err != nil {
 		return err
 	}
-	if !s.routes.matchable(method, pattern) {
+	if !s.routes.matchable(method, pat) {
 		with := ""
 		if method != "" {
 			with = " with " + method
@@ -432,34 +645,26 @@ func (rt *router) methods() []string {
 	return ms
 }
 
-// matchable reports whether a well-formed pattern matches a path of some
-// route that serves method ("": any). A literal segment of a route
-// must match the pattern's segment; a parameter matches any segment but
-// an empty one.
-func (rt *router) matchable(method, pattern string) bool {
-	prefix, deep := strings.CutSuffix(pattern, "/**")
-	if deep && prefix == "" {
+// matchable reports whether a pattern matches a path of some route that
+// serves method ("": any). A literal segment of a route must match the
+// pattern's segment; a parameter matches any segment but an empty one.
+func (rt *router) matchable(method string, p *Pattern) bool {
+	if p.deep && len(p.segs) == 0 {
 		return len(rt.routes) > 0
-	}
-	var segs []string
-	if deep {
-		segs = strings.Split(prefix[1:], "/")
-	} else {
-		segs = strings.Split(pattern[1:], "/")
 	}
 	for _, r := range rt.routes {
 		if method != "" && r.methods[method] == nil {
 			continue
 		}
-		if len(r.segs) < len(segs) || (!deep && len(r.segs) != len(segs)) {
+		if len(r.segs) < len(p.segs) || (!p.deep && len(r.segs) != len(p.segs)) {
 			continue
 		}
 		ok := true
-		for i, seg := range segs {
+		for i := range p.segs {
 			if r.segs[i] == "" {
-				ok = seg != ""
+				ok = p.segs[i].lit != "" || p.segs[i].atoms != nil
 			} else {
-				ok, _ = path.Match(seg, r.segs[i])
+				ok = p.segs[i].match(r.segs[i])
 			}
 			if !ok {
 				break
@@ -494,7 +699,7 @@ func (s *Server) react(c *call) reaction {
 		if r.method != "" && r.method != c.r.Method {
 			continue
 		}
-		if !matchPattern(r.pattern, c.r.URL.Path) {
+		if !r.pattern.Match(c.r.URL.Path) {
 			continue
 		}
 		f, err := callReactor(r.fn, c)

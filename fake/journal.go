@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"iter"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -45,9 +46,11 @@ type Entry struct {
 	Time time.Time
 	// Method is the request's HTTP method.
 	Method string
-	// Path is the request's path, as escaped on the wire.
+	// Path is the request's path, as escaped on the wire. It is cut as
+	// a body is (see above) only in an entry that would not fit the byte
+	// budget even without its bodies.
 	Path string
-	// Query is the raw query string, without the "?".
+	// Query is the raw query string, without the "?"; cut as Path is.
 	Query string
 	// Status is the status code answered.
 	Status int
@@ -78,8 +81,11 @@ type Entry struct {
 type journal struct {
 	mu     sync.Mutex
 	chunks [][]journalEntry // oldest first; only the last may have room
+	starts []int64          // the sequence number of each chunk's first entry
 	head   int              // entries at the front of chunks[0] already dropped
 	n      int              // entries kept
+	next   int64            // the sequence number of the next entry added
+	byID   map[string]int64 // operation id to sequence number, of the entries kept
 	bytes  int64            // their cost (journalEntry.size)
 	max    int              // the most entries kept; 0 means maxJournal (tests set it)
 	budget int64            // the most bytes kept, when budgetSet
@@ -111,8 +117,10 @@ type journalEntry struct {
 	size  int64 // what the entry costs against the budget; set by add
 }
 
-// entryOverhead is what an entry costs beyond its bodies and strings.
-const entryOverhead = int64(unsafe.Sizeof(journalEntry{}))
+// entryOverhead is what an entry costs beyond its bodies and strings: its
+// struct, and its place in the index by operation id (a string header and
+// a sequence number, with the map's slack).
+const entryOverhead = int64(unsafe.Sizeof(journalEntry{})) + 32
 
 // cost is what e holds in memory: its fixed size, the capacity of its
 // body buffers and the bytes of its strings.
@@ -127,20 +135,41 @@ func (e *journalEntry) cost() int64 {
 // journal does not hold the whole of a large body.
 func (e *journalEntry) finish(room int64) {
 	req, resp := redactJSON(e.req), redactJSON(e.resp)
-	nReq, nResp := min(len(req), maxJournalBody), min(len(resp), maxJournalBody)
-	if int64(nReq+nResp) > room {
-		half := int(room / 2)
-		switch {
-		case nReq <= half:
-			nResp = int(room) - nReq
-		case nResp <= half:
-			nReq = int(room) - nResp
-		default:
-			nReq, nResp = half, int(room)-half
-		}
-	}
+	nReq, nResp := share(min(len(req), maxJournalBody), min(len(resp), maxJournalBody), room)
 	e.req, e.resp = cutBody(req, len(e.req), nReq), cutBody(resp, len(e.resp), nResp)
 	e.final = true
+}
+
+// share returns how much of two things of sizes a and b to keep in room
+// bytes: both when they fit, else as evenly as their sizes allow.
+func share(a, b int, room int64) (int, int) {
+	if int64(a+b) <= room {
+		return a, b
+	}
+	half := int(room / 2)
+	switch {
+	case a <= half:
+		return a, int(room) - a
+	case b <= half:
+		return int(room) - b, b
+	default:
+		return half, int(room) - half
+	}
+}
+
+// cutStrings cuts e's path and query, as cutBody cuts a body, so that the
+// entry without its bodies fits in budget bytes, if its other members
+// leave them room; it reports whether they do. A path and query are
+// longest (about 64 KiB) where bodies are empty (a GET, a 404), so
+// without this the newest request could be too large to keep.
+func (e *journalEntry) cutStrings(budget int64) bool {
+	room := budget - entryOverhead - int64(len(e.Method)+len(e.OperationID))
+	if room < 0 {
+		return false
+	}
+	nPath, nQuery := share(len(e.Path), len(e.Query), room)
+	e.Path, e.Query = string(cutBody(e.Path, len(e.Path), nPath)), string(cutBody(e.Query, len(e.Query), nQuery))
+	return true
 }
 
 // cutBody returns body in a buffer of its own if it is at most n bytes
@@ -169,13 +198,17 @@ func cutBody(body string, wire, n int) []byte {
 // add records e, first dropping the oldest entries that the entry count or
 // the byte budget have no room for. A body longer than maxJournalBody is
 // redacted and cut now, and an entry larger than the whole budget has its
-// bodies cut to fit it (see finish); one that does not fit even without
-// its bodies is not kept. dflt is the budget until SetJournalBudget sets
+// bodies cut to fit it (see finish), and its path and query too if it
+// does not fit without its bodies (see cutStrings); one that does not fit
+// even then is not kept. dflt is the budget until SetJournalBudget sets
 // one (the server's WithJournalBudget, or DefaultJournalBudget).
 func (j *journal) add(e journalEntry, dflt int64) {
 	budget := j.budgetNow(dflt)
 	bodies := int64(cap(e.req) + cap(e.resp))
 	base := e.cost() - bodies // the entry without its bodies
+	if base > budget && e.cutStrings(budget) {
+		base = e.cost() - bodies
+	}
 	if room := budget - base; room >= 0 && (len(e.req) > maxJournalBody || len(e.resp) > maxJournalBody || bodies > room) {
 		e.finish(room) // outside the lock: redaction parses the bodies
 	}
@@ -198,9 +231,17 @@ func (j *journal) add(e journalEntry, dflt int64) {
 			size = min(2*cap(j.chunks[last]), journalChunk)
 		}
 		j.chunks = append(j.chunks, make([]journalEntry, 0, size))
+		j.starts = append(j.starts, j.next)
 		last++
 	}
 	j.chunks[last] = append(j.chunks[last], e)
+	if e.OperationID != "" {
+		if j.byID == nil {
+			j.byID = map[string]int64{}
+		}
+		j.byID[e.OperationID] = j.next
+	}
+	j.next++
 	j.n++
 	j.bytes += e.size
 }
@@ -209,15 +250,74 @@ func (j *journal) add(e journalEntry, dflt int64) {
 // chunk once the chunk holds no entry. j.n must be positive.
 func (j *journal) dropOldest() {
 	first := j.chunks[0]
-	j.bytes -= first[j.head].size
-	j.left(first[j.head].OperationID)
-	first[j.head] = journalEntry{}
+	e := &first[j.head]
+	j.bytes -= e.size
+	j.left(e.OperationID)
+	if seq, ok := j.byID[e.OperationID]; ok && seq == j.starts[0]+int64(j.head) {
+		delete(j.byID, e.OperationID)
+	}
+	*e = journalEntry{}
 	j.head++
 	j.n--
 	if j.head == len(first) {
 		j.chunks[0] = nil
-		j.chunks = j.chunks[1:]
+		j.chunks, j.starts = j.chunks[1:], j.starts[1:]
 		j.head = 0
+	}
+}
+
+// first is the sequence number of the oldest entry kept (j.next when
+// none is).
+func (j *journal) first() int64 {
+	return j.next - int64(j.n)
+}
+
+// at returns the entry kept with sequence number seq, which must be one.
+func (j *journal) at(seq int64) *journalEntry {
+	i, found := slices.BinarySearch(j.starts, seq)
+	if !found {
+		i--
+	}
+	return &j.chunks[i][seq-j.starts[i]]
+}
+
+// journalBatch is how many entries a walk through the journal copies at a
+// time, under its lock.
+const journalBatch = 64
+
+// backward yields the entries with a sequence number below from, newest
+// first, that keep (nil: all) accepts, each shown to keep without its
+// bodies, and redacted only when yielded. It holds the lock only to copy
+// a batch of entries (without their bodies, which never change), so that
+// yield and keep may do anything; an entry dropped meanwhile is skipped.
+// It costs time in proportion to the entries it yields and passes over,
+// never to the journal's length.
+func (j *journal) backward(from int64, keep func(Entry) bool, yield func(Entry) bool) {
+	var batch [journalBatch]journalEntry
+	for {
+		j.mu.Lock()
+		from = min(from, j.next)
+		lo := max(j.first(), from-journalBatch)
+		n := 0
+		for seq := from - 1; seq >= lo; seq-- {
+			batch[n] = *j.at(seq)
+			n++
+		}
+		j.mu.Unlock()
+		if n == 0 {
+			return
+		}
+		from = lo
+		for i := range n {
+			e := &batch[i]
+			if keep != nil && !keep(e.Entry) {
+				continue
+			}
+			if !yield(e.redacted()) {
+				return
+			}
+		}
+		clear(batch[:n])
 	}
 }
 
@@ -251,10 +351,12 @@ func (j *journal) byteBudget(dflt int64) int64 {
 // few hundred bytes. Beyond it the oldest entries are dropped first, at
 // once if the journal already holds more. The newest request is always
 // kept: one larger than the whole budget is kept alone, its bodies cut to
-// fit (see [Entry]), so that the last entry is always the last request;
-// a body left no room even for the note of its cut reads empty. Only a
-// budget smaller than an entry without its bodies (a few hundred bytes)
-// keeps nothing (a budget of 0 turns the journal off). The journal also
+// fit (see [Entry]), and its path and query too when the entry does not
+// fit even without its bodies (a path and a query may each be about 64
+// KiB), so that the last entry is always the last request; a body, path
+// or query left no room even for the note of its cut reads empty. Only a
+// budget smaller than an entry without its bodies, path and query (a few
+// hundred bytes) keeps nothing (a budget of 0 turns the journal off). The journal also
 // never keeps more than the last 100,000 entries. SetJournalBudget panics,
 // naming the value, on a negative budget, which [WithJournalBudget] and
 // acctfake's -journal-budget refuse too: no budget turns the journal off
@@ -285,18 +387,42 @@ func (s *Server) Journal() []Entry {
 }
 
 // JournalBackward returns an iterator over the entries of [Server.Journal],
-// newest first. It copies the journal as it stands when iteration starts,
-// and redacts each entry's bodies only when it is reached, so that looking
-// at the last few entries of a long journal costs little.
+// newest first: those kept when iteration starts, less any dropped (for
+// room) before it reaches them. It redacts each entry's bodies only when
+// it is reached, and each step costs the same however long the journal
+// is, so that looking at the last few entries of a long journal costs
+// little.
 func (s *Server) JournalBackward() iter.Seq[Entry] {
 	return func(yield func(Entry) bool) {
-		entries := s.journal.entries()
-		for i := len(entries) - 1; i >= 0; i-- {
-			if !yield(entries[i].redacted()) {
-				return
-			}
-		}
+		s.journal.mu.Lock()
+		from := s.journal.next
+		s.journal.mu.Unlock()
+		s.journal.backward(from, nil, yield)
 	}
+}
+
+// JournalBefore returns an iterator, as [Server.JournalBackward] does,
+// over the entries older than the one whose operation id is beforeID (all
+// of them for ""), and only those for which keep, when not nil, returns
+// true; and whether beforeID is "" or the id of an entry the journal
+// keeps (see [Server.JournalLeft] for one that is not). keep sees each
+// entry without its bodies (RequestBody and ResponseBody are empty):
+// they are redacted, which costs, only for the entries yielded. Finding
+// beforeID costs the same however long the journal is, and so does each
+// entry the iteration yields or that keep refuses: a page of a filtered
+// journal costs in proportion to its size and the entries passed over.
+func (s *Server) JournalBefore(beforeID string, keep func(Entry) bool) (entries iter.Seq[Entry], found bool) {
+	j := &s.journal
+	j.mu.Lock()
+	from, found := j.next, true
+	if beforeID != "" {
+		from, found = j.byID[beforeID]
+	}
+	j.mu.Unlock()
+	if !found {
+		return func(func(Entry) bool) {}, false
+	}
+	return func(yield func(Entry) bool) { j.backward(from, keep, yield) }, true
 }
 
 // entries copies the entries kept, oldest first. The copies share their
@@ -333,7 +459,7 @@ func (s *Server) ClearJournal() {
 	for j.n > 0 {
 		j.dropOldest()
 	}
-	j.chunks, j.head = nil, 0
+	j.chunks, j.starts, j.head, j.byID = nil, nil, 0, nil
 }
 
 // JournalLeft reports whether operationID may be the id of an entry that

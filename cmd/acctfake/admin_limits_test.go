@@ -1,0 +1,160 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/acctapi/acctapi"
+	"github.com/acctapi/acctapi/fake"
+)
+
+// inProcess is an admin API over an in-memory fake, called without a
+// listener, so that a test can count what one request allocates.
+type inProcess struct {
+	srv *fake.Server
+	a   *admin
+}
+
+func newInProcess(t testing.TB) inProcess {
+	t.Helper()
+	srv, err := fake.New(fake.WithoutListener(), fake.WithIDSeed(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Close)
+	return inProcess{srv: srv, a: newAdmin(srv, "admin-token", nil)}
+}
+
+// adm serves one admin request and returns the recorder.
+func (p inProcess) adm(method, path, body string) *httptest.ResponseRecorder {
+	r := httptest.NewRequest(method, adminPrefix+path, strings.NewReader(body))
+	r.Header.Set("Authorization", "Bearer admin-token")
+	if body != "" {
+		r.Header.Set("Content-Type", "application/json")
+	}
+	w := httptest.NewRecorder()
+	p.a.ServeHTTP(w, r)
+	return w
+}
+
+// api sends n GETs of path to the fake with its first account's key.
+func (p inProcess) api(t testing.TB, n int, path string) {
+	t.Helper()
+	key := p.srv.Accounts()[0].APIKeys[0]
+	for range n {
+		req, _ := http.NewRequest("GET", p.srv.URL+path, nil)
+		req.Header.Set("Authorization", "Bearer "+key)
+		req.Header.Set("Service-Version", acctapi.APIVersion)
+		resp, err := p.srv.HTTPClient().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+	}
+}
+
+// mallocs is the number of heap allocations fn makes.
+func mallocs(fn func()) uint64 {
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	fn()
+	runtime.ReadMemStats(&after)
+	return after.Mallocs - before.Mallocs
+}
+
+// TestAdminJournalPageCost pins that a page of the journal costs what it
+// holds and what its filter passes over, not the journal's length,
+// counted in allocations: before, every page copied the journal and
+// redacted each entry it walked past, a filter that matched nothing
+// redacting every one (2,000 entries: over 2,000 allocations a page), and
+// before_id walked from the newest entry to it.
+func TestAdminJournalPageCost(t *testing.T) {
+	p := newInProcess(t)
+	const n = 2000
+	p.api(t, n, "/service_users/service_nope") // 404, each with a body
+	page := func(query string) journalPage {
+		w := p.adm("GET", "journal?"+query, "")
+		if w.Code != 200 {
+			t.Fatalf("GET journal?%s: %d %s", query, w.Code, w.Body)
+		}
+		var pg journalPage
+		if err := json.Unmarshal(w.Body.Bytes(), &pg); err != nil {
+			t.Fatal(err)
+		}
+		return pg
+	}
+	all := page("limit=100")
+	oldest := all.Entries[len(all.Entries)-1].ID
+	for range n/100 - 1 {
+		next := page("limit=100&before_id=" + all.Entries[len(all.Entries)-1].ID)
+		if len(next.Entries) == 0 {
+			break
+		}
+		all, oldest = next, next.Entries[len(next.Entries)-1].ID
+	}
+	for _, query := range []string{"method=DELETE", "status=500", "path=/api_keys/*", "limit=5&before_id=" + oldest} {
+		if got := mallocs(func() { page(query) }); got > n/4 {
+			t.Errorf("GET journal?%s over %d entries: %d allocations; want at most %d", query, n, got, n/4)
+		}
+	}
+	if got := page("limit=5&before_id=" + oldest); len(got.Entries) != 0 || got.NextPageURI != nil {
+		t.Errorf("before the oldest entry: %d entries, next %v", len(got.Entries), got.NextPageURI)
+	}
+}
+
+// TestAdminLongPatterns pins that a path pattern longer than
+// fake.MaxPatternBytes is refused with 400 naming "path", in a journal
+// filter and in a fault: before, a 20,000-byte pattern was taken and
+// matched against each journaled path, or each request, for seconds.
+func TestAdminLongPatterns(t *testing.T) {
+	t.Parallel()
+	p := newInProcess(t)
+	long := "/service_users/*" + strings.Repeat("a", 20000) + "b"
+	for _, w := range []*httptest.ResponseRecorder{
+		p.adm("GET", "journal?path="+long, ""),
+		p.adm("POST", "faults", fmt.Sprintf(`{"path":%q,"status":503}`, long)),
+	} {
+		if w.Code != 400 || !strings.Contains(w.Body.String(), `"field":"path"`) || !strings.Contains(w.Body.String(), "a pattern is at most 256") {
+			t.Errorf("a 20 KB pattern: %d %.300s", w.Code, w.Body)
+		}
+	}
+}
+
+// TestAdminFaultsBounded pins the bound on faults, fake.MaxReactors: one
+// more is refused with 400, and removing them all at once allocates a
+// fixed amount (before, each removal copied the server's list of
+// reactors: 20,000 faults took seconds), after which requests are served.
+func TestAdminFaultsBounded(t *testing.T) {
+	p := newInProcess(t)
+	for i := range fake.MaxReactors {
+		if w := p.adm("POST", "faults", `{"path":"/api_keys","status":503}`); w.Code != 201 {
+			t.Fatalf("fault %d: %d %s", i, w.Code, w.Body)
+		}
+	}
+	w := p.adm("POST", "faults", `{"path":"/api_keys","status":503}`)
+	if w.Code != 400 || !strings.Contains(w.Body.String(), "already has 1000 faults") {
+		t.Errorf("fault 1001: %d %s; want 400", w.Code, w.Body)
+	}
+	if got := mallocs(func() {
+		if w := p.adm("DELETE", "faults", ""); w.Code != 204 {
+			t.Errorf("DELETE faults: %d %s", w.Code, w.Body)
+		}
+	}); got > 200 {
+		t.Errorf("removing %d faults: %d allocations; want at most 200", fake.MaxReactors, got)
+	}
+	if w := p.adm("GET", "faults", ""); w.Body.String() != `{"faults":[]}` {
+		t.Errorf("after DELETE: %s", w.Body)
+	}
+	p.api(t, 1, "/api_keys")
+	for e := range p.srv.JournalBackward() {
+		if e.Status != 200 {
+			t.Errorf("GET /api_keys after removing every fault: %d", e.Status)
+		}
+		break
+	}
+}
