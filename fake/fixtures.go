@@ -64,6 +64,22 @@ var (
 	refName    = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,64}$`)
 )
 
+// MaxFixturesBytes is the most [Server.LoadFixtures] reads: 64 MiB.
+const MaxFixturesBytes = 64 << 20
+
+// readFixtures reads all of r, and refuses it when it is longer than limit
+// bytes: cut, it would be reported as JSON that is not valid.
+func readFixtures(r io.Reader, limit int64) ([]byte, error) {
+	raw, err := io.ReadAll(io.LimitReader(r, limit+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(raw)) > limit {
+		return nil, fmt.Errorf("the input is over %d bytes, the most LoadFixtures reads (MaxFixturesBytes); split it, or seed the rest with Seed", limit)
+	}
+	return raw, nil
+}
+
 // LoadFixtures reads fixtures from r and creates each resource, in order,
 // through the same strict decoding, validation and hooks as the API. It
 // stops at the first failure, naming the fixture; what came before it
@@ -107,8 +123,12 @@ var (
 // "updated_at", even when empty. An endpoint's "tunnel" and "principal"
 // must name a tunnel, and the user or a service user, of its account
 // (through their fixtures' refs), as Seed requires.
+//
+// The fixtures are read whole into memory, and at most [MaxFixturesBytes]
+// of them: a longer input is refused, saying so, before anything is
+// created.
 func (s *Server) LoadFixtures(r io.Reader) error {
-	raw, err := io.ReadAll(io.LimitReader(r, 64<<20))
+	raw, err := readFixtures(r, MaxFixturesBytes)
 	if err != nil {
 		return fmt.Errorf("fake: fixtures: %w", err)
 	}

@@ -2,6 +2,7 @@ package fake_test
 
 import (
 	"fmt"
+	"io"
 	"strings"
 	"testing"
 
@@ -213,4 +214,43 @@ func ExampleServer_LoadFixtures() {
 	// Output:
 	// ci's key is owned by ci: true
 	// second account: second
+}
+
+// spaces reads as n bytes: "[", then spaces.
+type spaces struct{ n, read int }
+
+func (s *spaces) Read(p []byte) (int, error) {
+	if s.read == s.n {
+		return 0, io.EOF
+	}
+	k := min(len(p), s.n-s.read)
+	for i := range k {
+		p[i] = ' '
+	}
+	if s.read == 0 && k > 0 {
+		p[0] = '['
+	}
+	s.read += k
+	return k, nil
+}
+
+// TestFixturesOverLimit pins that fixtures longer than MaxFixturesBytes
+// are refused as such, and nothing created: before, they were cut at 64
+// MiB without a word and then reported as JSON that is not valid.
+func TestFixturesOverLimit(t *testing.T) {
+	t.Parallel()
+	srv, _ := start(t)
+	err := srv.LoadFixtures(&spaces{n: fake.MaxFixturesBytes + 1})
+	if err == nil || !strings.Contains(err.Error(), "over 67108864 bytes, the most LoadFixtures reads") {
+		t.Errorf("fixtures of 64 MiB and a byte: %v; want them refused for their size", err)
+	}
+	// At the limit, they are read (and this input, "[" and spaces, is
+	// then not valid JSON).
+	err = srv.LoadFixtures(&spaces{n: fake.MaxFixturesBytes})
+	if err == nil || strings.Contains(err.Error(), "the most LoadFixtures reads") {
+		t.Errorf("fixtures of 64 MiB: %v; want them read, and refused as JSON", err)
+	}
+	if n := len(fake.List[account.ServiceUser](srv, "")); n != 0 {
+		t.Errorf("%d service users created", n)
+	}
 }
