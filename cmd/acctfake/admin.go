@@ -464,6 +464,16 @@ func (spec *faultSpec) fault() (*fake.Fault, error) {
 	if spec.RetryAfter < 0 {
 		return nil, invalid("retry_after", "retry_after %d: want whole seconds, 0 or more.", spec.RetryAfter)
 	}
+	// What a fault keeps is bounded, as their number is, so that the
+	// faults and their list stay small (path: fake.MaxPatternBytes).
+	for _, m := range []struct {
+		name, v string
+		most int
+	}{{"error_code", spec.ErrorCode, maxFaultCode}, {"msg", spec.Msg, maxFaultMsg}} {
+		if len(m.v) > m.most {
+			return nil, invalid(m.name, "%s is %d bytes long; a fault's %s is at most %d.", m.name, len(m.v), m.name, m.most)
+		}
+	}
 	f := &fake.Fault{Status: spec.Status, Code: spec.ErrorCode, Msg: spec.Msg}
 	if spec.Status == http.StatusTooManyRequests {
 		spec.RetryAfter = max(spec.RetryAfter, 1)
@@ -502,6 +512,13 @@ func (spec *faultSpec) fault() (*fake.Fault, error) {
 	}
 	return f, nil
 }
+
+// maxFaultCode and maxFaultMsg bound a fault's error_code and msg, in
+// bytes.
+const (
+	maxFaultCode = 64
+	maxFaultMsg  = 1024
+)
 
 // faultMembers names a fake.Fault's fields as the admin API's members.
 var faultMembers = map[string]string{"Status": "status", "Code": "error_code", "Msg": "msg", "Header": "retry_after",

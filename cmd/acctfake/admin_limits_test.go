@@ -107,21 +107,34 @@ func TestAdminJournalPageCost(t *testing.T) {
 	}
 }
 
-// TestAdminLongPatterns pins that a path pattern longer than
-// fake.MaxPatternBytes is refused with 400 naming "path", in a journal
-// filter and in a fault: before, a 20,000-byte pattern was taken and
-// matched against each journaled path, or each request, for seconds.
-func TestAdminLongPatterns(t *testing.T) {
+// TestAdminSizesBounded pins what a journal filter and a fault may hold:
+// a path pattern longer than fake.MaxPatternBytes, an error_code over 64
+// bytes and a msg over 1 KiB are refused with 400 naming the member.
+// Before, a 20,000-byte pattern was taken and matched against each
+// journaled path, or each request, for seconds; and a fault's msg of up to
+// the 1 MiB body, a thousand times over, made a list of a gigabyte.
+func TestAdminSizesBounded(t *testing.T) {
 	t.Parallel()
 	p := newInProcess(t)
 	long := "/service_users/*" + strings.Repeat("a", 20000) + "b"
-	for _, w := range []*httptest.ResponseRecorder{
-		p.adm("GET", "journal?path="+long, ""),
-		p.adm("POST", "faults", fmt.Sprintf(`{"path":%q,"status":503}`, long)),
-	} {
-		if w.Code != 400 || !strings.Contains(w.Body.String(), `"field":"path"`) || !strings.Contains(w.Body.String(), "a pattern is at most 256") {
-			t.Errorf("a 20 KB pattern: %d %.300s", w.Code, w.Body)
+	tests := []struct {
+		name  string
+		w     *httptest.ResponseRecorder
+		field string
+		msg   string
+	}{
+		{"journal path", p.adm("GET", "journal?path="+long, ""), "path", "a pattern is at most 256"},
+		{"fault path", p.adm("POST", "faults", fmt.Sprintf(`{"path":%q,"status":503}`, long)), "path", "a pattern is at most 256"},
+		{"fault error_code", p.adm("POST", "faults", fmt.Sprintf(`{"path":"/**","status":503,"error_code":%q}`, strings.Repeat("E", 65))), "error_code", "at most 64"},
+		{"fault msg", p.adm("POST", "faults", fmt.Sprintf(`{"path":"/**","status":503,"msg":%q}`, strings.Repeat("m", 1025))), "msg", "at most 1024"},
+	}
+	for _, tt := range tests {
+		if body := tt.w.Body.String(); tt.w.Code != 400 || !strings.Contains(body, `"field":"`+tt.field+`"`) || !strings.Contains(body, tt.msg) {
+			t.Errorf("%s: %d %.300s; want 400 on %s", tt.name, tt.w.Code, body, tt.field)
 		}
+	}
+	if w := p.adm("POST", "faults", fmt.Sprintf(`{"path":"/**","status":503,"error_code":%q,"msg":%q}`, strings.Repeat("E", 64), strings.Repeat("m", 1024))); w.Code != 201 {
+		t.Errorf("a fault at the bounds: %d %s", w.Code, w.Body)
 	}
 }
 
