@@ -468,7 +468,7 @@ func (spec *faultSpec) fault() (*fake.Fault, error) {
 	// faults and their list stay small (path: fake.MaxPatternBytes).
 	for _, m := range []struct {
 		name, v string
-		most int
+		most    int
 	}{{"error_code", spec.ErrorCode, maxFaultCode}, {"msg", spec.Msg, maxFaultMsg}} {
 		if len(m.v) > m.most {
 			return nil, invalid(m.name, "%s is %d bytes long; a fault's %s is at most %d.", m.name, len(m.v), m.name, m.most)
