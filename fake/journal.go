@@ -157,17 +157,19 @@ func share(a, b int, room int64) (int, int) {
 	}
 }
 
-// cutStrings cuts e's path and query, as cutBody cuts a body, so that the
-// entry without its bodies fits in budget bytes, if its other members
-// leave them room; it reports whether they do. A path and query are
-// longest (about 64 KiB) where bodies are empty (a GET, a 404), so
-// without this the newest request could be too large to keep.
-func (e *journalEntry) cutStrings(budget int64) bool {
+// cutStrings cuts e's path and query, as cutBody cuts a body, so that
+// they fit in budget bytes together with up to half of it for the bodies
+// (which finish then cuts), if the entry's other members leave them room;
+// it reports whether they do. A path and query are longest (about 64 KiB)
+// where bodies are small (a GET, a 404), so without this the newest
+// request could be too large to keep.
+func (e *journalEntry) cutStrings(budget int64, bodies int) bool {
 	room := budget - entryOverhead - int64(len(e.Method)+len(e.OperationID))
 	if room < 0 {
 		return false
 	}
-	nPath, nQuery := share(len(e.Path), len(e.Query), room)
+	strs, _ := share(len(e.Path)+len(e.Query), bodies, room)
+	nPath, nQuery := share(len(e.Path), len(e.Query), int64(strs))
 	e.Path, e.Query = string(cutBody(e.Path, len(e.Path), nPath)), string(cutBody(e.Query, len(e.Query), nQuery))
 	return true
 }
@@ -206,7 +208,7 @@ func (j *journal) add(e journalEntry, dflt int64) {
 	budget := j.budgetNow(dflt)
 	bodies := int64(cap(e.req) + cap(e.resp))
 	base := e.cost() - bodies // the entry without its bodies
-	if base > budget && e.cutStrings(budget) {
+	if base > budget && e.cutStrings(budget, int(bodies)) {
 		base = e.cost() - bodies
 	}
 	if room := budget - base; room >= 0 && (len(e.req) > maxJournalBody || len(e.resp) > maxJournalBody || bodies > room) {

@@ -2,11 +2,14 @@ package fake
 
 import (
 	"fmt"
+	"net/http"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/acctapi/acctapi"
 )
 
 // journalOf returns a server whose journal holds n entries with ids
@@ -174,6 +177,9 @@ func TestJournalKeepsNewestLongPath(t *testing.T) {
 			!strings.HasSuffix(e.Query, queryNote)) {
 			t.Errorf("budget %d: path %.40q…, query %.40q…; want each cut, with its note", budget, e.Path, e.Query)
 		}
+		if budget >= 2_000 && e.ResponseBody != `{"error_code":"ERR_NGROK_404","msg":"not found"}` {
+			t.Errorf("budget %d: response body %q; want it whole, the path and query cut instead", budget, e.ResponseBody)
+		}
 		if e.OperationID != "op_2" || e.Method != "GET" {
 			t.Errorf("budget %d: newest %s %s; want op_2 GET", budget, e.OperationID, e.Method)
 		}
@@ -211,5 +217,36 @@ func BenchmarkJournalFilterNone(b *testing.B) {
 		for range entries {
 			b.Fatal("matched")
 		}
+	}
+}
+
+// TestJournalKeepsNewestLongPathServed is the review's case through a
+// server: under a 10,000-byte budget, a GET of a service user whose id is
+// 20,000 bytes long is journaled, as the newest entry, with its 404.
+func TestJournalKeepsNewestLongPathServed(t *testing.T) {
+	t.Parallel()
+	s, err := New(WithoutListener())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	s.SetJournalBudget(10_000)
+	get := func(p string) {
+		req, _ := http.NewRequest("GET", s.URL+p, nil)
+		req.Header.Set("Authorization", "Bearer "+s.APIKey())
+		req.Header.Set("Service-Version", acctapi.APIVersion)
+		resp, err := s.HTTPClient().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+	}
+	get("/service_users")
+	get("/service_users/service_" + strings.Repeat("a", 20_000))
+	for e := range s.JournalBackward() {
+		if e.Status != 404 || !strings.HasPrefix(e.Path, "/service_users/service_aaa") || !strings.Contains(e.Path, "[cut: 20023 bytes in all]") {
+			t.Errorf("newest entry: %d %.60q…; want the 404, its path cut", e.Status, e.Path)
+		}
+		break
 	}
 }
