@@ -290,6 +290,11 @@ func TestDeepComparisonsBounded(t *testing.T) {
 		{deep + ".map(b, b == b)[0]", "_==_: comparing the operands is"},
 		{deep + ".map(b, b != b)[0]", "_!=_: comparing the operands is"},
 		{deep + ".map(b, b[0] in b)[0]", "@in: comparing the operands is"},
+		// Maps are charged by their values too (a review: a mutation that
+		// charged keys only let this run 3 s).
+		{deep + ".map(b, {'k': b} == {'k': b})[0]", "_==_: comparing the operands is"},
+		{deep + ".map(b, {'k': b} != {'k': b})[0]", "_!=_: comparing the operands is"},
+		{deep + ".map(b, {'k': b} in [{'k': b}])[0]", "@in: comparing the operands is"},
 		// 100,000 elements a comparison, within the limit: charged, so the
 		// tenth stops the evaluation.
 		{"[[lists.range(1000)].map(r, lists.range(100).map(i, r))[0]].map(a, lists.range(5000).map(i, a == a))[0].size()", "cost limit"},
