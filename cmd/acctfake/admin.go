@@ -721,10 +721,23 @@ type adminSnapshot struct {
 	snap    *fake.Snapshot
 }
 
+// maxSnapshots is the most snapshots the admin API keeps: each holds the
+// store as it was, which the server's later writes then no longer share.
+const maxSnapshots = 100
+
+// maxAccounts is the most accounts a server of acctfake holds, the first
+// included: the fake finds an account by walking them, and lists each
+// with its keys.
+const maxAccounts = 100
+
 func (a *admin) takeSnapshot(*http.Request, string) (int, any, error) {
 	snap := a.srv.Snapshot()
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	if len(a.snapshots) >= maxSnapshots {
+		return 0, nil, &adminError{status: http.StatusBadRequest, code: acctapi.CodeInvalidValue,
+			msg: fmt.Sprintf("acctfake already keeps %d snapshots, the most it keeps; delete some first (DELETE %ssnapshots/{id}).", maxSnapshots, adminPrefix)}
+	}
 	a.nextID++
 	s := &adminSnapshot{ID: "snap_" + strconv.Itoa(a.nextID), TakenAt: a.clockState().Now, snap: snap}
 	a.snapshots = append(a.snapshots, s)
@@ -825,6 +838,14 @@ func (a *admin) addAccount(r *http.Request, _ string) (int, any, error) {
 		if k == a.token {
 			return 0, nil, invalid(fmt.Sprintf("api_keys[%d]", i), "api_keys[%d] is the admin token, which is not an API key.", i)
 		}
+	}
+	// Under a.mu, so that two requests at once cannot both take the last
+	// place.
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if n := len(a.srv.Accounts()); n >= maxAccounts {
+		return 0, nil, &adminError{status: http.StatusBadRequest, code: acctapi.CodeInvalidValue,
+			msg: fmt.Sprintf("The server already holds %d accounts, the most acctfake holds.", n)}
 	}
 	acct, err := a.srv.AddAccount(fake.Account(in))
 	if fe := (*acctapi.FieldError)(nil); errors.As(err, &fe) {

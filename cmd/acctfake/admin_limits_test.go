@@ -171,3 +171,43 @@ func TestAdminFaultsBounded(t *testing.T) {
 		break
 	}
 }
+
+// TestAdminSnapshotsAndAccountsBounded pins the bounds on what the admin
+// API adds: at most maxSnapshots snapshots and maxAccounts accounts (the
+// first included), 400 beyond; deleting a snapshot makes room for one.
+// Before, each POST added one more without end.
+func TestAdminSnapshotsAndAccountsBounded(t *testing.T) {
+	t.Parallel()
+	p := newInProcess(t)
+	var first string
+	for i := range maxSnapshots {
+		w := p.adm("POST", "snapshots", "")
+		if w.Code != 201 {
+			t.Fatalf("snapshot %d: %d %s", i, w.Code, w.Body)
+		}
+		if i == 0 {
+			var s struct{ ID string }
+			_ = json.Unmarshal(w.Body.Bytes(), &s)
+			first = s.ID
+		}
+	}
+	if w := p.adm("POST", "snapshots", ""); w.Code != 400 || !strings.Contains(w.Body.String(), "already keeps 100 snapshots") {
+		t.Errorf("snapshot %d: %d %s; want 400", maxSnapshots+1, w.Code, w.Body)
+	}
+	p.adm("DELETE", "snapshots/"+first, "")
+	if w := p.adm("POST", "snapshots", ""); w.Code != 201 {
+		t.Errorf("a snapshot after deleting one: %d %s", w.Code, w.Body)
+	}
+
+	for i := 1; i < maxAccounts; i++ {
+		if w := p.adm("POST", "accounts", "{}"); w.Code != 201 {
+			t.Fatalf("account %d: %d %s", i+1, w.Code, w.Body)
+		}
+	}
+	if w := p.adm("POST", "accounts", "{}"); w.Code != 400 || !strings.Contains(w.Body.String(), "already holds 100 accounts") {
+		t.Errorf("account %d: %d %s; want 400", maxAccounts+1, w.Code, w.Body)
+	}
+	if n := len(p.srv.Accounts()); n != maxAccounts {
+		t.Errorf("%d accounts; want %d", n, maxAccounts)
+	}
+}
