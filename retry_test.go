@@ -485,6 +485,8 @@ func TestDeleteRetriedAfterUnknownOutcome(t *testing.T) {
 	}{
 		{name: "connection error, then 404", method: http.MethodDelete, script: []reply{{err: errConn}, notFound}},
 		{name: "503, then 404", method: http.MethodDelete, script: []reply{unavailable, notFound}},
+		{name: "500, then 404", method: http.MethodDelete, script: []reply{{status: 500}, notFound}},
+		{name: "504, then 404", method: http.MethodDelete, script: []reply{{status: 504}, notFound}},
 		{name: "connection error, 429, then 404", method: http.MethodDelete, script: []reply{{err: errConn}, tooMany("1"), notFound}},
 		{name: "real service's 404 after a connection error", method: http.MethodDelete, script: []reply{{err: errConn}, realNotFound}},
 		{name: "404 at once", method: http.MethodDelete, script: []reply{notFound}, wantErr: true},
@@ -634,4 +636,27 @@ func virtualSince(t *testing.T, start time.Time) time.Duration {
 		t.Fatal("virtualSince outside a testing/synctest bubble: it would measure the wall clock")
 	}
 	return time.Since(start)
+}
+
+// TestBackoffJitter checks the equal jitter RetryPolicy documents: each
+// delay drawn from [delay/2, delay], spread over the range (a mutation that
+// always waited the whole delay survived every other test). With 200
+// draws, a correct policy leaves the lowest tenth or the highest tenth of
+// the range empty with a probability below 1e-9.
+func TestBackoffJitter(t *testing.T) {
+	t.Parallel()
+	p := RetryPolicy{MaxAttempts: 5, BaseDelay: time.Second}
+	for n, d := range map[int]time.Duration{1: time.Second, 3: 4 * time.Second} {
+		lo, hi := d, time.Duration(0)
+		for range 200 {
+			got := p.backoff(n)
+			if got < d/2 || got > d {
+				t.Fatalf("backoff(%d) = %v, want it in [%v, %v]", n, got, d/2, d)
+			}
+			lo, hi = min(lo, got), max(hi, got)
+		}
+		if lo > d/2+d/20 || hi < d-d/20 {
+			t.Errorf("backoff(%d) drew from [%v, %v] only; want the whole of [%v, %v]", n, lo, hi, d/2, d)
+		}
+	}
 }
