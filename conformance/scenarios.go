@@ -119,6 +119,9 @@ func (s *suite) testQueries(t *testing.T) {
 		{"limit=0", acctapi.CodeBadLimit},
 		{"limit=101", acctapi.CodeBadLimit},
 		{"limit=ten", acctapi.CodeBadLimit},
+		{"limit=%2B5", acctapi.CodeBadLimit}, // a sign is not part of the integer
+		{"limit=+5", acctapi.CodeBadLimit},   // " 5" in a query string
+		{"limit=5.0", acctapi.CodeBadLimit},
 		{"limit=1&limit=2", acctapi.CodeRepeatedQueryParam},
 		{"colour=red", acctapi.CodeUnknownQueryParam},
 	} {
