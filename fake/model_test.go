@@ -88,12 +88,12 @@ func TestModelCoversEveryResource(t *testing.T) {
 // back when t ends. A test that calls it must not be parallel.
 //
 // It reports whether the run is the default short one (no ACCTAPI_LONG,
-// no rapid flag or variable given), whose outcomes are known to be
-// reached.
+// no rapid flag or variable given, no -short: rapid runs a fifth of its
+// checks under -short), whose outcomes are known to be reached.
 func rapidBudget(t *testing.T, checks, steps int) (short bool) {
 	t.Helper()
 	seed := fixedSeed
-	short = true
+	short = !testing.Short()
 	if os.Getenv("ACCTAPI_LONG") == "1" {
 		checks, steps, seed = 10000, 50, 0 // seed 0: random
 		short = false
