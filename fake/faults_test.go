@@ -624,6 +624,8 @@ func TestFaultTargetsChecked(t *testing.T) {
 		{"trailing slash", func() { srv.FailNext("", "/service_users/", 1, 503) }, `pattern "/service_users/" matches no path`},
 		{"no path with that method", func() { srv.RateLimitNext("PATCH", "/service_users", 1, 0) }, `RateLimitNext: pattern "/service_users" matches no path the fake serves with PATCH`},
 		{"no path under it", func() { srv.React("", "/nothing/**", noop) }, `pattern "/nothing/**" matches no path`},
+		{"pattern too long", func() { srv.FailNext("", "/service_users/*"+strings.Repeat("a", 20000)+"b", 1, 503) }, `is 20017 bytes long; a pattern is at most 256`},
+		{"pattern too long for Latency", func() { srv.Latency("", "/"+strings.Repeat("a", 256), time.Second) }, `is 257 bytes long; a pattern is at most 256`},
 		{"status 42", func() { srv.FailNext("GET", "/service_users", 1, 42) }, "FailNext: status 42 is not from 400 to 599"},
 		{"status 0", func() { srv.FailNext("GET", "/service_users", 1, 0) }, "FailNext: status 0 is not from 400 to 599"},
 		{"status 200", func() { srv.FailNext("GET", "/service_users", 1, 200) }, "FailNext: status 200 is not from 400 to 599"},
@@ -818,5 +820,38 @@ func TestDropResentOverTCP(t *testing.T) {
 	}
 	if dropped != 3 {
 		t.Errorf("%d dropped entries in the journal, want 3", dropped)
+	}
+}
+
+// TestReactorsBounded pins MaxReactors: a server holds at most so many
+// reactors, React and the helpers panic on one more, naming the bound,
+// and removing one makes room. Before, reactors were added without end,
+// each request running past all of them.
+func TestReactorsBounded(t *testing.T) {
+	t.Parallel()
+	srv, _ := start(t)
+	noop := func(*http.Request) *fake.Fault { return nil }
+	var removes []func()
+	for range fake.MaxReactors {
+		removes = append(removes, srv.React("", "/**", noop))
+	}
+	for name, add := range map[string]func(){
+		"React":    func() { srv.React("", "/**", noop) },
+		"FailNext": func() { srv.FailNext("", "/**", 1, 503) },
+		"Latency":  func() { srv.Latency("", "/**", time.Second) },
+	} {
+		func() {
+			defer func() {
+				if msg := fmt.Sprint(recover()); !strings.Contains(msg, name+": the server already has 1000 reactors") {
+					t.Errorf("%s beyond MaxReactors: panic %q", name, msg)
+				}
+			}()
+			add()
+		}()
+	}
+	removes[0]()
+	srv.FailNext("", "/**", 1, 503)
+	if r := raw(t, srv, "GET", "/service_users", nil, ""); r.status != 503 {
+		t.Errorf("the fault added after removing one: %d", r.status)
 	}
 }
