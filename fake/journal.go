@@ -391,9 +391,8 @@ func (s *Server) Journal() []Entry {
 // JournalBackward returns an iterator over the entries of [Server.Journal],
 // newest first: those kept when iteration starts, less any dropped (for
 // room) before it reaches them. It redacts each entry's bodies only when
-// it is reached, and each step costs the same however long the journal
-// is, so that looking at the last few entries of a long journal costs
-// little.
+// it is reached, and never copies the journal, so that looking at the
+// last few entries of a long journal costs little.
 func (s *Server) JournalBackward() iter.Seq[Entry] {
 	return func(yield func(Entry) bool) {
 		s.journal.mu.Lock()
@@ -409,10 +408,10 @@ func (s *Server) JournalBackward() iter.Seq[Entry] {
 // true; and whether beforeID is "" or the id of an entry the journal
 // keeps (see [Server.JournalLeft] for one that is not). keep sees each
 // entry without its bodies (RequestBody and ResponseBody are empty):
-// they are redacted, which costs, only for the entries yielded. Finding
-// beforeID costs the same however long the journal is, and so does each
-// entry the iteration yields or that keep refuses: a page of a filtered
-// journal costs in proportion to its size and the entries passed over.
+// they are redacted, which costs, only for the entries yielded. beforeID
+// is found through an index, and the journal is never copied: a page of
+// a filtered journal costs in proportion to the entries it yields and
+// those keep refuses, not to the journal's length.
 func (s *Server) JournalBefore(beforeID string, keep func(Entry) bool) (entries iter.Seq[Entry], found bool) {
 	j := &s.journal
 	j.mu.Lock()
