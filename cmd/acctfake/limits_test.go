@@ -7,8 +7,10 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/acctapi/acctapi"
 )
@@ -163,12 +165,18 @@ func (zeros) Read(p []byte) (int, error) {
 }
 
 // readUntilClosed reads from conn until the server closes it and returns
-// what it sent. It sets no deadline of its own: a server that never cuts
-// the client off fails the test at go test's -timeout, whatever the
-// machine's speed.
+// what it sent. It waits until shortly before go test's -timeout
+// (testDeadline), whatever the machine's speed: a server that never cuts
+// the client off fails the test, naming that.
 func readUntilClosed(t *testing.T, conn net.Conn) string {
 	t.Helper()
+	if d, ok := testDeadline(t); ok {
+		_ = conn.SetReadDeadline(d)
+	}
 	b, err := io.ReadAll(bufio.NewReader(conn))
+	if errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Fatalf("the server never closed the connection; it sent %q", b)
+	}
 	if err != nil && !errors.Is(err, net.ErrClosed) && !strings.Contains(err.Error(), "connection reset") {
 		t.Fatalf("reading until the server closes: %v", err)
 	}
@@ -222,4 +230,22 @@ func TestSlowBodyCutOff(t *testing.T) {
 func firstLine(s string) string {
 	l, _, _ := strings.Cut(s, "\r\n")
 	return l
+}
+
+// testDeadline is shortly before go test's -timeout ends the run, if it
+// has one: a test that waits for something that never happens stops
+// waiting then and fails naming it, instead of a panic that loses every
+// other result. It bounds nothing that should happen.
+func testDeadline(t *testing.T) (time.Time, bool) {
+	d, ok := t.Deadline()
+	return d.Add(-10 * time.Second), ok
+}
+
+// beforeTimeout is a channel that receives at testDeadline, or never.
+func beforeTimeout(t *testing.T) <-chan time.Time {
+	d, ok := testDeadline(t)
+	if !ok {
+		return nil
+	}
+	return time.After(time.Until(d))
 }

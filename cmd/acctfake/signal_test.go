@@ -19,10 +19,11 @@ import (
 // which runs main when ACCTFAKE_RUN_MAIN is set (see TestMain).
 type process struct {
 	program
-	cmd    *exec.Cmd
-	stderr chan string // its lines on standard error
-	done   chan struct{}
-	code   int // the exit status, once done is closed
+	cmd      *exec.Cmd
+	stderr   chan string   // its lines on standard error, while the buffer has room
+	shutdown chan struct{} // closed when it says it is shutting down
+	done     chan struct{}
+	code     int // the exit status, once done is closed
 }
 
 // startProcess starts the program with args on a free port. With
@@ -64,11 +65,16 @@ func startProcess(t *testing.T, ignoreSIGINT bool, args ...string) *process {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	p := &process{cmd: cmd, stderr: make(chan string, 100), done: make(chan struct{})}
+	p := &process{cmd: cmd, stderr: make(chan string, 100), shutdown: make(chan struct{}), done: make(chan struct{})}
 	go func() {
 		sc := bufio.NewScanner(stderr)
+		said := false
 		for sc.Scan() {
 			t.Logf("acctfake: %s", sc.Text())
+			if !said && strings.Contains(sc.Text(), "shutting down") {
+				said = true
+				close(p.shutdown)
+			}
 			select {
 			case p.stderr <- sc.Text():
 			default:
@@ -107,7 +113,11 @@ func (p *process) signal(t *testing.T, sig syscall.Signal) {
 // exitStatus waits for the program to end and returns its exit status.
 func (p *process) exitStatus(t *testing.T) int {
 	t.Helper()
-	<-p.done
+	select {
+	case <-p.done:
+	case <-beforeTimeout(t):
+		t.Fatal("the program has not exited")
+	}
 	if p.code == -1 || p.cmd.ProcessState.ExitCode() == -1 {
 		t.Fatalf("the program did not exit by itself: %v", p.cmd.ProcessState)
 	}
@@ -117,10 +127,11 @@ func (p *process) exitStatus(t *testing.T) int {
 // awaitShutdown waits until the program says it is shutting down.
 func (p *process) awaitShutdown(t *testing.T) {
 	t.Helper()
-	for line := range p.stderr {
-		if strings.Contains(line, "shutting down") {
-			return
-		}
+	select {
+	case <-p.shutdown:
+		return
+	case <-p.done:
+	case <-beforeTimeout(t):
 	}
 	t.Fatal("the program never said it was shutting down")
 }
