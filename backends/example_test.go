@@ -67,3 +67,18 @@ func ExampleHTTPResponseCreate_Validate() {
 	// acctapi: headers.Bad Name: is not a valid header name
 	// acctapi: status_code: is 600; must be from 100 to 599
 }
+
+// A tunnel group matches on at most MaxLabels labels; more are refused
+// before anything is sent, with the real service's label count code.
+func ExampleCheckLabels() {
+	labels := map[string]string{}
+	for i := range backends.MaxLabels + 1 {
+		labels[fmt.Sprintf("l%03d", i)] = "v"
+	}
+	err := backends.CheckLabels(labels)
+	fmt.Println(err)
+	fmt.Println(acctapi.HasCode(err, acctapi.CodeLabelCountLimit))
+	// Output:
+	// acctapi: labels: has 101 labels; at most 100 are allowed
+	// true
+}

@@ -1,6 +1,7 @@
 package backends_test
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/acctapi/acctapi"
@@ -95,5 +96,42 @@ func TestValidateTunnelGroup(t *testing.T) {
 		{"update: empty value", &backends.TunnelGroupUpdate{Labels: &map[string]string{"app": ""}}, invalid("labels.app")},
 		{"update: empty key", &backends.TunnelGroupUpdate{Labels: &map[string]string{"": "api"}}, invalid("labels")},
 		{"update: one-byte key and value", &backends.TunnelGroupUpdate{Labels: &map[string]string{"a": "b"}}, nil},
+	})
+}
+
+// TestValidateBounds checks each collection's bound, at it and one past
+// it, on create and update: one error on the collection, whatever its
+// members hold (101 empty ids are one error, not 101).
+func TestValidateBounds(t *testing.T) {
+	ids := func(n int) []string {
+		out := make([]string, n)
+		for i := range out {
+			out[i] = fmt.Sprintf("bkdhr_%d", i)
+		}
+		return out
+	}
+	strs := func(n int, key string) map[string]string {
+		out := map[string]string{}
+		for i := range n {
+			out[fmt.Sprintf(key, i)] = "v"
+		}
+		return out
+	}
+	over := backends.MaxFailoverBackends + 1
+	tooManyIDs, empties := ids(over), make([]string, over)
+	tooManyHeaders, tooManyLabels := strs(backends.MaxHeaders+1, "X-H%d"), strs(backends.MaxLabels+1, "l%d")
+	badHeaders := strs(backends.MaxHeaders+1, "bad header %d")
+	apitest.RunValidate(t, []apitest.ValidateCase{
+		{"failover create: at the bound", &backends.FailoverCreate{Backends: ids(backends.MaxFailoverBackends)}, nil},
+		{"failover create: past it", &backends.FailoverCreate{Backends: tooManyIDs}, []string{"backends " + acctapi.CodeInvalidValue}},
+		{"failover create: past it, all empty", &backends.FailoverCreate{Backends: empties}, []string{"backends " + acctapi.CodeInvalidValue}},
+		{"failover update: past it", &backends.FailoverUpdate{ID: "bkdfo_1", Backends: &tooManyIDs}, []string{"backends " + acctapi.CodeInvalidValue}},
+		{"http response create: at the bound", &backends.HTTPResponseCreate{StatusCode: 200, Headers: strs(backends.MaxHeaders, "X-H%d")}, nil},
+		{"http response create: past it", &backends.HTTPResponseCreate{StatusCode: 200, Headers: tooManyHeaders}, []string{"headers " + acctapi.CodeInvalidValue}},
+		{"http response create: past it, all bad", &backends.HTTPResponseCreate{StatusCode: 200, Headers: badHeaders}, []string{"headers " + acctapi.CodeInvalidValue}},
+		{"http response update: past it", &backends.HTTPResponseUpdate{ID: "bkdhr_1", Headers: &tooManyHeaders}, []string{"headers " + acctapi.CodeInvalidValue}},
+		{"tunnel group create: at the bound", &backends.TunnelGroupCreate{Labels: strs(backends.MaxLabels, "l%d")}, nil},
+		{"tunnel group create: past it", &backends.TunnelGroupCreate{Labels: tooManyLabels}, []string{"labels " + acctapi.CodeLabelCountLimit}},
+		{"tunnel group update: past it", &backends.TunnelGroupUpdate{ID: "bkdtg_1", Labels: &tooManyLabels}, []string{"labels " + acctapi.CodeLabelCountLimit}},
 	})
 }

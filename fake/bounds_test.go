@@ -228,3 +228,23 @@ func TestNoRouteNamesEscapedPath(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkAddAccount adds accounts of 1,000 initial keys to a server that
+// holds 50 such accounts: its cost must not grow with what the server
+// holds, nor with the square of the keys given.
+func BenchmarkAddAccount(b *testing.B) {
+	srv, _ := start(b)
+	for i := range 50 {
+		if _, err := srv.AddAccount(fake.Account{APIKeys: tokens(fmt.Sprintf("held%d", i), 1000)}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		i++
+		if _, err := srv.AddAccount(fake.Account{APIKeys: tokens(fmt.Sprintf("new%d", i), 1000)}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -312,3 +312,25 @@ func TestJSONErrorRewriteLeavesOthers(t *testing.T) {
 		t.Error("net/http's own 400 was not rewritten")
 	}
 }
+
+// TestMaxResourcesFlag checks -max-resources: the account's initial key
+// and one service user fill a bound of 2, and the next create is 409 in
+// the contract's body; a bound under 1 is a usage error.
+func TestMaxResourcesFlag(t *testing.T) {
+	t.Parallel()
+	var stderr strings.Builder
+	if got := run(t.Context(), []string{"-max-resources", "0"}, io.Discard, &stderr); got != 2 || stderr.Len() == 0 {
+		t.Errorf("-max-resources 0: exit %d (stderr %q), want 2", got, stderr.String())
+	}
+	p := startProgram(t, "-max-resources", "2")
+	if r := do(t, "POST", p.base+"/service_users", p.key, `{"name":"ci"}`); r.status != http.StatusCreated {
+		t.Fatalf("first create: %d %s", r.status, r.body)
+	}
+	r := do(t, "POST", p.base+"/service_users", p.key, `{"name":"ops"}`)
+	if r.status != http.StatusConflict {
+		t.Fatalf("create past the bound: %d %s, want 409", r.status, r.body)
+	}
+	if code, _ := r.errorBody(t); code != acctapi.CodeResourceLimit {
+		t.Errorf("create past the bound: %s, want %s", code, acctapi.CodeResourceLimit)
+	}
+}

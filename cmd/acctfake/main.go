@@ -61,6 +61,9 @@
 //	-clock-start TIME     the manual clock's start, RFC 3339 (default: the time acctfake starts)
 //	-journal-budget BYTES the most memory the journal holds (default 64 MiB): oldest entries dropped
 //	                      first; the newest request always kept, its bodies cut to fit; 0 keeps none
+//	-max-resources N      the most resources each account stores, every kind together, initial keys
+//	                      included (default 200000, fake.DefaultMaxResources); a create beyond is 409
+//	                      ERR_ACCTAPI_RESOURCE_LIMIT
 //	-grace D              how long requests in flight may finish after a signal (default 10s)
 //	-request-timeout D    answer 503 to a request still running after D (default 25s)
 //	-max-header-bytes N   request line and headers beyond N bytes are answered 431 (default 64 KiB)
@@ -138,6 +141,7 @@ type config struct {
 	manualClock   bool
 	clockStart    time.Time
 	journalBudget int64
+	maxResources  int
 
 	grace             time.Duration // for requests in flight after a signal
 	requestTimeout    time.Duration // a request still running is answered 503
@@ -166,6 +170,7 @@ func parseFlags(args []string, stderr io.Writer) (config, int) {
 	clock := fs.String("clock", "real", `the server's clock: "real", or "manual" (moved only through the admin API)`)
 	start := fs.String("clock-start", "", "the manual clock's start, RFC 3339 (default: now)")
 	fs.Int64Var(&cfg.journalBudget, "journal-budget", fake.DefaultJournalBudget, "the most bytes of memory the request journal holds: oldest entries dropped first; the newest request is always kept, its bodies cut to fit; 0 keeps none")
+	fs.IntVar(&cfg.maxResources, "max-resources", fake.DefaultMaxResources, "the most resources each account stores, every kind together; a create beyond is answered 409")
 	fs.DurationVar(&cfg.grace, "grace", 10*time.Second, "how long requests in flight may finish after SIGINT or SIGTERM")
 	fs.DurationVar(&cfg.requestTimeout, "request-timeout", 25*time.Second, "answer 503 to a request still running after this long (under -write-timeout)")
 	fs.IntVar(&cfg.maxHeaderBytes, "max-header-bytes", 64<<10, "answer 431 to a request line and headers larger than this")
@@ -210,6 +215,9 @@ func parseFlags(args []string, stderr io.Writer) (config, int) {
 	if cfg.adminToken != "" && cfg.adminToken == cfg.apiKey {
 		return bad("-admin-token is the same as -api-key: the admin token must not authenticate to the account API")
 	}
+	if cfg.maxResources < 1 {
+		return bad("-max-resources %d: want at least 1", cfg.maxResources)
+	}
 	if cfg.journalBudget < 0 {
 		return bad("-journal-budget %d: want 0 or more bytes", cfg.journalBudget)
 	}
@@ -245,7 +253,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "acctfake: %v\n", err)
 		return 1
 	}
-	opts := []fake.Option{fake.WithoutListener()}
+	opts := []fake.Option{fake.WithoutListener(), fake.WithMaxResources(cfg.maxResources)}
 	if cfg.apiKey != "" {
 		opts = append(opts, fake.WithAccount(fake.Account{APIKeys: []string{cfg.apiKey}}))
 	}
