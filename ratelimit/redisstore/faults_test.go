@@ -114,8 +114,21 @@ func TestRestartUnderLoad(t *testing.T) {
 	}
 	// await waits, on the goroutines' progress rather than a clock, until
 	// every mode has done what done asks for.
+	// Shortly before go test's -timeout, it fails naming the phase,
+	// instead of a panic that loses the other results and the servers.
+	var deadline <-chan time.Time
+	if d, ok := t.Deadline(); ok {
+		deadline = time.After(time.Until(d) - 10*time.Second)
+	}
 	await := func(done func(*run) bool) {
-		for range progress {
+		for {
+			select {
+			case <-progress:
+			case <-deadline:
+				o, c := runs[ratelimit.FailOpen], runs[ratelimit.FailClosed]
+				t.Fatalf("in phase %d the decisions never did what the test waits for: failing open %d ok, %d failed; failing closed %d ok, %d failed",
+					phase.Load(), o.ok.Load(), o.failed.Load(), c.ok.Load(), c.failed.Load())
+			}
 			if done(runs[ratelimit.FailOpen]) && done(runs[ratelimit.FailClosed]) {
 				return
 			}

@@ -53,6 +53,7 @@ func Start(tb testing.TB) string {
 func Launch(bin, dir string, port int) (*exec.Cmd, error) {
 	cmd := exec.Command(bin, "--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--dir", dir,
 		"--save", "", "--appendonly", "no", "--daemonize", "no", "--loglevel", "notice")
+	dieWithParent(cmd)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		return nil, err
