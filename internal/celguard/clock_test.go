@@ -6,7 +6,9 @@ import (
 	"time"
 
 	"github.com/google/cel-go/cel"
+	"github.com/google/cel-go/common/operators"
 	"github.com/google/cel-go/common/types"
+	"github.com/google/cel-go/common/types/ref"
 )
 
 func TestParseDuration(t *testing.T) {
@@ -166,6 +168,38 @@ func TestGrammarInList(t *testing.T) {
 		err := g.Check(ast.NativeRep().Expr())
 		if (err == nil) != (tt.err == "") || err != nil && !strings.Contains(err.Error(), tt.err) {
 			t.Errorf("Check(%s) = %v, want %q", tt.expr, err, tt.err)
+		}
+	}
+}
+
+// TestCallCosts pins the cost model's numbers, which the filter and
+// selector bounds rest on: the tests that compare the tracker with the
+// estimator cannot see an under-charge both make (mutations that ignored
+// a substring's size, charged in a flat rate for long values, or made
+// parsing cheap survived them).
+func TestCallCosts(t *testing.T) {
+	s := func(n int) ref.Val { return types.String(strings.Repeat("a", n)) }
+	list := func(vs ...ref.Val) ref.Val { return types.NewRefValList(types.DefaultTypeAdapter, vs) }
+	for _, tt := range []struct {
+		name string
+		fn   string
+		args []ref.Val
+		want uint64
+	}{
+		{"== on the shorter", operators.Equals, []ref.Val{s(100), s(50)}, 1 + 5},
+		{"< on the shorter", operators.Less, []ref.Val{s(7), s(100)}, 1 + 1},
+		{"startsWith on the prefix", "startsWith", []ref.Val{s(100), s(25)}, 1 + 3},
+		{"endsWith on the suffix", "endsWith", []ref.Val{s(5), s(41)}, 1 + 5},
+		{"contains on both", "contains", []ref.Val{s(100), s(25)}, 1 + 13},
+		{"in, short value", operators.In, []ref.Val{s(3), list(s(1), s(500), s(2), s(3), s(4))}, 5 * 2},
+		{"in, long value", operators.In, []ref.Val{s(50), list(s(30), s(5))}, (1 + 3) + (1 + 1)},
+		{"size", "size", []ref.Val{s(95)}, 1 + 10},
+		{"timestamp parses", "timestamp", []ref.Val{s(20)}, 10 + 2},
+		{"add parses", "add", []ref.Val{types.Timestamp{}, s(3)}, 10 + 1},
+		{"another call", "other", []ref.Val{s(1000)}, 1},
+	} {
+		if got := *(Costs{}).CallCost(tt.fn, "", tt.args, nil); got != tt.want {
+			t.Errorf("%s: cost %d, want %d", tt.name, got, tt.want)
 		}
 	}
 }
