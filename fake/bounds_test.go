@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -246,5 +247,58 @@ func BenchmarkAddAccount(b *testing.B) {
 		if _, err := srv.AddAccount(fake.Account{APIKeys: tokens(fmt.Sprintf("new%d", i), 1000)}); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// fullFailovers seeds n HTTP response backends and n failovers, each of
+// them holding all n backends, and returns the server.
+func fullFailovers(tb testing.TB, n int) *fake.Server {
+	tb.Helper()
+	srv, _ := start(tb)
+	ids := make([]string, n)
+	for i := range ids {
+		ids[i] = must(fake.Seed[backends.HTTPResponse](srv, "", &backends.HTTPResponseCreate{StatusCode: 204}))(tb).ID
+	}
+	for range n {
+		must(fake.Seed[backends.Failover](srv, "", &backends.FailoverCreate{Backends: ids}))(tb)
+	}
+	return srv
+}
+
+// TestPageOfLargestItems checks that a page of failovers, each of them as
+// large as the bounds allow, is at most limit times one of them (and the
+// page's own few members): the bound on a failover's backends bounds a
+// page.
+func TestPageOfLargestItems(t *testing.T) {
+	srv := fullFailovers(t, backends.MaxFailoverBackends)
+	one := raw(t, srv, "GET", "/backends/failover?limit=1", nil, "")
+	page := raw(t, srv, "GET", "/backends/failover?limit=100", nil, "")
+	if one.status != 200 || page.status != 200 {
+		t.Fatalf("pages answered %d, %d", one.status, page.status)
+	}
+	var p backends.FailoverList
+	page.decode(t, &p)
+	if len(p.Backends) != 100 || len(p.Backends[0].Backends) != backends.MaxFailoverBackends {
+		t.Fatalf("page of %d failovers of %d backends, want 100 of %d", len(p.Backends), len(p.Backends[0].Backends), backends.MaxFailoverBackends)
+	}
+	t.Logf("a page of 100 full failovers: %d bytes; of one: %d bytes", len(page.body), len(one.body))
+	if len(page.body) > 100*len(one.body) {
+		t.Errorf("a page of 100 is %d bytes, over 100 times a page of one (%d bytes)", len(page.body), len(one.body))
+	}
+}
+
+// BenchmarkHeapPerFullFailover reports the heap a failover of
+// MaxFailoverBackends backends holds (bytes/failover), its references'
+// index included.
+func BenchmarkHeapPerFullFailover(b *testing.B) {
+	for b.Loop() {
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		srv := fullFailovers(b, backends.MaxFailoverBackends)
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/float64(backends.MaxFailoverBackends), "bytes/failover")
+		runtime.KeepAlive(srv)
 	}
 }
