@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -332,5 +333,27 @@ func TestMaxResourcesFlag(t *testing.T) {
 	}
 	if code, _ := r.errorBody(t); code != acctapi.CodeResourceLimit {
 		t.Errorf("create past the bound: %s, want %s", code, acctapi.CodeResourceLimit)
+	}
+}
+
+// TestAdminAccountKeyBound checks that POST /_acctfake/accounts refuses
+// more than fake.MaxAccountKeys keys with 400 naming api_keys, and takes
+// that many.
+func TestAdminAccountKeyBound(t *testing.T) {
+	t.Parallel()
+	p := startProgram(t)
+	body := func(prefix string, n int) string {
+		keys := make([]string, n)
+		for i := range keys {
+			keys[i] = fmt.Sprintf(`"%s-%06d"`, prefix, i)
+		}
+		return `{"api_keys":[` + strings.Join(keys, ",") + `]}`
+	}
+	r := do(t, "POST", p.base+"/_acctfake/accounts", p.admin, body("over", fake.MaxAccountKeys+1))
+	if r.status != http.StatusBadRequest || !strings.Contains(r.body, `"field":"api_keys"`) {
+		t.Errorf("%d keys: %d %s, want 400 naming api_keys", fake.MaxAccountKeys+1, r.status, r.body)
+	}
+	if r := do(t, "POST", p.base+"/_acctfake/accounts", p.admin, body("full", fake.MaxAccountKeys)); r.status != http.StatusCreated {
+		t.Errorf("%d keys: %d %.200s, want 201", fake.MaxAccountKeys, r.status, r.body)
 	}
 }
