@@ -143,14 +143,25 @@ func (s *Server) AddAccount(a Account) (Account, error) {
 		if err := s.accts.Insert(tx, a.ID, a.ID, Account{ID: a.ID, UserID: a.UserID}, none{}); err != nil {
 			return err
 		}
+		hashes := make([]tokenHash, len(a.APIKeys))
 		for i, tok := range a.APIKeys {
-			hash := hashToken(tok)
-			key := account.APIKey{ID: s.ids.next("ak", now), CreatedAt: now, OwnerID: a.UserID}
-			// The first Insert refuses another account's initial token,
-			// deleted or not; the second, a key's made through the API.
-			if s.initialTokens.Insert(tx, a.ID, key.ID, none{}, hash) != nil || s.keys.Insert(tx, a.ID, key.ID, key, hash) != nil {
+			// Another account's initial token, deleted or not, and a
+			// key's made through the API are taken; checked first, so
+			// that a refusal makes no key id.
+			hashes[i] = hashToken(tok)
+			_, initial := s.initialTokens.ByToken(tx, string(hashes[i]))
+			if _, live := s.keys.ByToken(tx, string(hashes[i])); initial || live {
 				// Name the key by its place, never by its value.
 				return fmt.Errorf("fake: AddAccount: %w", field.Invalid(fmt.Sprintf("api_keys[%d]", i), "is already in use"))
+			}
+		}
+		for _, hash := range hashes {
+			key := account.APIKey{ID: s.ids.next("ak", now), CreatedAt: now, OwnerID: a.UserID}
+			if err := s.initialTokens.Insert(tx, a.ID, key.ID, none{}, hash); err != nil {
+				return err
+			}
+			if err := s.keys.Insert(tx, a.ID, key.ID, key, hash); err != nil {
+				return err
 			}
 		}
 		return s.usage.Insert(tx, a.ID, a.ID, len(a.APIKeys), none{})
