@@ -123,10 +123,11 @@ func compile(expr string, want *cel.Type, prov *providers) (compiled, error) {
 	return compiled{prog: p, checked: checked}, err
 }
 
-// program plans checked. cel-go's constant folding (OptOptimize) panics
-// on some constants it cannot evaluate, a map literal with a bytes key
-// ({b'a': 1}: "hash of unhashable type types.Bytes", found by a black-box
-// check); that is an expression that does not compile, not a crash.
+// program plans checked. A panic while planning is an expression that does
+// not compile, not a crash: cel-go's constant folding panicked on a map
+// literal with a bytes key ({b'a': 1}, found by a black-box check), which
+// orderLiterals now refuses first; the net stays for what folding may
+// still meet.
 func program(e *cel.Env, checked *cel.Ast, opts []cel.ProgramOption) (p cel.Program, err error) {
 	defer func() {
 		if r := recover(); r != nil {

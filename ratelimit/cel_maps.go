@@ -49,14 +49,30 @@ func (m orderedMap) absent(k ref.Val) bool {
 		return false
 	}
 	if m.longest < 0 {
-		m.longest = 0
-		for it := m.Mapper.Iterator(); it.HasNext() == types.True; {
-			if ks, ok := it.Next().(types.String); ok {
-				m.longest = max(m.longest, len(ks))
-			}
-		}
+		m.measure()
 	}
 	return len(s) > m.longest
+}
+
+// measure sets longest.
+func (m orderedMap) measure() {
+	m.longest = 0
+	for it := m.Mapper.Iterator(); it.HasNext() == types.True; {
+		if ks, ok := it.Next().(types.String); ok {
+			m.longest = max(m.longest, len(ks))
+		}
+	}
+}
+
+// frozen returns v with its index filled in if it is an orderedMap: a
+// constant is shared by every evaluation of its program, which must then
+// only read it (a review's race detector saw two requests fill in one).
+func frozen(v ref.Val) ref.Val {
+	if m, ok := v.(orderedMap); ok {
+		m.Iterator() // sorts the keys
+		m.measure()
+	}
+	return v
 }
 
 func (m orderedMap) Contains(k ref.Val) ref.Val {
@@ -143,7 +159,7 @@ func orderLiterals(i interpreter.InterpretableV2) (interpreter.InterpretableV2, 
 	if !consts {
 		return orderedLiteral{c}, nil
 	}
-	return interpreter.NewConstValue(c.ID(), orderedLiteral{c}.Eval(interpreter.EmptyActivation())), nil
+	return interpreter.NewConstValue(c.ID(), frozen(orderedLiteral{c}.Eval(interpreter.EmptyActivation()))), nil
 }
 
 // validKey reports whether v may be a map key.
@@ -170,7 +186,10 @@ func (o orderedLiteral) Eval(a interpreter.Activation) ref.Val {
 
 func (o orderedLiteral) Exec(frame *interpreter.ExecutionFrame) (v ref.Val) {
 	defer func() {
-		if recover() != nil {
+		if r := recover(); r != nil {
+			if _, ok := r.(interpreter.EvalCancelledError); ok {
+				panic(r) // the cost limit, which the program reports
+			}
 			// A key of another type (dyn(b'a')), which Go cannot hash.
 			v = types.NewErr("a map key must be an int, uint, bool or string")
 		}

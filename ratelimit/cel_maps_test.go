@@ -2,6 +2,7 @@ package ratelimit
 
 import (
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/google/cel-go/common/types"
@@ -49,4 +50,28 @@ func TestOrderedMapLongKeys(t *testing.T) {
 			t.Errorf("%.10v: %d lookups; want 2", k, n-before)
 		}
 	}
+}
+
+// TestConstantMapShared evaluates a constant map literal, which every
+// evaluation of its program shares, from several goroutines at once: it
+// is read only (a review's race detector saw two requests fill in its
+// index), and every one gives the same key.
+func TestConstantMapShared(t *testing.T) {
+	t.Parallel()
+	long := strings.Repeat("z", 300)
+	l := mustLimit(t, keyConfig("{'b': 1, 'a': 2, '"+long+"': 3}.map(k, string(k.size())).join(',') + string(getReqHeader('x')[0] in {'b': 1, 'a': 2, '"+long+"': 3})"))
+	r := newRequest("GET", "http://h/")
+	r.Header.Set("X", strings.Repeat("y", 400))
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			for range 50 {
+				if res := l.EvaluateAt(r, base); res.BucketKey != "1,1,300false" {
+					t.Errorf("key %q (%s); want 1,1,300false", res.BucketKey, res.ErrorMessage)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
 }

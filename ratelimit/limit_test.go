@@ -323,7 +323,7 @@ func TestMapIterationOrdered(t *testing.T) {
 		"[{'q': 1, 'w': 1, 'e': 1, 'r': 1, 't': 1, 'y': 1, 'u': 1, 'i': 1, 'o': 1, 'p': 1}][0].map(k, k)":     sorted,
 		"{'b': {'q': 1, 'w': 1, 'e': 1, 'r': 1, 't': 1, 'y': 1, 'u': 1, 'i': 1, 'o': 1, 'p': 1}}.b.map(k, k)": sorted,
 		"{3: 1, 'a': 1, true: 1, 2u: 1, 1: 1}.map(k, string(k))":                                              "true,1,3,a,2",
-		// Tracked (a comprehension): the literal is charged as before.
+		// Tracked (a comprehension).
 		"lists.range(3).map(i, {'b': i, 'a': i}.map(k, k)[0])": "a,a,a",
 	} {
 		l := mustLimit(t, keyConfig(expr))
