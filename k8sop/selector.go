@@ -323,6 +323,12 @@ func checkComparisons(a *celast.AST) error {
 			return
 		}
 		switch c := e.AsCall(); c.FunctionName() {
+		case operators.In:
+			if a.GetType(c.Args()[0].ID()).Kind() == types.StructKind {
+				// endpoint.tunnel in [null] would compare a reference
+				// that reads as one with empty members (see nullRefs).
+				bad = fmt.Errorf("a reference may be compared only with == null or != null")
+			}
 		case operators.Equals, operators.NotEquals, operators.Less, operators.LessEquals,
 			operators.Greater, operators.GreaterEquals:
 			args := c.Args()

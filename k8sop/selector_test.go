@@ -77,6 +77,7 @@ func TestCompileSelectorsErrors(t *testing.T) {
 		{"empty", ``, "Syntax error"},
 		{"matches", `endpoint.url.matches("a+")`, "matches is not supported"},
 		{"has", `has(endpoint.url)`, "the function has is not supported"},
+		{"reference in a list", `endpoint.tunnel in [null]`, "a reference may be compared only with == null or != null"},
 		{"comprehension", `endpoint.bindings.exists(b, b == "kubernetes")`, "the macro exists is not supported"},
 		{"nested comprehensions", `[1,2,3].all(a, [1,2,3].all(b, a+b > 0))`, "the macro all is not supported"},
 		{"list literal", `endpoint.bindings == ["kubernetes"]`, "a list literal is supported only on the right of in"},
