@@ -14,6 +14,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"pgregory.net/rapid"
+
+	"github.com/acctapi/acctapi/internal/apitest"
 )
 
 // base is a fixed instant used by the tests; it sits on a whole minute, and
@@ -1087,9 +1089,12 @@ func TestContendedBucket(t *testing.T) {
 	done := make(chan Decision)
 	go func() { done <- waitedDecision(at(time.Second)) }()
 	// The decision marks the record before it waits for it.
+	timeout := apitest.BeforeTimeout(t)
 	for b.word0().Load()&uncontended != 0 {
-		if !beforeTimeout(t) {
+		select {
+		case <-timeout:
 			t.Fatal("the decision that waited never marked the record contended")
+		default:
 		}
 		runtime.Gosched()
 	}
@@ -1627,14 +1632,4 @@ func TestForgottenKeyInheritsOverflow(t *testing.T) {
 	if d := swept.AllowAt("a", t1); d.Allowed || d.RetryAfter != time.Second {
 		t.Fatalf("a, forgotten while b's request is in the overflow bucket: %+v; want refused for 1s", d)
 	}
-}
-
-// beforeTimeout reports whether a test may go on waiting for something:
-// until shortly before go test's -timeout (always, without one), so that a
-// wait for what never happens fails naming it rather than ending the run
-// in a panic that loses every other result. It bounds nothing that should
-// happen: the wait is for what takes microseconds.
-func beforeTimeout(t *testing.T) bool {
-	d, ok := t.Deadline()
-	return !ok || time.Until(d) > 10*time.Second
 }

@@ -10,9 +10,9 @@ import (
 	"os"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/acctapi/acctapi"
+	"github.com/acctapi/acctapi/internal/apitest"
 )
 
 // send makes one request to the program and returns its answer, with
@@ -166,11 +166,11 @@ func (zeros) Read(p []byte) (int, error) {
 
 // readUntilClosed reads from conn until the server closes it and returns
 // what it sent. It waits until shortly before go test's -timeout
-// (testDeadline), whatever the machine's speed: a server that never cuts
+// (apitest.Deadline), whatever the machine's speed: a server that never cuts
 // the client off fails the test, naming that.
 func readUntilClosed(t *testing.T, conn net.Conn) string {
 	t.Helper()
-	if d, ok := testDeadline(t); ok {
+	if d, ok := apitest.Deadline(t); ok {
 		_ = conn.SetReadDeadline(d)
 	}
 	b, err := io.ReadAll(bufio.NewReader(conn))
@@ -230,22 +230,4 @@ func TestSlowBodyCutOff(t *testing.T) {
 func firstLine(s string) string {
 	l, _, _ := strings.Cut(s, "\r\n")
 	return l
-}
-
-// testDeadline is shortly before go test's -timeout ends the run, if it
-// has one: a test that waits for something that never happens stops
-// waiting then and fails naming it, instead of a panic that loses every
-// other result. It bounds nothing that should happen.
-func testDeadline(t *testing.T) (time.Time, bool) {
-	d, ok := t.Deadline()
-	return d.Add(-10 * time.Second), ok
-}
-
-// beforeTimeout is a channel that receives at testDeadline, or never.
-func beforeTimeout(t *testing.T) <-chan time.Time {
-	d, ok := testDeadline(t)
-	if !ok {
-		return nil
-	}
-	return time.After(time.Until(d))
 }

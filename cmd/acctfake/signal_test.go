@@ -13,6 +13,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/acctapi/acctapi/internal/apitest"
 )
 
 // process is the program running as a subprocess: this test binary,
@@ -20,7 +22,6 @@ import (
 type process struct {
 	program
 	cmd      *exec.Cmd
-	stderr   chan string   // its lines on standard error, while the buffer has room
 	shutdown chan struct{} // closed when it says it is shutting down
 	done     chan struct{}
 	code     int // the exit status, once done is closed
@@ -65,7 +66,7 @@ func startProcess(t *testing.T, ignoreSIGINT bool, args ...string) *process {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	p := &process{cmd: cmd, stderr: make(chan string, 100), shutdown: make(chan struct{}), done: make(chan struct{})}
+	p := &process{cmd: cmd, shutdown: make(chan struct{}), done: make(chan struct{})}
 	go func() {
 		sc := bufio.NewScanner(stderr)
 		said := false
@@ -75,12 +76,7 @@ func startProcess(t *testing.T, ignoreSIGINT bool, args ...string) *process {
 				said = true
 				close(p.shutdown)
 			}
-			select {
-			case p.stderr <- sc.Text():
-			default:
-			}
 		}
-		close(p.stderr)
 	}()
 	p.program = readStart(t, stdout)
 	go func() {
@@ -115,7 +111,7 @@ func (p *process) exitStatus(t *testing.T) int {
 	t.Helper()
 	select {
 	case <-p.done:
-	case <-beforeTimeout(t):
+	case <-apitest.BeforeTimeout(t):
 		t.Fatal("the program has not exited")
 	}
 	if p.code == -1 || p.cmd.ProcessState.ExitCode() == -1 {
@@ -131,7 +127,7 @@ func (p *process) awaitShutdown(t *testing.T) {
 	case <-p.shutdown:
 		return
 	case <-p.done:
-	case <-beforeTimeout(t):
+	case <-apitest.BeforeTimeout(t):
 	}
 	t.Fatal("the program never said it was shutting down")
 }
