@@ -98,7 +98,8 @@ func (s *scope) child(spec string) *scope {
 // so a body may mix the dialects; but one member given in both (say
 // "monitoring" and "datadog" in one target) is an error, a
 // [*acctapi.FieldError] on that member's path with code
-// [acctapi.CodeInvalidValue].
+// [acctapi.CodeInvalidValue], unless one of the two is null: null is the
+// same as absent, and that one is left out.
 //
 // When there is nothing to rename, body itself is returned. A body that
 // is not one valid JSON value is returned as it is, without an error, for
@@ -164,6 +165,11 @@ func (t *translator) value(s *scope, path string) error {
 	if err != nil {
 		return err
 	}
+	return t.valueFrom(tok, s, path)
+}
+
+// valueFrom writes the value that starts with tok, already read.
+func (t *translator) valueFrom(tok json.Token, s *scope, path string) error {
 	switch v := tok.(type) {
 	case json.Delim:
 		if v == '{' {
@@ -182,10 +188,18 @@ func (t *translator) value(s *scope, path string) error {
 	return nil
 }
 
+// span is where a member of an object was written in the output, from
+// the comma before it (if any), and whether its value is null.
+type span struct {
+	start, end int
+	null       bool
+}
+
 func (t *translator) object(s *scope, path string) error {
 	t.out.WriteByte('{')
-	var seen map[string]string // for a scope with renames: name written → name read
-	for i := 0; t.dec.More(); i++ {
+	var seen map[string]string  // for a scope with renames: name written → name read
+	var spans map[string]span   // and where it was written
+	for n := 0; t.dec.More(); { // n members written
 		tok, err := t.dec.Token()
 		if err != nil {
 			return err
@@ -196,18 +210,36 @@ func (t *translator) object(s *scope, path string) error {
 			out, spec = s.name(in, t.to)
 		}
 		member := joinPath(path, out)
-		if s != nil && len(s.renames) > 0 {
+		vtok, err := t.dec.Token()
+		if err != nil {
+			return err
+		}
+		renames := s != nil && len(s.renames) > 0
+		if renames {
+			// One member in both dialects is an error, unless one of
+			// them is null, which is the same as absent (the contract's
+			// §1): that one is left out.
 			if was, ok := seen[out]; ok && was != in {
-				return field.Invalid(member, "is given in both dialects, as %q and as %q", was, in)
+				switch prev := spans[out]; {
+				case vtok == nil:
+					continue
+				case prev.null:
+					t.cut(prev, spans)
+					n--
+				default:
+					return field.Invalid(member, "is given in both dialects, as %q and as %q", was, in)
+				}
 			}
 			if seen == nil {
-				seen = map[string]string{}
+				seen, spans = map[string]string{}, map[string]span{}
 			}
 			seen[out] = in
 		}
-		if i > 0 {
+		start := t.out.Len()
+		if n > 0 {
 			t.out.WriteByte(',')
 		}
+		n++
 		if err := t.str(out); err != nil {
 			return err
 		}
@@ -216,8 +248,11 @@ func (t *translator) object(s *scope, path string) error {
 		if s != nil {
 			child = s.child(spec)
 		}
-		if err := t.value(child, member); err != nil {
+		if err := t.valueFrom(vtok, child, member); err != nil {
 			return err
+		}
+		if renames {
+			spans[out] = span{start: start, end: t.out.Len(), null: vtok == nil}
 		}
 	}
 	if _, err := t.dec.Token(); err != nil { // '}'
@@ -225,6 +260,26 @@ func (t *translator) object(s *scope, path string) error {
 	}
 	t.out.WriteByte('}')
 	return nil
+}
+
+// cut removes the member written at sp from the output, with the comma
+// that joined it to the members around it, and moves the spans after it.
+func (t *translator) cut(sp span, spans map[string]span) {
+	b := t.out.Bytes()
+	end := sp.end
+	if b[sp.start] != ',' && end < len(b) && b[end] == ',' {
+		end++ // the first member: the next one's comma goes with it
+	}
+	rest := append([]byte(nil), b[end:]...)
+	t.out.Truncate(sp.start)
+	t.out.Write(rest)
+	for k, o := range spans {
+		if o.start > sp.start {
+			o.start -= end - sp.start
+			o.end -= end - sp.start
+			spans[k] = o
+		}
+	}
 }
 
 func (t *translator) array(s *scope, path string) error {
