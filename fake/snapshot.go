@@ -23,7 +23,8 @@ func (s *Server) Snapshot() *Snapshot {
 // Restore puts the server back in the state snap saved. It waits for
 // writes in progress. A snapshot can be restored any number of times.
 // Restoring costs time in proportion to the service users and API keys snap
-// holds (their names and tokens are indexed again), and nothing for the rest.
+// holds (their names and tokens, the accounts' initial tokens included, are
+// indexed again), and nothing for the rest.
 //
 // snap must be a snapshot this server's Snapshot made: Restore panics on a
 // nil or zero Snapshot, and on a snapshot of another server, whose

@@ -111,8 +111,9 @@ func TestHTTP10WithoutHost(t *testing.T) {
 	}
 }
 
-// TestNetHTTPAnswersFirst pins what README lists as net/http's to answer,
-// in plain text, before any handler runs.
+// TestNetHTTPAnswersFirst pins what README lists as net/http's to answer
+// before any handler runs: the status of each (acctfake rewrites the
+// bodies in JSON: TestNetHTTPAnswersInJSON).
 func TestNetHTTPAnswersFirst(t *testing.T) {
 	t.Parallel()
 	p := startProgram(t)
