@@ -107,9 +107,14 @@ func (f *frontend) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// The handler may still be reading the body. Before a keep-alive
 	// answer net/http would read what is left of it first, which a body
 	// shorter than its Content-Length holds until the read timeout; an
-	// answer that closes the connection goes out at once.
+	// answer that closes the connection goes out at once. After it,
+	// net/http still drains the body before closing, so reads end now: the
+	// connection closes at once, not at the read timeout (a review saw
+	// acctfake's defaults, a read timeout longer than the request timeout,
+	// hold it for minutes).
 	w.Header().Set("Connection", "close")
 	writeError(w, opID, http.StatusServiceUnavailable, acctapi.CodeUnavailable, "", msg)
+	_ = http.NewResponseController(w).SetReadDeadline(time.Now())
 }
 
 // headerBytes is the size of r's request line and headers as sent, near

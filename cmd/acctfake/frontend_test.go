@@ -195,8 +195,9 @@ func TestFrontendTimeoutWhileReadingTheBody(t *testing.T) {
 		l.conns <- lateReads{server, time.Now().Add(f.timeout), new(atomic.Bool), t}
 		close(l.conns)
 		answered := make(chan *http.Response, 1)
+		br := bufio.NewReader(client)
 		go func() {
-			resp, err := http.ReadResponse(bufio.NewReader(client), nil)
+			resp, err := http.ReadResponse(br, nil)
 			if err != nil {
 				t.Errorf("reading the answer: %v", err)
 			}
@@ -214,6 +215,14 @@ func TestFrontendTimeoutWhileReadingTheBody(t *testing.T) {
 			}
 			if waited := time.Since(start); waited != time.Second { // the bubble's clock: exact
 				t.Errorf("answered after %v, want the timeout 1s", waited)
+			}
+			// And the connection is closed, not held while net/http waits
+			// for the rest of the body: a review saw acctfake's defaults
+			// (a read timeout of 30 s, longer than the request timeout)
+			// keep it open for minutes.
+			io.Copy(io.Discard, resp.Body)
+			if _, err := br.ReadByte(); err != io.EOF || time.Since(start) > time.Minute {
+				t.Errorf("after the 503: %v at %v; want the connection closed at once (EOF), not at the read timeout", err, time.Since(start))
 			}
 		case <-time.After(time.Minute):
 			t.Errorf("no answer a minute after a request timeout of 1s")
