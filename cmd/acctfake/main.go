@@ -152,6 +152,20 @@ type config struct {
 	idleTimeout       time.Duration
 }
 
+// httpServer is the server of h for cfg, with cfg's timeouts and header
+// limit, its requests' contexts derived from base.
+func httpServer(cfg config, h http.Handler, base context.Context) *http.Server {
+	return &http.Server{
+		Handler:           h,
+		BaseContext:       func(net.Listener) context.Context { return base },
+		ReadHeaderTimeout: cfg.readHeaderTimeout,
+		ReadTimeout:       cfg.readTimeout,
+		WriteTimeout:      cfg.writeTimeout,
+		IdleTimeout:       cfg.idleTimeout,
+		MaxHeaderBytes:    netHTTPHeaderLimit(cfg.maxHeaderBytes),
+	}
+}
+
 // parseFlags reads the command line. It returns the exit status 2 when the
 // command line is wrong, having said why on stderr.
 func parseFlags(args []string, stderr io.Writer) (config, int) {
@@ -293,16 +307,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	requests, cancelRequests := context.WithCancel(context.Background())
 	defer cancelRequests()
 	admin := newAdmin(srv, cfg.adminToken, clock)
-	hs := &http.Server{
-		Handler: &frontend{api: srv.Handler(), admin: admin, newID: srv.NewOperationID, maxHeaderBytes: cfg.maxHeaderBytes,
-			timeout: cfg.requestTimeout, shutdown: requests},
-		BaseContext:       func(net.Listener) context.Context { return requests },
-		ReadHeaderTimeout: cfg.readHeaderTimeout,
-		ReadTimeout:       cfg.readTimeout,
-		WriteTimeout:      cfg.writeTimeout,
-		IdleTimeout:       cfg.idleTimeout,
-		MaxHeaderBytes:    netHTTPHeaderLimit(cfg.maxHeaderBytes),
-	}
+	hs := httpServer(cfg, &frontend{api: srv.Handler(), admin: admin, newID: srv.NewOperationID, maxHeaderBytes: cfg.maxHeaderBytes,
+		timeout: cfg.requestTimeout, shutdown: requests}, requests)
 	fmt.Fprintf(stdout, "listening on http://%s\n", ln.Addr())
 	fmt.Fprintf(stdout, "api key: %s\n", srv.APIKey())
 	fmt.Fprintf(stdout, "admin token: %s\n", cfg.adminToken)

@@ -9,8 +9,10 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestMain runs the program itself when a test starts this test binary
@@ -264,4 +266,20 @@ func writeFile(t *testing.T, content string) string {
 		t.Fatal(err)
 	}
 	return p
+}
+
+// TestTimeoutFlagsReachTheServer pins that each timeout flag sets the
+// server's timeout: the tests that run the program see only that a slow
+// client is cut off, which the defaults do too (a review's mutation that
+// ignored -read-header-timeout and -read-timeout survived them).
+func TestTimeoutFlagsReachTheServer(t *testing.T) {
+	cfg, code := parseFlags([]string{"-read-header-timeout", "7s", "-read-timeout", "8s", "-request-timeout", "5s", "-write-timeout", "9s", "-idle-timeout", "11s"}, io.Discard)
+	if code != 0 {
+		t.Fatalf("parseFlags: exit %d", code)
+	}
+	hs := httpServer(cfg, http.NotFoundHandler(), context.Background())
+	got := []time.Duration{hs.ReadHeaderTimeout, hs.ReadTimeout, hs.WriteTimeout, hs.IdleTimeout}
+	if want := []time.Duration{7 * time.Second, 8 * time.Second, 9 * time.Second, 11 * time.Second}; !slices.Equal(got, want) {
+		t.Errorf("server timeouts %v, want %v", got, want)
+	}
 }
