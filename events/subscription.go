@@ -128,8 +128,18 @@ func checkSources(list []SubscriptionSource) error {
 }
 
 func checkDestinationIDs(ids []string) error {
+	if len(ids) > MaxDestinationIDs {
+		return field.Invalid("destination_ids", "has %d destinations; at most %d are allowed", len(ids), MaxDestinationIDs)
+	}
 	return checkEach("destination_ids", ids, func(id string) string { return id }, required)
 }
+
+// MaxDestinationIDs is the most destinations one event subscription may
+// send to. The real service publishes no bound; 100 leaves room for any
+// real use while keeping a subscription (and its references, which a
+// server indexes) small, as [backends.MaxFailoverBackends] does a
+// failover's.
+const MaxDestinationIDs = 100
 
 // Subscriptions is the client for /event_subscriptions. It is safe for
 // concurrent use.

@@ -1,6 +1,7 @@
 package events
 
 import (
+	"fmt"
 	"slices"
 	"testing"
 
@@ -32,7 +33,19 @@ func TestSubscriptionCreateValidate(t *testing.T) {
 		{"duplicate type", &SubscriptionCreate{Sources: src("vault_deleted.v0", "domain_created.v0", "vault_deleted.v0")}, []string{"sources[2]" + invalid}},
 		{"empty destination id", &SubscriptionCreate{DestinationIDs: []string{"ed_1", ""}}, []string{"destination_ids[1]" + invalid}},
 		{"duplicate destination id", &SubscriptionCreate{DestinationIDs: []string{"ed_1", "ed_1"}}, []string{"destination_ids[1]" + invalid}},
+		{"destinations at the bound", &SubscriptionCreate{DestinationIDs: destIDs(MaxDestinationIDs)}, nil},
+		// One error for the list, whatever its items hold.
+		{"destinations over the bound", &SubscriptionCreate{DestinationIDs: append(destIDs(MaxDestinationIDs), "", "")}, []string{"destination_ids" + invalid}},
 	})
+}
+
+// destIDs returns n distinct destination ids.
+func destIDs(n int) []string {
+	ids := make([]string, n)
+	for i := range ids {
+		ids[i] = fmt.Sprintf("ed_%d", i)
+	}
+	return ids
 }
 
 func TestSubscriptionUpdateValidate(t *testing.T) {
@@ -46,6 +59,7 @@ func TestSubscriptionUpdateValidate(t *testing.T) {
 		{"destination ids", &SubscriptionUpdate{DestinationIDs: &[]string{"ed_1", "ed_2"}}, nil},
 		{"empty destination id", &SubscriptionUpdate{DestinationIDs: &[]string{""}}, []string{"destination_ids[0]" + invalid}},
 		{"duplicate destination id", &SubscriptionUpdate{DestinationIDs: &[]string{"ed_1", "ed_2", "ed_1"}}, []string{"destination_ids[2]" + invalid}},
+		{"destinations over the bound", &SubscriptionUpdate{DestinationIDs: apitest.Ptr(destIDs(MaxDestinationIDs + 1))}, []string{"destination_ids" + invalid}},
 	})
 }
 
