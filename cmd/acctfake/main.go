@@ -44,6 +44,12 @@
 //	POST   /_acctfake/accounts                Server.AddAccount: {"id", "user_id", "api_keys"}
 //	POST   /_acctfake/accounts/{id}/api_keys  POST /api_keys as the account's first live initial key
 //
+// What one request can make the admin API hold is bounded, each bound a
+// 400 naming it: at most 1,000 faults (fake.MaxReactors), a path pattern
+// of at most 256 bytes (fake.MaxPatternBytes), 100 snapshots, 100
+// accounts of at most 1,000 initial keys (fake.MaxAccountKeys); fixtures
+// are at most 64 MiB (fake.MaxFixturesBytes).
+//
 // For example, to answer the next GET /service_users with 429:
 //
 //	curl -H "Authorization: Bearer $ADMIN_TOKEN" -H "Content-Type: application/json" \
