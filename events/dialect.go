@@ -275,7 +275,9 @@ func (t *translator) cut(sp span, spans map[string]span) {
 	t.out.Write(rest)
 	for k, o := range spans {
 		if o.start > sp.start {
-			o.start -= end - sp.start
+			// A member after a first member that was cut lost its comma
+			// with it: it starts where the cut one did.
+			o.start = max(o.start-(end-sp.start), sp.start)
 			o.end -= end - sp.start
 			spans[k] = o
 		}
