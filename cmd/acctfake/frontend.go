@@ -36,7 +36,10 @@ const adminPrefix = "/_acctfake/"
 // itself, so a 503 for a request that ran too long carries the id of its
 // journal entry. A request to the admin API (health polls included) takes
 // nothing from the fake's sequence, so it does not change the ids and
-// tokens that -id-seed replays: the admin API numbers its own (admin.ids).
+// tokens that -id-seed replays: the admin API numbers its own (admin.ids),
+// and never hands one to the fake. (A 431 the front end answers itself
+// leaves the fake an issued id no request uses; the fake keeps at most
+// 65,536 of those, the oldest forgotten first.)
 type frontend struct {
 	api            http.Handler
 	admin          *admin
@@ -54,8 +57,9 @@ var errTimeout = errors.New("request timeout")
 type opIDKey struct{}
 
 func (f *frontend) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	toAdmin := r.URL.Path == strings.TrimSuffix(adminPrefix, "/") || strings.HasPrefix(r.URL.Path, adminPrefix)
 	h, opID := f.api, ""
-	if r.URL.Path == strings.TrimSuffix(adminPrefix, "/") || strings.HasPrefix(r.URL.Path, adminPrefix) {
+	if toAdmin {
 		h, opID = f.admin, f.admin.ids.next()
 	} else {
 		opID = f.newID()
@@ -67,7 +71,11 @@ func (f *frontend) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx, cancel := context.WithTimeoutCause(r.Context(), f.timeout, errTimeout)
 	defer cancel()
-	r = r.WithContext(fake.WithOperationID(context.WithValue(ctx, opIDKey{}, opID), opID))
+	ctx = context.WithValue(ctx, opIDKey{}, opID)
+	if !toAdmin {
+		ctx = fake.WithOperationID(ctx, opID) // an id the fake issued, for this request
+	}
+	r = r.WithContext(ctx)
 	if r.Host == "" {
 		if a, ok := ctx.Value(http.LocalAddrContextKey).(net.Addr); ok {
 			r.Host = a.String()
