@@ -178,7 +178,9 @@ type operationIDClaim struct {
 // or that it issued before the last 65,536 it keeps: an id there would
 // let two journal entries share it, and an assertion about the journal
 // pass or fail for the wrong entry. The panic reaches the test through the
-// in-memory client; over TCP net/http logs it and closes the connection.
+// in-memory client; over TCP it reaches the handler in front of the
+// server, whose recovery decides the answer (net/http alone logs it and
+// closes the connection; acctfake answers 500).
 func WithOperationID(ctx context.Context, id string) context.Context {
 	if !isOperationID(id) {
 		panic(fmt.Sprintf("fake: WithOperationID: %q is not an operation id (op_ and 27 base-62 characters; see Server.NewOperationID)", truncate(id, 64)))
