@@ -297,7 +297,7 @@ func (s *Server) loadFixtures(acct, where string, fixtures []Fixture, refs map[s
 				quoteJoin(names))
 		}
 		c := &call{s: s, now: s.now(), base: s.seedBase(), account: acct, owner: s.userOf(acct)}
-		v, err := s.seedOne(info, c, in)
+		v, err := info.seed(c, in)
 		if err != nil {
 			return fail("%v", err)
 		}

@@ -219,6 +219,12 @@ func (s *Server) registerBackends() {
 		Desc:      resources.Tunnels,
 		serverSet: []string{"id", "uri", "created_at"},
 		build: func(o *op, id string, in *Tunnel, _ none) (Tunnel, none, error) {
+			// Counted in the write transaction, so the bound holds
+			// exactly whatever seeds run at once.
+			if held := len(b.tunnels.All(o.tx, o.account)); held >= MaxTunnels {
+				return Tunnel{}, none{}, errorf(http.StatusConflict, acctapi.CodeResourceLimit,
+					"The account holds %d tunnels, the most the fake keeps (MaxTunnels is %d); delete some before seeding more.", held, MaxTunnels)
+			}
 			t := Tunnel{ID: id, Labels: maps.Clone(in.Labels), CreatedAt: o.now}
 			err := b.changeGroups(o, func(g *backends.TunnelGroup) bool {
 				if !carries(t.Labels, g.Labels) {

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
 	"reflect"
 	"slices"
 	"strings"
@@ -73,7 +72,7 @@ func Seed[T any, C any](s *Server, accountID string, in *C) (T, error) {
 		return zero, &seedError{fields: fields}
 	}
 	c := &call{s: s, now: s.now(), base: s.seedBase(), account: acct, owner: s.userOf(acct)}
-	v, err := s.seedOne(info, c, cp)
+	v, err := info.seed(c, cp)
 	if err != nil {
 		if ae, ok := err.(*apiError); ok {
 			return zero, &seedError{api: ae.bodyWithoutOperation(), fields: ae.fields}
@@ -83,51 +82,12 @@ func Seed[T any, C any](s *Server, accountID string, in *C) (T, error) {
 	return copyAs[T](v, ptr), nil
 }
 
-// MaxTunnels is the most tunnels an account holds. Each tunnel group
-// backend lists every tunnel of its account whose labels it matches, so
-// this bounds what one tunnel group holds and answers, and what seeding a
+// MaxTunnels is the most tunnels an account holds; seeding one more is
+// refused (409, [acctapi.CodeResourceLimit]). Each tunnel group backend
+// lists every tunnel of its account whose labels it matches, so this
+// bounds what one tunnel group holds and answers, and what seeding a
 // tunnel costs (it adds the tunnel to each group it matches).
 const MaxTunnels = 1000
-
-// seedOne creates in, a create request of info, as [Seed] and fixtures
-// do. A tunnel beyond MaxTunnels is refused; one that a seed beside this
-// one took past it is deleted again, so the bound holds whatever runs at
-// once.
-func (s *Server) seedOne(info *resourceInfo, c *call, in any) (any, error) {
-	if info != s.resByOut[reflect.TypeFor[Tunnel]()] {
-		return info.seed(c, in)
-	}
-	if err := s.checkTunnels(info, c.account, MaxTunnels-1); err != nil {
-		return nil, err
-	}
-	v, err := info.seed(c, in)
-	if err != nil {
-		return v, err
-	}
-	if err := s.checkTunnels(info, c.account, MaxTunnels); err != nil {
-		if t, ok := v.(Tunnel); ok {
-			_ = info.remove(c, t.ID)
-		}
-		return nil, err
-	}
-	return v, nil
-}
-
-// checkTunnels refuses when account holds more than n tunnels. It counts
-// them only when the account stores more than n resources of any kind,
-// so that it costs nothing for most accounts, and at most MaxTunnels
-// tunnels' copies otherwise.
-func (s *Server) checkTunnels(info *resourceInfo, account string, n int) error {
-	tx := s.db.Read()
-	if row, ok := s.usage.Get(&tx, account, account); ok && row.Value <= n {
-		return nil
-	}
-	if held := len(info.list(&tx, "", account)); held > n {
-		return errorf(http.StatusConflict, acctapi.CodeResourceLimit,
-			"The account holds %d tunnels, the most the fake keeps (MaxTunnels is %d); delete some before seeding more.", min(held, MaxTunnels), MaxTunnels)
-	}
-	return nil
-}
 
 // serverSetIn returns the members of in, a create request of the
 // resource, that the server sets (see resource.serverSet) and that in sets
