@@ -271,5 +271,14 @@ func selectorFailure(err error) *apiError {
 // renderEndpoint fills an endpoint's uri.
 func renderEndpoint(base string, v k8sop.Endpoint) k8sop.Endpoint {
 	v.URI = itemURI(base, resources.Endpoints.Name, v.ID)
+	// The references the fake stores get their uris as everywhere else (a
+	// tunnel group's tunnels, an operator's principal); the stored record
+	// is shared, so a reference is copied before its uri is set.
+	if v.Tunnel != nil {
+		t := *v.Tunnel
+		t.URI = itemURI(base, resources.Tunnels.Name, t.ID)
+		v.Tunnel = &t
+	}
+	v.Principal.URI = principalURI(base, v.Principal.ID)
 	return v
 }

@@ -304,6 +304,13 @@ func TestSeedServerSetAndRefs(t *testing.T) {
 	if user := srv.Accounts()[0].UserID; byUser.Principal.ID != user || byCI.Principal.ID != ci.ID {
 		t.Errorf("principals %q and %q, want the account's user %q and the service user %q", byUser.Principal.ID, byCI.Principal.ID, user, ci.ID)
 	}
+	// The references carry their uris as everywhere else: the tunnel's
+	// (as in a tunnel group), a service user's; a user's is empty (the
+	// real service's operators). A review found the tunnel's empty.
+	if !strings.HasSuffix(byUser.Tunnel.URI, "/tunnels/"+tn.ID) || byUser.Principal.URI != "" ||
+		!strings.HasSuffix(byCI.Principal.URI, "/service_users/"+ci.ID) {
+		t.Errorf("uris: tunnel %q, user %q, service user %q", byUser.Tunnel.URI, byUser.Principal.URI, byCI.Principal.URI)
+	}
 	if err := fake.Delete[fake.Tunnel](srv, "", tn.ID); err == nil || !strings.Contains(err.Error(), acctapi.CodeStillReferenced) {
 		t.Errorf("Delete of a tunnel an endpoint refers to: %v, want %s", err, acctapi.CodeStillReferenced)
 	}
