@@ -68,7 +68,8 @@ type SubscriptionCreate struct {
 	// Sources may be empty; no type may appear twice.
 	Sources []SubscriptionSource `json:"sources"`
 	// DestinationIDs are ids of the account's destinations, non-empty and
-	// without duplicates; the list may be empty.
+	// without duplicates, at most [MaxDestinationIDs]; the list may be
+	// empty.
 	DestinationIDs []string `json:"destination_ids"`
 }
 

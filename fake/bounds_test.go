@@ -169,6 +169,14 @@ func TestMaxResources(t *testing.T) {
 	if _, err := fake.New(fake.WithMaxResources(0)); err == nil {
 		t.Error("WithMaxResources(0) accepted")
 	}
+	// An account given with WithAccount over the bound names WithAccount,
+	// which the caller called, not AddAccount (a review).
+	_, err := fake.New(fake.WithMaxResources(1), fake.WithAccount(fake.Account{APIKeys: []string{"a", "b"}}))
+	if err == nil || !strings.Contains(err.Error(), "WithAccount (account 1)") || strings.Contains(err.Error(), "AddAccount") {
+		t.Errorf("New with an account over the bound: %v; want an error naming WithAccount", err)
+	} else {
+		wantField(t, err, "api_keys")
+	}
 	srv, _ := start(t, fake.WithMaxResources(4)) // its initial key is 1
 	ctx := context.Background()
 	users := account.NewServiceUsers(srv.Client())

@@ -9,8 +9,8 @@ import (
 )
 
 // JournalBefore pages through the journal, newest first, with a filter
-// that sees each entry before its bodies are redacted: here the failed
-// requests, two at a time.
+// that sees each entry without its bodies (they are redacted only for the
+// entries yielded): here the failed requests, two at a time.
 func ExampleServer_JournalBefore() {
 	srv, err := fake.New(fake.WithoutListener(), fake.WithIDSeed(1))
 	if err != nil {

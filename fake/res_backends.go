@@ -25,14 +25,15 @@ type Tunnel struct {
 	// URI is the tunnel's absolute URL, set by the fake.
 	URI string `json:"uri"`
 	// Labels are the tunnel's labels, which tunnel group backends match;
-	// keys and values non-empty.
+	// keys and values non-empty, at most [backends.MaxLabels].
 	Labels map[string]string `json:"labels"`
 	// CreatedAt is set by the fake from its clock.
 	CreatedAt time.Time `json:"created_at"`
 }
 
 // Validate checks a seeded tunnel: it may have no labels, and otherwise
-// follows [backends.CheckLabels] (keys and values not empty).
+// follows [backends.CheckLabels] (keys and values not empty, at most
+// [backends.MaxLabels]).
 func (t *Tunnel) Validate() error {
 	if len(t.Labels) == 0 {
 		return nil

@@ -3,6 +3,7 @@ package fake
 import (
 	"crypto/rand"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"net/http/httptest"
 	"sync"
@@ -118,9 +119,15 @@ func New(opts ...Option) (*Server, error) {
 	if len(cfg.accounts) == 0 {
 		cfg.accounts = []Account{{}}
 	}
-	for _, a := range cfg.accounts {
+	for i, a := range cfg.accounts {
 		if _, err := s.AddAccount(a); err != nil {
-			return nil, err
+			// The caller gave the account with WithAccount: name it,
+			// not AddAccount, which the caller never called.
+			inner := errors.Unwrap(err)
+			if inner == nil {
+				inner = err
+			}
+			return nil, fmt.Errorf("fake: New: WithAccount (account %d): %w", i+1, inner)
 		}
 	}
 	s.cfg.accounts = nil

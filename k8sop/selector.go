@@ -71,7 +71,8 @@ var ErrMatchBudget = errors.New("k8sop: endpoint selectors: the request's cost b
 // Its type provider is the native one but for the type of scalar members,
 // which it gives as nullable (CEL's wrapper types), so that `== null`
 // type-checks on them as it does in a list filter (contract §3), where
-// every field is dynamic; a member is never null, so it is false.
+// every field is dynamic; a scalar member is never null, so it is false
+// (a reference compared with null is a presence test: see nullRefs).
 var selectorEnv = sync.OnceValues(func() (*cel.Env, error) {
 	native, err := cel.NewEnv(ext.NativeTypes(reflect.TypeFor[Endpoint](), ext.ParseStructTag("json")))
 	if err != nil {
@@ -224,7 +225,9 @@ func compile(env *cel.Env, expr string) (selector, error) {
 	if err := celguard.CheckConstTimes(parsed.NativeRep().Expr()); err != nil {
 		return selector{}, err
 	}
-	nullRefs(parsed.NativeRep())
+	if err := nullRefs(parsed.NativeRep()); err != nil {
+		return selector{}, err
+	}
 	ast, iss := env.Check(parsed)
 	if iss.Err() != nil {
 		return selector{}, iss.Err()
@@ -271,8 +274,10 @@ var refMembers = sync.OnceValue(func() map[string]bool {
 // so the comparison was false for every endpoint, and != null true, where
 // the record shows "tunnel": null (a review). Selectors cannot test
 // presence themselves: has() is not among the filter constructs
-// (contract §3).
-func nullRefs(a *celast.AST) {
+// (contract §3). The list bindings compared with null is refused with the
+// reason (cel-go's own refusal names only overloads).
+func nullRefs(a *celast.AST) error {
+	var bad error
 	id := celast.MaxID(a)
 	fac := celast.NewExprFactory()
 	celast.PostOrderVisit(a.Expr(), celast.NewExprVisitor(func(e celast.Expr) {
@@ -292,7 +297,14 @@ func nullRefs(a *celast.AST) {
 			return
 		}
 		sel := ref.AsSelect()
-		if op := sel.Operand(); op.Kind() != celast.IdentKind || op.AsIdent() != selectorVar || !refMembers()[sel.FieldName()] {
+		if op := sel.Operand(); op.Kind() != celast.IdentKind || op.AsIdent() != selectorVar {
+			return
+		}
+		if selectorGrammar.ListMember([]string{sel.FieldName()}) {
+			bad = fmt.Errorf("endpoint.%s is a list, never null: compare size(endpoint.%s) with 0", sel.FieldName(), sel.FieldName())
+			return
+		}
+		if !refMembers()[sel.FieldName()] {
 			return
 		}
 		id++
@@ -303,6 +315,7 @@ func nullRefs(a *celast.AST) {
 		}
 		e.SetKindCase(present)
 	}))
+	return bad
 }
 
 func isNull(e celast.Expr) bool {

@@ -51,9 +51,10 @@ type Config struct {
 // UnmarshalJSON decodes a rate-limit action's config as strictly as
 // [NewPolicy] decodes one in a policy: a member Config lacks (a typing
 // mistake such as "enfroce", which would leave a dry run enforcing) is an
-// error naming the closest member, as are a member given twice and a
-// value of the wrong kind; each is a [*acctapi.FieldError] on its JSON
-// path. It does not validate the values: see [Config.Validate].
+// error naming the closest member, and a value of the wrong kind one
+// saying what was wanted, each a [*acctapi.FieldError] on its JSON path;
+// a member given twice is an error naming it. It does not validate the
+// values: see [Config.Validate].
 func (c *Config) UnmarshalJSON(b []byte) error {
 	if bytes.Equal(b, []byte("null")) {
 		return nil // as encoding/json leaves a value

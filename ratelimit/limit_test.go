@@ -349,7 +349,7 @@ func TestOptionMisuse(t *testing.T) {
 		opt  LimitOption
 		want string
 	}{
-		{nil, "option 0 is nil"},
+		{nil, "option 1 of 1 is nil"},
 		{WithClock(nil), "WithClock: the function is nil"},
 		{WithClientIP(nil), "WithClientIP: the function is nil"},
 		{WithDecisionHook(nil), "WithDecisionHook: the function is nil"},

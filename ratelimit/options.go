@@ -82,7 +82,7 @@ func buildOptions[O PolicyOption](opts []O) (options, error) {
 	o := options{maxBuckets: DefaultMaxBuckets, now: time.Now}
 	for i, opt := range opts {
 		if PolicyOption(opt) == nil {
-			o.errs = append(o.errs, fmt.Errorf("ratelimit: option %d is nil", i))
+			o.errs = append(o.errs, fmt.Errorf("ratelimit: option %d of %d is nil", i+1, len(opts)))
 			continue
 		}
 		opt.apply(&o)

@@ -878,7 +878,7 @@ func (a *admin) addAPIKey(r *http.Request, id string) (int, any, error) {
 	}
 	if len(accts[i].APIKeys) == 0 {
 		return 0, nil, &adminError{status: http.StatusConflict, code: codeNoInitialKey,
-			msg: fmt.Sprintf("Account %q has no initial API key left (each was deleted through the API); create keys with POST /api_keys and a key of the account.", id)}
+			msg: fmt.Sprintf("Account %q has no initial API key left (each was deleted through the API); create keys with POST /api_keys and another key of the account, if it has one, or add an account (POST /_acctfake/accounts).", id)}
 	}
 	key := accts[i].APIKeys[0]
 	body, err := io.ReadAll(io.LimitReader(r.Body, fake.MaxBodyBytes+1))
