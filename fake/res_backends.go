@@ -222,9 +222,9 @@ func (s *Server) registerBackends() {
 		build: func(o *op, id string, in *Tunnel, _ none) (Tunnel, none, error) {
 			// Counted in the write transaction, so the bound holds
 			// exactly whatever seeds run at once.
-			if held := len(b.tunnels.All(o.tx, o.account)); held >= MaxTunnels {
+			if b.tunnels.Count(o.tx, o.account, MaxTunnels) >= MaxTunnels {
 				return Tunnel{}, none{}, errorf(http.StatusConflict, acctapi.CodeResourceLimit,
-					"The account holds %d tunnels, the most the fake keeps (MaxTunnels is %d); delete some before seeding more.", held, MaxTunnels)
+					"The account holds %d tunnels, the most the fake keeps (MaxTunnels is %d); delete some before seeding more.", MaxTunnels, MaxTunnels)
 			}
 			t := Tunnel{ID: id, Labels: maps.Clone(in.Labels), CreatedAt: o.now}
 			err := b.changeGroups(o, func(g *backends.TunnelGroup) bool {

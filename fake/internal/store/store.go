@@ -454,6 +454,23 @@ func (t *Table[T, X]) Page(tx *Txn, account, beforeID string, limit int, keep fu
 	return values, lastID, more, nil
 }
 
+// Count returns the number of account's rows, reading no more than limit
+// of them: a count of limit means limit or more.
+func (t *Table[T, X]) Count(tx *Txn, account string, limit int) int {
+	it, err := tx.tx.LowerBound(t.t.name, "id", Key(account, ""))
+	if err != nil {
+		return 0
+	}
+	n := 0
+	for raw := it.Next(); raw != nil && n < limit; raw = it.Next() {
+		if raw.(*record[T, X]).account != account {
+			break
+		}
+		n++
+	}
+	return n
+}
+
 // All returns every row of account, lowest id first.
 func (t *Table[T, X]) All(tx *Txn, account string) []Row[T, X] {
 	it, err := tx.tx.LowerBound(t.t.name, "id", Key(account, ""))

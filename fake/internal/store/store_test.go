@@ -2,6 +2,7 @@ package store
 
 import (
 	"errors"
+	"fmt"
 	"os/exec"
 	"strconv"
 	"strings"
@@ -395,4 +396,26 @@ func BenchmarkMemdbFloor(b *testing.B) {
 func read(db *DB) *Txn {
 	tx := db.Read()
 	return &tx
+}
+
+// TestCount checks that Count counts an account's rows alone, and stops at
+// its limit.
+func TestCount(t *testing.T) {
+	t.Parallel()
+	db, users, _, _, _ := testDB(t)
+	for i, acct := range []string{"ac_1", "ac_1", "ac_1", "ac_2", "ac_0"} {
+		if err := db.Write(func(tx *Txn) error {
+			return users.Insert(tx, acct, fmt.Sprintf("u_%d", i), user{Name: fmt.Sprint(i)}, none{})
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tt := range []struct {
+		account     string
+		limit, want int
+	}{{"ac_1", 10, 3}, {"ac_1", 2, 2}, {"ac_2", 10, 1}, {"ac_0", 10, 1}, {"ac_9", 10, 0}, {"ac_1", 0, 0}} {
+		if got := users.Count(read(db), tt.account, tt.limit); got != tt.want {
+			t.Errorf("Count(%s, %d) = %d, want %d", tt.account, tt.limit, got, tt.want)
+		}
+	}
 }
