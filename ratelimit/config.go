@@ -55,21 +55,16 @@ type Config struct {
 // saying what was wanted, each a [*acctapi.FieldError] on its JSON path;
 // a member given twice is an error naming it. It does not validate the
 // values: see [Config.Validate].
-func (c *Config) UnmarshalJSON(b []byte) error {
-	if bytes.Equal(b, []byte("null")) {
-		return nil // as encoding/json leaves a value
-	}
-	var v Config
-	if err := decodeStrict(b, &v); err != nil {
-		return err
-	}
-	*c = v
-	return nil
-}
+func (c *Config) UnmarshalJSON(b []byte) error { return decodeStrict(b, c) }
 
-// decodeStrict decodes b, one JSON value, into dst with decodeValue
-// (which calls no UnmarshalJSON), after refusing a member given twice.
-func decodeStrict(b []byte, dst any) error {
+// decodeStrict decodes b, one JSON value, into *dst with decodeValue
+// (which calls no UnmarshalJSON), after refusing a member given twice. A
+// value with errors leaves *dst as it was, and so does JSON null, as
+// encoding/json leaves a value.
+func decodeStrict[T any](b []byte, dst *T) error {
+	if bytes.Equal(b, []byte("null")) {
+		return nil
+	}
 	if err := duplicateMember(b); err != nil {
 		return field.Invalid("", "%v", err)
 	}
@@ -79,7 +74,12 @@ func decodeStrict(b []byte, dst any) error {
 	if err := d.Decode(&v); err != nil {
 		return err
 	}
-	return decodeValue("", v, dst)
+	var out T
+	if err := decodeValue("", v, &out); err != nil {
+		return err
+	}
+	*dst = out
+	return nil
 }
 
 // Enforced reports whether the limit rejects requests: Enforce, or true
@@ -169,17 +169,7 @@ type Action struct {
 // UnmarshalJSON decodes an action as strictly as [Config.UnmarshalJSON]
 // decodes its config: a member Action lacks is an error naming the
 // closest one, and the config's own errors are named "config.<field>".
-func (a *Action) UnmarshalJSON(b []byte) error {
-	if bytes.Equal(b, []byte("null")) {
-		return nil // as encoding/json leaves a value
-	}
-	var v Action
-	if err := decodeStrict(b, &v); err != nil {
-		return err
-	}
-	*a = v
-	return nil
-}
+func (a *Action) UnmarshalJSON(b []byte) error { return decodeStrict(b, a) }
 
 // Validate checks that Type is [ActionType] and validates Config; field
 // errors in the config are named "config.<field>".
