@@ -11,7 +11,8 @@ import (
 
 // The in-memory store: keys are spread over shards by the low bits of
 // their hash. A shard keeps its buckets' records in chunks of about 8 KiB
-// (a bucket id is chunk<<shift | record), and an index from key hash to
+// (a bucket id is chunk<<shift | record; a ring of counters lies apart,
+// see bucket), and an index from key hash to
 // bucket id. A decision for a key with a bucket reads the index without a
 // lock and locks only the bucket's record (see shards.allow), unless
 // requests contend for the key; those decisions, and creating, reclaiming
@@ -40,15 +41,16 @@ const chunkBytes = 8 << 10
 type shard[T counter] struct {
 	// Read by decisions without mu; written under it.
 	ids      index
-	dir      atomic.Pointer[unsafe.Pointer] // the first of the chunks' addresses
-	stride   int                            // words per record
-	perChunk int32                          // records per chunk
-	shift    uint8                          // ids per chunk: 1<<shift >= perChunk
+	dir      atomic.Pointer[chunk] // the first of the chunks
+	stride   int                   // words per record
+	rstride  int                   // words per ring of counters kept apart, or 0
+	perChunk int32                 // records per chunk
+	shift    uint8                 // ids per chunk: 1<<shift >= perChunk
 	_        [64]byte
 
 	mu         sync.Mutex
-	chunks     []unsafe.Pointer // the chunks' addresses; dir points into it
-	cursor     int              // next index slot sweepN examines
+	chunks     []chunk // dir points into it
+	cursor     int     // next index slot sweepN examines
 	free       []int32
 	next       int32 // records of the last chunk below next are in use
 	live       int
@@ -60,32 +62,25 @@ type shard[T counter] struct {
 	_          [64]byte
 }
 
+// chunk is the memory of perChunk records, and of their rings of counters
+// if these are kept apart (nil otherwise).
+type chunk struct{ records, rings unsafe.Pointer }
+
 type shards[T counter] []shard[T]
 
-func newShards[T counter](n, perShard, recordBytes int) *shards[T] {
-	// A chunk of chunkBytes is a size class of its own; its records are
+// newShards returns n shards of perShard buckets each, whose records take
+// recordBytes and their rings of counters kept apart ringBytes (0 for
+// none), both multiples of 8.
+func newShards[T counter](n, perShard, recordBytes, ringBytes int) *shards[T] {
+	// A chunk's records and rings take about chunkBytes; its records are
 	// numbered up to the next power of two, which at most doubles the ids
 	// a shard uses (idBits leaves room for that).
-	//
-	// Records of more than two cache lines (two-byte counters with a
-	// ring of counters, capacities 227 to 32,767 for a window of a minute,
-	// or four-byte counters) start on a 64-byte line, so that the header a
-	// decision reads (hash to the groups' counts: 58 bytes with two-byte
-	// counters, 80 with four-byte ones, of which the first group's count
-	// ends at 52) lies in one line, or starts one. It costs up to 63 bytes
-	// a record (328 to 384 at a capacity of 2^30 an hour) and saved 0.8 of
-	// the 3.7 cache lines a decision missed on ratelimit/bench's
-	// Keys100kParallel (callgrind's cache model with a 4 MiB last level;
-	// 14% less time from one goroutine). A chunk's slice of 8 KiB is itself
-	// 64-byte aligned.
-	if recordBytes > 128 {
-		recordBytes = (recordBytes + 63) / 64 * 64
-	}
-	perChunk := int32(max(1, chunkBytes/recordBytes))
+	perChunk := int32(max(1, chunkBytes/(recordBytes+ringBytes)))
 	s := make(shards[T], n)
 	for i := range s {
 		s[i] = shard[T]{
 			stride:   recordBytes / 8,
+			rstride:  ringBytes / 8,
 			perChunk: perChunk,
 			shift:    uint8(bits.Len32(uint32(perChunk - 1))),
 			next:     perChunk,
@@ -99,13 +94,16 @@ func newShards[T counter](n, perShard, recordBytes int) *shards[T] {
 // at returns id's record, which alloc returned. (No bounds are checked:
 // ids come only from alloc, directly or through the index.)
 func (sh *shard[T]) at(id int32) bucket[T] {
-	c := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(sh.dir.Load()), uintptr(id>>sh.shift)*unsafe.Sizeof(unsafe.Pointer(nil))))
-	return bucket[T]{unsafe.Add(c, uintptr(id&(1<<sh.shift-1))*uintptr(sh.stride)*8)}
+	c := (*chunk)(unsafe.Add(unsafe.Pointer(sh.dir.Load()), uintptr(id>>sh.shift)*unsafe.Sizeof(chunk{})))
+	i := uintptr(id & (1<<sh.shift - 1))
+	return bucket[T]{unsafe.Add(c.records, i*uintptr(sh.stride)*8), unsafe.Add(c.rings, i*uintptr(sh.rstride)*8)}
 }
 
-// record returns id's record as words, for copying and clearing.
-func (sh *shard[T]) record(id int32) []uint64 {
-	return unsafe.Slice((*uint64)(sh.at(id).p), sh.stride)
+// words returns id's record and its ring kept apart (empty if none) as
+// words, for copying and clearing.
+func (sh *shard[T]) words(id int32) (record, ring []uint64) {
+	b := sh.at(id)
+	return unsafe.Slice((*uint64)(b.p), sh.stride), unsafe.Slice((*uint64)(b.r), sh.rstride)
 }
 
 // hashOf returns the key of id's record, which is in use.
@@ -271,7 +269,10 @@ func (sh *shard[T]) insert(l *Limiter, k uint64, t uint64) (b bucket[T], owned b
 	b = sh.at(id)
 	if sh.overflow >= 0 && !sh.at(sh.overflow).idle(l, t) {
 		// Not the first word: the overflow bucket's is 0.
-		copy(sh.record(id)[1:], sh.record(sh.overflow)[1:])
+		r, ring := sh.words(id)
+		or, oring := sh.words(sh.overflow)
+		copy(r[1:], or[1:])
+		copy(ring, oring)
 	} else {
 		sh.start(b, t)
 	}
@@ -308,12 +309,15 @@ func (sh *shard[T]) alloc() int32 {
 // place while chunks has room; when it has none, chunks moves and dir is
 // pointed at the copy.
 func (sh *shard[T]) addChunk() {
-	c := unsafe.Pointer(unsafe.SliceData(make([]uint64, int(sh.perChunk)*sh.stride)))
+	c := chunk{records: unsafe.Pointer(unsafe.SliceData(make([]uint64, int(sh.perChunk)*sh.stride)))}
+	if sh.rstride != 0 {
+		c.rings = unsafe.Pointer(unsafe.SliceData(make([]uint64, int(sh.perChunk)*sh.rstride)))
+	}
 	if len(sh.chunks) < cap(sh.chunks) {
 		sh.chunks = append(sh.chunks, c)
 		return
 	}
-	sh.chunks = append(make([]unsafe.Pointer, 0, max(4, 2*cap(sh.chunks))), sh.chunks...)
+	sh.chunks = append(make([]chunk, 0, max(4, 2*cap(sh.chunks))), sh.chunks...)
 	sh.chunks = append(sh.chunks, c)
 	sh.dir.Store(&sh.chunks[0])
 }
@@ -354,7 +358,9 @@ func (sh *shard[T]) sweepN(l *Limiter, t uint64, n int) int {
 		}
 		// Deleting may move a later entry into this slot: examine it again.
 		sh.ids.deleteAt(sh.cursor, sh.hashOf)
-		clear(sh.record(id)[1:])
+		r, ring := sh.words(id)
+		clear(r[1:])
+		clear(ring)
 		b.word0().Store(0) // unlocks it, no longer any key's
 		sh.free = append(sh.free, id)
 		sh.live--

@@ -2,8 +2,10 @@ package ratelimit
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -1207,11 +1209,12 @@ func TestMemoryPerBucket(t *testing.T) {
 		{"capacity 100 per minute", 100, time.Minute, 88, 100},
 		{"capacity 200 per minute", 200, time.Minute, 128, 140},
 		{"capacity 250 per minute", 250, time.Minute, 192, 208},
-		// Records above 128 bytes are rounded up to whole 64-byte lines
-		// (see newShards): 288, 328 and 368 bytes before.
-		{"capacity 1000 per 110s", 1000, 110 * time.Second, 320, 344},
-		{"capacity 2e9 per 24h", MaxCapacity, 24 * time.Hour, 384, 416},
-		{"capacity 2e9 per 70s", MaxCapacity, 70 * time.Second, 384, 416},
+		// A ring of counters lies apart from its record (see bucket);
+		// records above 128 bytes were rounded up to whole 64-byte
+		// lines before, to 320, 384 and 384 bytes.
+		{"capacity 1000 per 110s", 1000, 110 * time.Second, 288, 312},
+		{"capacity 2e9 per 24h", MaxCapacity, 24 * time.Hour, 328, 360},
+		{"capacity 2e9 per 70s", MaxCapacity, 70 * time.Second, 368, 400},
 	}
 	const n = 100_000
 	keys := make([]string, n)
@@ -1256,29 +1259,97 @@ func TestMemoryPerBucket(t *testing.T) {
 	}
 }
 
-// TestRecordsLineAligned checks that records of more than two cache lines
-// start on one, so that a decision's header reads touch one line.
-func TestRecordsLineAligned(t *testing.T) {
+// TestRingApart checks that with a ring of counters, kept apart from the
+// record, admissions in the same second as the key's last request count
+// in the record's pend and leave the ring untouched, that pend never
+// counts more than 65,535, and that the first decision that needs the
+// ring adds pend to last's slot. (TestLayoutsSameDecisions checks that the
+// decisions are those of a limiter that never uses pend.)
+func TestRingApart(t *testing.T) {
 	t.Parallel()
-	l := mustLimiter(t, 1<<30, time.Hour)
-	for i := range 200 {
-		l.AllowAt(fmt.Sprint("k", i), base)
-	}
-	s := *l.t.(*shards[uint32])
-	checked := 0
-	for i := range s {
-		sh := &s[i]
-		for j := range sh.ids.size() {
-			if id, ok := sh.ids.at(j); ok {
-				if p := uintptr(sh.at(id).p); p%64 != 0 {
-					t.Fatalf("record %d at %#x, not on a 64-byte line", id, p)
-				}
-				checked++
+	for _, tt := range []struct {
+		capacity int64
+		window   time.Duration
+		width    int
+		// Admissions in one second after the first: the first group's
+		// size, ceil(capacity/12), less one, beyond which an admission
+		// starts a group (and update leaves it to updateAll), or more than
+		// pend counts.
+		same int
+	}{
+		{100, 10 * time.Second, 1, 8},
+		{1000, time.Minute, 2, 83},
+		{1 << 30, time.Hour, 4, 70_000}, // beyond pend's 65,535
+	} {
+		t.Run(fmt.Sprint(tt.capacity, "/", tt.window), func(t *testing.T) {
+			t.Parallel()
+			l := mustLimiter(t, tt.capacity, tt.window)
+			if l.ring == 0 || l.uwords != 0 {
+				t.Fatalf("ring %d, unary words %d: want a ring of counters", l.ring, l.uwords)
 			}
+			switch s := l.t.(type) {
+			case *shards[uint8]:
+				checkRingApart(t, l, s, tt.width, tt.same)
+			case *shards[uint16]:
+				checkRingApart(t, l, s, tt.width, tt.same)
+			case *shards[uint32]:
+				checkRingApart(t, l, s, tt.width, tt.same)
+			}
+		})
+	}
+}
+
+func checkRingApart[T counter](t *testing.T, l *Limiter, s *shards[T], width, same int) {
+	if w := (bucket[T]{}).width(); w != width || same > int(l.group)-1 {
+		t.Fatalf("counters of %d bytes, groups of %d: want %d bytes, groups of more than %d", w, l.group, width, same)
+	}
+	// A second that starts with the first request.
+	t0 := base.Truncate(time.Second).Add(-l.epoch.Sub(l.epoch.Truncate(time.Second)))
+	if d := l.AllowAt("k", t0); !d.Allowed {
+		t.Fatalf("first request: %+v", d)
+	}
+	h := l.hash("k")
+	sh := &(*s)[h&l.shardMask]
+	id, b, _, ok := sh.find(h|keyBits, false)
+	if !ok {
+		t.Fatal("no record for the key")
+	}
+	if _, ring := sh.words(id); len(ring) == 0 || unsafe.Pointer(&ring[0]) != b.r {
+		t.Fatalf("the ring's part is %d words at %p, want the bucket's ring at %p", len(ring), unsafe.SliceData(ring), b.r)
+	}
+	slot := l.ringDiv.mod(l.slotDiv.div(uint32(l.since(t0) / uint64(time.Second))))
+	ring := b.ring(l.ring)
+	if ring[slot] != 1 {
+		t.Fatalf("after the first admission, the slot counts %d, want 1", ring[slot])
+	}
+	before := slices.Clone(ring)
+	maxPend := uint16(0)
+	for i := range same {
+		// Spread over the second, never reaching its end.
+		at := t0.Add(time.Duration(i+1) * (time.Second / time.Duration(same+1)))
+		if d := l.AllowAt("k", at); !d.Allowed {
+			t.Fatalf("admission %d: %+v", i+2, d)
+		}
+		maxPend = max(maxPend, *b.pend())
+		if want := uint64(i + 2); uint64(ring[slot])+uint64(*b.pend()) != want || uint64(*b.total()) != want {
+			t.Fatalf("after admission %d: slot %d + pend %d, total %d; want both %d", i+2, ring[slot], *b.pend(), *b.total(), want)
 		}
 	}
-	if checked != 200 {
-		t.Fatalf("checked %d records, want 200", checked)
+	if same <= math.MaxUint16 {
+		if !slices.Equal(ring, before) || int(*b.pend()) != same {
+			t.Fatalf("after %d admissions in the first's second: pend %d, ring changed %v; want pend %[1]d and the ring unchanged", same, *b.pend(), !slices.Equal(ring, before))
+		}
+	} else if maxPend != math.MaxUint16 {
+		t.Fatalf("pend reached %d, want %d", maxPend, math.MaxUint16)
+	}
+	// The next slot: pend goes to the first's.
+	next := t0.Add(time.Duration(l.ssec) * time.Second)
+	if d := l.AllowAt("k", next); !d.Allowed {
+		t.Fatalf("admission in the next slot: %+v", d)
+	}
+	if *b.pend() != 0 || int(ring[slot]) != same+1 || ring[l.ringDiv.mod(l.slotDiv.div(uint32(l.since(next)/uint64(time.Second))))] != 1 {
+		t.Fatalf("after a request in the next slot: pend %d, first slot %d, next slot %d; want 0, %d, 1",
+			*b.pend(), ring[slot], ring[(slot+1)%l.ring], same+1)
 	}
 }
 
@@ -1355,7 +1426,8 @@ func TestReclaimLosesNothing(t *testing.T) {
 func TestIndexModel(t *testing.T) {
 	t.Parallel()
 	rapid.Check(t, func(rt *rapid.T) {
-		sh := &(*newShards[uint8](1, 1<<20, recordBytes(1, 0, 0)))[0]
+		rec, _ := recordBytes(1, 0, 0)
+		sh := &(*newShards[uint8](1, 1<<20, rec, 0))[0]
 		model := map[uint64]int32{}
 		// Few distinct home bits, so probe runs collide and wrap, and few
 		// distinct tags, so equal tags with different hashes are common.
@@ -1592,8 +1664,9 @@ func TestSubFits(t *testing.T) {
 			t.Errorf("window %v: grid step %d ns does not fit 41 bits", w, l.gridNs)
 		}
 	}
-	rec := make([]uint64, recordBytes(1, 0, 0)/8)
-	b := bucket[uint8]{unsafe.Pointer(&rec[0])}
+	size, _ := recordBytes(1, 0, 0)
+	rec := make([]uint64, size/8)
+	b := bucket[uint8]{p: unsafe.Pointer(&rec[0])}
 	b.times()[0] = 0xBEEF
 	for _, c := range []struct {
 		sub  uint64
