@@ -53,19 +53,7 @@ func BenchmarkKeysParallel(b *testing.B) {
 				continue
 			}
 			b.Run(fmt.Sprintf("%d/%s", n, im.name), func(b *testing.B) {
-				l := im.new(b, 1<<30, time.Hour)
-				now := time.Now()
-				for _, k := range ks {
-					l.allow(k, now)
-				}
-				b.ReportAllocs()
-				b.ResetTimer()
-				b.RunParallel(func(pb *testing.PB) {
-					r := rand.New(rand.NewPCG(rand.Uint64(), 1))
-					for pb.Next() {
-						l.take(ks[r.IntN(len(ks))])
-					}
-				})
+				randomKeys(b, im.new(b, 1<<30, time.Hour), ks)
 			})
 		}
 	}
