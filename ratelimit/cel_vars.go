@@ -5,6 +5,7 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
+	"fmt"
 	"mime"
 	"net"
 	"net/http"
@@ -19,6 +20,8 @@ import (
 	"github.com/google/cel-go/common/types"
 	"github.com/google/cel-go/common/types/ref"
 	"github.com/google/cel-go/interpreter"
+
+	"github.com/acctapi/acctapi/internal/trunc"
 )
 
 // varSpec is one Traffic Policy variable: its name, its CEL type, the
@@ -31,14 +34,32 @@ type varSpec struct {
 	need provider
 	str  func(*activation) string
 	val  func(*activation) ref.Val
+	// fail, if set, reports why str's value for a is not one (see
+	// conn.client_ip).
+	fail func(*activation) error
 }
 
 // value returns the variable's CEL value for a.
 func (v *varSpec) value(a *activation) ref.Val {
 	if v.str != nil {
-		return types.String(v.str(a))
+		s, err := v.read(a)
+		if err != nil {
+			return types.WrapErr(err)
+		}
+		return types.String(s)
 	}
 	return v.val(a)
+}
+
+// read returns the value of a string variable for a, or why it has none.
+func (v *varSpec) read(a *activation) (string, error) {
+	s := v.str(a)
+	if v.fail != nil {
+		if err := v.fail(a); err != nil {
+			return "", err
+		}
+	}
+	return s, nil
 }
 
 var (
@@ -112,7 +133,7 @@ func buildCatalogue() []varSpec {
 		// conn.*
 		valVar("conn.bytes_in", intT, provNone, func(a *activation) ref.Val { return a.connBytes("conn.bytes_in", true) }),
 		valVar("conn.bytes_out", intT, provNone, func(a *activation) ref.Val { return a.connBytes("conn.bytes_out", false) }),
-		strVar("conn.client_ip", provNone, (*activation).clientIPValue),
+		{name: "conn.client_ip", typ: strT, need: provNone, str: (*activation).clientIPValue, fail: func(a *activation) error { return a.ipErr }},
 		intVar("conn.client_port", provNone, func(a *activation) int64 {
 			a.clientIPValue()
 			p, _ := strconv.Atoi(a.port)
@@ -544,6 +565,7 @@ type activation struct {
 	vars     actionVars
 
 	ip, port  string
+	ipErr     error // WithClientIP's answer is not an address
 	ipDone    bool
 	query     url.Values
 	queryDone bool
@@ -662,6 +684,9 @@ func (a *activation) clientIPValue() string {
 		a.ip, a.port = splitHostPort(a.r.RemoteAddr)
 		if a.clientIP != nil {
 			a.ip = a.clientIP(a.r)
+			if _, err := netip.ParseAddr(a.ip); err != nil {
+				a.ipErr = &budgetError{fmt.Sprintf("WithClientIP's function returned %q, which is not an IP address (conn.client_ip is one, without a port: r.RemoteAddr is host:port)", trunc.String(a.ip, 64))}
+			}
 		}
 	}
 	return a.ip

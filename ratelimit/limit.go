@@ -3,6 +3,7 @@ package ratelimit
 import (
 	"fmt"
 	"net/http"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -88,11 +89,7 @@ func newLimit(cfg Config, o options) (*Limit, error) {
 		return nil, err
 	}
 	window, _ := cfg.Window()
-	cfg.BucketKey = slices.Clone(cfg.BucketKey)
-	if cfg.Enforce != nil {
-		e := *cfg.Enforce
-		cfg.Enforce = &e
-	}
+	cfg = cfg.clone()
 	store := o.store
 	if store != nil {
 		s := *store
@@ -114,10 +111,17 @@ func newLimit(cfg Config, o options) (*Limit, error) {
 	return l, nil
 }
 
-// Config returns a copy of the configuration l was built from.
-func (l *Limit) Config() Config {
-	c := l.cfg
+// Config returns a copy of the configuration l was built from: changing
+// it, through its pointer and slice too, changes nothing in l.
+func (l *Limit) Config() Config { return l.cfg.clone() }
+
+// clone returns a copy of c that shares no memory with it.
+func (c Config) clone() Config {
 	c.BucketKey = slices.Clone(c.BucketKey)
+	if c.Enforce != nil {
+		e := *c.Enforce
+		c.Enforce = &e
+	}
 	return c
 }
 
@@ -134,7 +138,16 @@ func (l *Limit) Evaluate(r *http.Request) Result {
 // EvaluateAt evaluates the bucket keys for r, and counts r in its bucket
 // at now unless the bucket is full. It never writes a response. The
 // [WithDecisionHook] hook, if any, sees the result.
+//
+// A request without a URL (one built by hand) is evaluated as one for
+// the URL "" (req.url.path is "", and so on). A nil request is not
+// evaluated: the result carries [CodeEvalFailed] and says so, nothing is
+// counted, and the hook is not called.
 func (l *Limit) EvaluateAt(r *http.Request, now time.Time) Result {
+	if r == nil {
+		return Result{ErrorCode: CodeEvalFailed, ErrorMessage: "ratelimit: " + l.cfg.Name + ": cannot evaluate a nil *http.Request"}
+	}
+	r = withURL(r)
 	a := l.pool.Get().(*activation)
 	a.reset(r, now, l.clientIP, l.prov)
 	res := l.evaluate(a, now)
@@ -229,8 +242,8 @@ func (l *Limit) evalError(a *activation, now time.Time, i int, err error) Result
 // getReqHeader('<literal>'): neither allocates.
 type keyProgram struct {
 	prog   cel.Program
-	direct func(*activation) string // the variable's reader, for the direct path
-	header string                   // the canonical header name, for the direct path
+	direct *varSpec // the variable, for the direct path
+	header string   // the canonical header name, for the direct path
 }
 
 func compileKey(expr string, prov *providers) (keyProgram, error) {
@@ -240,7 +253,7 @@ func compileKey(expr string, prov *providers) (keyProgram, error) {
 	}
 	k := keyProgram{prog: c.prog}
 	if v, ok := varIndex[strings.TrimSpace(expr)]; ok && v.str != nil {
-		k.direct = v.str
+		k.direct = v
 	} else if h, ok := literalHeader(c.checked); ok {
 		k.header = h
 	}
@@ -249,7 +262,7 @@ func compileKey(expr string, prov *providers) (keyProgram, error) {
 
 func (k *keyProgram) eval(a *activation) (string, error) {
 	if k.direct != nil {
-		return k.direct(a), nil
+		return k.direct.read(a)
 	}
 	if k.header != "" {
 		return strings.Join(a.r.Header[k.header], ","), nil
@@ -259,4 +272,16 @@ func (k *keyProgram) eval(a *activation) (string, error) {
 		return "", err
 	}
 	return keyString(v)
+}
+
+// withURL returns r, or when r has no URL (a request built by hand rather
+// than by net/http or http.NewRequest) a shallow copy of it with an empty
+// one, which every variable of the request's URL reads.
+func withURL(r *http.Request) *http.Request {
+	if r.URL != nil {
+		return r
+	}
+	c := *r
+	c.URL = new(url.URL)
+	return &c
 }

@@ -197,7 +197,8 @@ func TestWithClientIP(t *testing.T) {
 		// Behind one trusted proxy: the last address it appended.
 		xff := r.Header.Values("X-Forwarded-For")
 		if len(xff) == 0 {
-			return "unknown"
+			host, _, _ := net.SplitHostPort(r.RemoteAddr)
+			return host
 		}
 		parts := strings.Split(xff[len(xff)-1], ",")
 		return strings.TrimSpace(parts[len(parts)-1])
@@ -211,6 +212,89 @@ func TestWithClientIP(t *testing.T) {
 	l2 := mustLimit(t, keyConfig("conn.client_port"), WithClientIP(trusted))
 	if got := l2.EvaluateAt(r, base).BucketKey; got != "51234" {
 		t.Errorf("client port %q, want the connection's", got)
+	}
+}
+
+// TestWithClientIPNotAnAddress pins a review's finding: a WithClientIP
+// function returning r.RemoteAddr (host:port) gave every connection its
+// own bucket, so a client lifted its limit by reconnecting, and one
+// returning "" put every client in one bucket, both without a word. Any
+// answer that is not an address now fails conn.client_ip, loudly, and the
+// requests share one bucket (stricter, never looser), directly read and
+// through CEL alike.
+func TestWithClientIPNotAnAddress(t *testing.T) {
+	t.Parallel()
+	for _, fn := range []func(*http.Request) string{
+		func(r *http.Request) string { return r.RemoteAddr },
+		func(*http.Request) string { return "" },
+		func(*http.Request) string { return "unknown" },
+	} {
+		for _, key := range []string{"conn.client_ip", "conn.client_ip + ''"} {
+			cfg := keyConfig(key)
+			cfg.Capacity = 1
+			l := mustLimit(t, cfg, WithClientIP(fn))
+			for i, port := range []string{"40001", "40002", "40003"} {
+				r := newRequest("GET", "http://h/")
+				r.RemoteAddr = "203.0.113.9:" + port
+				res := l.EvaluateAt(r, base)
+				if res.ErrorCode != CodeEvalFailed || !strings.Contains(res.ErrorMessage, "WithClientIP's function returned") {
+					t.Fatalf("%s, %q: result %+v; want %s naming WithClientIP", key, fn(r), res, CodeEvalFailed)
+				}
+				if res.Limited != (i > 0) {
+					t.Errorf("%s, %q, request %d: limited %v; want the requests to share one bucket of capacity 1", key, fn(r), i, res.Limited)
+				}
+			}
+		}
+	}
+	// An address is taken as given, IPv6 included.
+	l := mustLimit(t, keyConfig("conn.client_ip"), WithClientIP(func(*http.Request) string { return "2001:db8::1" }))
+	if res := l.EvaluateAt(newRequest("GET", "http://h/"), base); res.ErrorCode != "" || res.BucketKey != "2001:db8::1" {
+		t.Errorf("IPv6 address: %+v", res)
+	}
+}
+
+// TestEvaluateRequestWithoutURL pins a review's finding: a request built
+// by hand without a URL made req.url.* panic, and a nil request panicked
+// in most variables. The first is evaluated as for the URL "", the second
+// refused in the result.
+func TestEvaluateRequestWithoutURL(t *testing.T) {
+	t.Parallel()
+	for _, key := range []string{"req.url.path", "req.url.query", "req.url.raw", "req.url.host", "req.url.scheme", "req.url.port", "req.url.query_params['a']", "req.host", "req.method"} {
+		cfg := keyConfig(key)
+		var calls int
+		l := mustLimit(t, cfg, WithDecisionHook(func(*http.Request, string, Result) { calls++ }))
+		res := l.EvaluateAt(&http.Request{Method: "GET", Host: "h"}, base)
+		// A value the URL lacks is an ordinary evaluation error.
+		if strings.Contains(res.ErrorMessage, "internal error") || res.ErrorCode != "" && !strings.Contains(res.ErrorMessage, "no such key") && !strings.Contains(res.ErrorMessage, "is absent") {
+			t.Errorf("%s, no URL: %+v", key, res)
+		}
+		res = l.EvaluateAt(nil, base)
+		if res.ErrorCode != CodeEvalFailed || !strings.Contains(res.ErrorMessage, "nil *http.Request") {
+			t.Errorf("%s, nil request: %+v", key, res)
+		}
+		if calls != 1 {
+			t.Errorf("%s: the hook ran %d times; want once (not for the nil request)", key, calls)
+		}
+		if n := l.Limiter().Len(); n > 1 {
+			t.Errorf("%s: %d buckets; want at most the one request's", key, n)
+		}
+	}
+}
+
+// TestConfigCopy pins a review's finding: Config's copy shared Enforce
+// with the limit, so setting it changed what Config reported but not what
+// the limit did.
+func TestConfigCopy(t *testing.T) {
+	t.Parallel()
+	cfg := validConfig()
+	off := false
+	cfg.Enforce = &off
+	l := mustLimit(t, cfg)
+	c := l.Config()
+	*c.Enforce = true
+	c.BucketKey[0] = "req.host"
+	if got := l.Config(); got.Enforced() || got.BucketKey[0] == "req.host" {
+		t.Errorf("Config after changing a copy: %+v; want unchanged", got)
 	}
 }
 

@@ -127,6 +127,13 @@ const maxBuckets = 1 << 27
 // proxy, for example to read the last address of X-Forwarded-For that the
 // proxy appended; never trust a header a client can set. conn.client_port
 // stays the connection's.
+//
+// fn must return an IP address without a port (netip.ParseAddr's forms).
+// Any other answer ("", "unknown", r.RemoteAddr, which is host:port) makes
+// conn.client_ip fail to evaluate, with an error naming WithClientIP: a
+// bucket key on it then counts the request in the one bucket all such
+// requests share (as for the package's other bounds, see [Result]), so a
+// mistaken fn limits more, never less, and the [Result] says why.
 func WithClientIP(fn func(r *http.Request) string) LimitOption {
 	return funcOption("WithClientIP", fn, func(o *options, fn func(*http.Request) string) { o.clientIP = fn })
 }

@@ -22,9 +22,11 @@ type Store interface {
 	// atomically with respect to every other process sharing the store.
 	// now is the caller's time; a store may use a clock of its own
 	// instead (redisstore uses the Redis server's). Decision.RetryAfter
-	// is whole seconds, at least one, when the request is rejected. Allow
-	// must return when ctx is done; on an error the limiter ignores the
-	// Decision and applies its [FailureMode].
+	// is whole seconds, at least one, when the request is rejected, and
+	// zero when it is admitted; Decision.Remaining is from 0 to the
+	// capacity. Allow must return when ctx is done. On an error, a
+	// decision outside those rules, or an answer after ctx's deadline, the
+	// limiter ignores the Decision and applies its [FailureMode].
 	Allow(ctx context.Context, b Bucket, now time.Time) (Decision, error)
 }
 
@@ -77,12 +79,15 @@ const CodeStoreFailed = "ERR_RATELIMIT_STORE"
 
 // WithStore makes the limiter (each rate-limit action of a [Limit] or
 // [Policy]) keep its buckets in s, shared with every other limiter using
-// the same store, instead of in the process. Each decision gets at most
-// timeout (at most [DefaultStoreTimeout] when timeout is 0 or less),
-// within the request's context for a Limit or Policy; when s fails or
-// runs out of time, mode decides and the [Result] carries
-// [CodeStoreFailed] and the error (so does the [WithDecisionHook] hook,
-// for metrics). [Limiter.AllowContext] returns the error itself.
+// the same store, instead of in the process. Each decision gives s a
+// context whose deadline is timeout away ([DefaultStoreTimeout] when
+// timeout is 0 or less), within the request's context for a Limit or
+// Policy. When s fails, answers after that deadline (a store that ignores
+// its context holds the request as long as it takes, and its late answer
+// is not used) or answers with a decision the limiter could not have made
+// (see [Store]), mode decides and the [Result] carries [CodeStoreFailed]
+// and the error (so does the [WithDecisionHook] hook, for metrics).
+// [Limiter.AllowContext] returns the error itself.
 //
 // Buckets are named by [Bucket]: a Limit's are its action's name with its
 // capacity and window, so every process running the same policy shares
@@ -145,12 +150,20 @@ func (s *shared) allow(ctx context.Context, key string, capacity int64, window t
 	ctx, cancel := context.WithTimeout(ctx, s.timeout)
 	d, err := s.store.Allow(ctx, Bucket{Limit: s.limit, Key: key, Capacity: capacity, Window: window}, now)
 	// A client may report its deadline as its own error (an i/o timeout),
-	// possibly before ctx's timer has fired.
+	// possibly before ctx's timer has fired. A store that answers after
+	// its deadline, error or not, has not answered in time: its answer is
+	// not used.
 	dl, _ := ctx.Deadline()
-	late := err != nil && (errors.Is(ctx.Err(), context.DeadlineExceeded) || !time.Now().Before(dl))
+	late := errors.Is(ctx.Err(), context.DeadlineExceeded) || !time.Now().Before(dl)
 	cancel()
-	if err == nil {
-		return d, nil
+	switch {
+	case late && err == nil:
+		err = errors.New("it answered after its deadline")
+	case err == nil:
+		if err = validDecision(d, capacity); err == nil {
+			return d, nil
+		}
+		late = false
 	}
 	if late || errors.Is(err, context.DeadlineExceeded) {
 		err = fmt.Errorf("%w (%v): %w", ErrStoreTimeout, s.timeout, err)
@@ -161,6 +174,23 @@ func (s *shared) allow(ctx context.Context, key string, capacity int64, window t
 		return Decision{RetryAfter: time.Second}, err
 	}
 	return Decision{Allowed: true, Remaining: capacity - 1}, err
+}
+
+// validDecision reports why d, a store's decision for a limit of
+// capacity, is not one the limiter could have made, if it is not: an
+// admission with a retry-after, a rejection whose retry-after is not
+// whole seconds of at least one, or a remaining count outside 0 to
+// capacity.
+func validDecision(d Decision, capacity int64) error {
+	switch {
+	case d.Allowed && d.RetryAfter != 0:
+		return fmt.Errorf("invalid decision %+v: an admission with a retry-after", d)
+	case !d.Allowed && (d.RetryAfter < time.Second || d.RetryAfter%time.Second != 0):
+		return fmt.Errorf("invalid decision %+v: a rejection's retry-after must be whole seconds, at least one", d)
+	case d.Remaining < 0 || d.Remaining > capacity:
+		return fmt.Errorf("invalid decision %+v: remaining must be from 0 to the capacity, %d", d, capacity)
+	}
+	return nil
 }
 
 // storeError is the Result of a failed store: the failure mode's decision,

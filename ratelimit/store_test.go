@@ -192,6 +192,72 @@ func TestStoreTimeout(t *testing.T) {
 	})
 }
 
+// storeFunc is a Store made of a function.
+type storeFunc func(ctx context.Context, b Bucket, now time.Time) (Decision, error)
+
+func (f storeFunc) Allow(ctx context.Context, b Bucket, now time.Time) (Decision, error) {
+	return f(ctx, b, now)
+}
+
+// TestStoreLateAnswer pins a review's finding: a store that ignored its
+// context and admitted two seconds later, under a timeout of 50 ms, had
+// its late admission used, with no error. A late answer now counts as a
+// timeout. (synctest: the two seconds are the bubble's.)
+func TestStoreLateAnswer(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		late := storeFunc(func(context.Context, Bucket, time.Time) (Decision, error) {
+			time.Sleep(2 * time.Second)
+			return Decision{Allowed: true, Remaining: 4}, nil
+		})
+		l, err := NewLimiter(5, time.Minute, WithStore(late, FailClosed, 50*time.Millisecond))
+		if err != nil {
+			t.Fatal(err)
+		}
+		d, err := l.AllowContext(context.Background(), "k", base)
+		if !errors.Is(err, ErrStoreTimeout) || !strings.Contains(err.Error(), "after its deadline") {
+			t.Errorf("err = %v, want ErrStoreTimeout saying the answer came after the deadline", err)
+		}
+		if d != (Decision{RetryAfter: time.Second}) {
+			t.Errorf("decision = %+v, want FailClosed's", d)
+		}
+	})
+}
+
+// TestStoreInvalidDecision pins a review's finding: a store's decision
+// reached the wire as it was, Retry-After: -5 included. A decision the
+// limiter could not have made is now the store's failure.
+func TestStoreInvalidDecision(t *testing.T) {
+	for _, bad := range []Decision{
+		{RetryAfter: -5 * time.Second, Remaining: 0},
+		{RetryAfter: 0},
+		{RetryAfter: 1500 * time.Millisecond},
+		{RetryAfter: time.Second, Remaining: -3},
+		{Allowed: true, Remaining: 6},
+		{Allowed: true, RetryAfter: time.Second},
+	} {
+		s := storeFunc(func(context.Context, Bucket, time.Time) (Decision, error) { return bad, nil })
+		l, err := NewLimiter(5, time.Minute, WithStore(s, FailOpen, 0))
+		if err != nil {
+			t.Fatal(err)
+		}
+		d, err := l.AllowContext(context.Background(), "k", base)
+		if err == nil || !strings.Contains(err.Error(), "invalid decision") || errors.Is(err, ErrStoreTimeout) {
+			t.Errorf("%+v: err = %v; want an invalid decision, not a timeout", bad, err)
+		}
+		if d != (Decision{Allowed: true, Remaining: 4}) {
+			t.Errorf("%+v: decision = %+v; want FailOpen's", bad, d)
+		}
+	}
+	// The limits themselves are decisions the limiter makes.
+	for _, good := range []Decision{{RetryAfter: time.Hour}, {Allowed: true, Remaining: 0}, {Allowed: true, Remaining: 5}} {
+		s := storeFunc(func(context.Context, Bucket, time.Time) (Decision, error) { return good, nil })
+		l, _ := NewLimiter(5, time.Minute, WithStore(s, FailOpen, 0))
+		if d, err := l.AllowContext(context.Background(), "k", base); err != nil || d != good {
+			t.Errorf("%+v: got %+v, %v", good, d, err)
+		}
+	}
+}
+
 func TestStoreNil(t *testing.T) {
 	l, err := NewLimiter(1, time.Minute, WithStore(nil, FailOpen, 0))
 	if err != nil {
