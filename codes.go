@@ -16,12 +16,15 @@ const (
 	CodeNoVersion          = "ERR_NGROK_218"                 // 400: no version header (Service-Version, or Ngrok-Version)
 	CodeBadVersion         = "ERR_NGROK_217"                 // 400: a version other than 2
 	CodeBadContentType     = "ERR_NGROK_210"                 // 415: body sent with a non-JSON Content-Type
+	CodeNoContentType      = "ERR_NGROK_216"                 // 415: body sent without a Content-Type
+	CodeBodyNotExpected    = "ERR_NGROK_211"                 // 400: a body on a method that takes none (GET, DELETE)
 	CodeBodyTooLarge       = "ERR_NGROK_212"                 // 413: body over 1 MiB
 	CodeInvalidJSON        = field.CodeInvalidJSON           // 400: body is not valid JSON
 	CodeUnknownField       = "ERR_NGROK_214"                 // 400: unknown member in a body
 	CodeInvalidValue       = field.CodeInvalidValue          // 400: wrong JSON type or invalid value
 	CodeDescriptionTooLong = field.CodeDescriptionTooLong    // 400: description over 255 bytes
 	CodeMetadataTooLong    = field.CodeMetadataTooLong       // 400: metadata over 4096 bytes
+	CodeBadQuery           = "ERR_NGROK_230"                 // 400: the query string could not be parsed
 	CodeUnknownQueryParam  = "ERR_NGROK_231"                 // 400: unknown query parameter
 	CodeRepeatedQueryParam = "ERR_NGROK_232"                 // 400: query parameter given twice
 	CodeBadLimit           = field.CodeBadLimit              // 400: limit not an integer from 1 to 100

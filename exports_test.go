@@ -15,11 +15,11 @@ import (
 // public API; make it on purpose.
 var rootAPI = []string{
 	"APIVersion", "Client", "Client.BaseURL", "Client.Dialect", "Client.Do",
-	"CodeBadAuthorization", "CodeBadContentType", "CodeBadFilter", "CodeBadLimit", "CodeBadVersion",
-	"CodeBodyTooLarge", "CodeDescriptionTooLong", "CodeHeadersTooLarge", "CodeInactivePrincipal", "CodeInternal", "CodeInvalidJSON",
+	"CodeBadAuthorization", "CodeBadContentType", "CodeBadFilter", "CodeBadLimit", "CodeBadQuery", "CodeBadVersion",
+	"CodeBodyNotExpected", "CodeBodyTooLarge", "CodeDescriptionTooLong", "CodeHeadersTooLarge", "CodeInactivePrincipal", "CodeInternal", "CodeInvalidJSON",
 	"CodeInvalidToken", "CodeInvalidValue", "CodeLabelCountLimit", "CodeMalformedRequest", "CodeMetadataTooLong",
 	"CodeMethodNotAllowed", "CodeNameTaken",
-	"CodeNoAuthorization", "CodeNoRoute", "CodeNoVersion", "CodeNotFound", "CodeRateLimited",
+	"CodeNoAuthorization", "CodeNoContentType", "CodeNoRoute", "CodeNoVersion", "CodeNotFound", "CodeRateLimited",
 	"CodeRepeatedQueryParam", "CodeResourceLimit", "CodeSourceTypeTaken", "CodeStillReferenced", "CodeUnavailable",
 	"CodeUnknownBackend", "CodeUnknownDestination", "CodeUnknownField", "CodeUnknownQueryParam",
 	"DefaultBaseURL", "DefaultMaxResponseBytes", "DefaultRetryPolicy", "DefaultTimeout",

@@ -250,9 +250,10 @@ func (s *Server) serve(c *call, readErr error) (status int, out any, err error) 
 	}
 	if !empty && c.r.Method != http.MethodPost && c.r.Method != http.MethodPatch && c.r.Method != http.MethodPut {
 		// GET and DELETE take no body: one sent is checked as any body
-		// is, and may hold no member ({} and null pass).
-		if err := decode(c.body, &struct{}{}, &s.members); err != nil {
-			return 0, nil, err
+		// is (size, content type, text), and may be {} or null, which
+		// some clients send; anything else is the real service's 211.
+		if b := bytes.TrimSpace(c.body); !bytes.Equal(b, []byte("null")) && decode(b, &struct{}{}, &s.members) != nil {
+			return 0, nil, errorf(http.StatusBadRequest, acctapi.CodeBodyNotExpected, "The %s request you made does not expect a body, but you provided one.", c.r.Method)
 		}
 	}
 	return h(c)
@@ -265,7 +266,7 @@ func (s *Server) authenticate(c *call) error {
 		return errorf(http.StatusUnauthorized, acctapi.CodeBadAuthorization, "The request has %d Authorization headers; send one, \"Authorization: Bearer <API key>\".", n)
 	}
 	h := c.r.Header.Get("Authorization")
-	if h == "" {
+	if _, present := c.r.Header["Authorization"]; !present {
 		return errorf(http.StatusUnauthorized, acctapi.CodeNoAuthorization, "The API requires an Authorization header: \"Authorization: Bearer <API key>\".")
 	}
 	scheme, token, ok := strings.Cut(h, " ")
@@ -327,7 +328,7 @@ func checkQuery(raw string, allowed []string) error {
 	}
 	q, err := url.ParseQuery(raw)
 	if err != nil {
-		return errorf(http.StatusBadRequest, acctapi.CodeUnknownQueryParam, "The query string could not be parsed.")
+		return errorf(http.StatusBadRequest, acctapi.CodeBadQuery, "The query string could not be parsed: %s.", truncate(err.Error(), 128))
 	}
 	// Unknown names first, then repeats, each in name order, so that the
 	// answer does not depend on map order.
@@ -389,6 +390,9 @@ func checkJSON(h http.Header, body []byte, readErr error) (empty bool, err *apiE
 		return false, errorf(http.StatusUnsupportedMediaType, acctapi.CodeBadContentType, "The request has %d Content-Type headers; send one, \"Content-Type: application/json\".", len(cts))
 	}
 	ct := h.Get("Content-Type")
+	if strings.TrimSpace(ct) == "" {
+		return false, errorf(http.StatusUnsupportedMediaType, acctapi.CodeNoContentType, "The request has a body but no Content-Type; send it with \"Content-Type: application/json\".")
+	}
 	if mt, _, _ := strings.Cut(ct, ";"); !strings.EqualFold(strings.TrimSpace(mt), "application/json") {
 		return false, errorf(http.StatusUnsupportedMediaType, acctapi.CodeBadContentType, "The request body must be JSON, sent with \"Content-Type: application/json\"; got %q.", truncate(ct, 64))
 	}

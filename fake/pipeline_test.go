@@ -81,6 +81,9 @@ func TestErrorTable(t *testing.T) {
 		{"description over 255 bytes", "POST", "/api_keys", nil, `{"description":"` + strings.Repeat("é", 128) + `"}`, 400, acctapi.CodeDescriptionTooLong},
 		{"metadata over 4096 bytes", "POST", "/api_keys", nil, `{"metadata":"` + strings.Repeat("m", 4097) + `"}`, 400, acctapi.CodeMetadataTooLong},
 		{"unknown query parameter", "GET", "/service_users?page=2", nil, "", 400, acctapi.CodeUnknownQueryParam},
+		{"query string not parsable", "GET", "/service_users?%zz=1", nil, "", 400, acctapi.CodeBadQuery},
+		{"query string with a semicolon", "GET", "/service_users?limit=1;before_id=x", nil, "", 400, acctapi.CodeBadQuery},
+		{"body without content type", "POST", "/service_users", map[string]string{"Content-Type": ""}, `{"name":"x"}`, 415, acctapi.CodeNoContentType},
 		{"filter where none is taken", "GET", "/bot_users?filter=true", nil, "", 400, acctapi.CodeUnknownQueryParam},
 		{"query parameter twice", "GET", "/service_users?limit=1&limit=2", nil, "", 400, acctapi.CodeRepeatedQueryParam},
 		{"limit 0", "GET", "/service_users?limit=0", nil, "", 400, acctapi.CodeBadLimit},
@@ -696,8 +699,10 @@ func TestReactorSeesStateAfter(t *testing.T) {
 }
 
 // TestBodyWhereNoneIsTaken checks that a body on GET or DELETE is read as
-// any body is: empty, {} and null pass; invalid JSON, a member, or a body
-// not sent as JSON are refused before the operation runs.
+// any body is: empty, {} and null pass; a body not sent as JSON is a 415,
+// and any other body the real service's 211 (it said "The request member
+// name is unknown" of a member the resource has), all before the
+// operation runs.
 func TestBodyWhereNoneIsTaken(t *testing.T) {
 	t.Parallel()
 	srv, _ := start(t)
@@ -708,9 +713,10 @@ func TestBodyWhereNoneIsTaken(t *testing.T) {
 		status                    int
 		code                      string
 	}{
-		{"invalid JSON", "DELETE", "not json at all", "", 400, acctapi.CodeInvalidJSON},
-		{"a member", "DELETE", `{"id":"x"}`, "", 400, acctapi.CodeUnknownField},
-		{"not an object", "GET", `[]`, "", 400, acctapi.CodeInvalidValue},
+		{"invalid JSON", "DELETE", "not json at all", "", 400, acctapi.CodeBodyNotExpected},
+		{"a member", "DELETE", `{"id":"x"}`, "", 400, acctapi.CodeBodyNotExpected},
+		{"a member of the resource", "GET", `{"name":"x"}`, "", 400, acctapi.CodeBodyNotExpected},
+		{"not an object", "GET", `[]`, "", 400, acctapi.CodeBodyNotExpected},
 		{"not sent as JSON", "GET", `{}`, "text/plain", 415, acctapi.CodeBadContentType},
 		{"empty object", "GET", `{}`, "", 200, ""},
 		{"null", "GET", `null`, "", 200, ""},
@@ -728,6 +734,20 @@ func TestBodyWhereNoneIsTaken(t *testing.T) {
 	}
 	if _, ok := fake.Get[account.ServiceUser](srv, "", su.ID); !ok {
 		t.Error("the service user is gone after refused DELETEs")
+	}
+}
+
+// TestEmptyAuthorization: an Authorization header that is present but
+// empty is one that is not "Bearer <token>" (contract §2: 201), not a
+// missing one (200).
+func TestEmptyAuthorization(t *testing.T) {
+	t.Parallel()
+	srv, _ := start(t)
+	req := newRequest(t, srv, "GET", "/service_users", "")
+	req.Header["Authorization"] = []string{""}
+	req.Header.Set("Service-Version", "2")
+	if r := roundTrip(t, srv, req); r.status != http.StatusUnauthorized || r.apiErr(t).ErrorCode != acctapi.CodeBadAuthorization {
+		t.Errorf("empty Authorization: %d %s, want 401 %s", r.status, r.body, acctapi.CodeBadAuthorization)
 	}
 }
 

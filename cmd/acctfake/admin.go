@@ -258,7 +258,7 @@ func (a *admin) decodeBody(r *http.Request, v any) error {
 func checkQuery(r *http.Request, allowed ...string) (url.Values, error) {
 	q, err := url.ParseQuery(r.URL.RawQuery)
 	if err != nil {
-		return nil, &adminError{status: http.StatusBadRequest, code: acctapi.CodeUnknownQueryParam, msg: "The query string could not be parsed."}
+		return nil, &adminError{status: http.StatusBadRequest, code: acctapi.CodeBadQuery, msg: "The query string could not be parsed: " + trunc.String(err.Error(), 128) + "."}
 	}
 	for _, k := range slices.Sorted(maps.Keys(q)) {
 		if !slices.Contains(allowed, k) {
