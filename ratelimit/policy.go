@@ -14,6 +14,7 @@ import (
 
 	"github.com/acctapi/acctapi/internal/field"
 	"github.com/google/cel-go/cel"
+	"github.com/google/cel-go/common/ast"
 	"github.com/google/cel-go/common/types"
 )
 
@@ -187,10 +188,14 @@ func NewPolicy(doc []byte, opts ...PolicyOption) (*Policy, error) {
 	decodeErr := decodeValue("on_http_request", top["on_http_request"], &rules)
 	if decodeErr != nil {
 		errs = append(errs, decodeErr)
+	} else if len(rules) == 0 && len(errs) == 0 { // (a phase's error says more: on_request)
+		errs = append(errs, noRules(p.skipped))
 	}
+	limited := false // whether a rate-limit action can have run before the rule
 	for i, rd := range rules {
 		path := fmt.Sprintf("on_http_request[%d]", i)
-		r, err := p.compileRule(path, rd, o)
+		r, err := p.compileRule(path, rd, limited, o)
+		limited = limited || slices.ContainsFunc(rd.Actions, func(ad actionDoc) bool { return ad.Type == ActionType })
 		if err != nil {
 			// What did not decode is reported once, not again as missing.
 			if err := without(err, decodeErr); err != nil {
@@ -202,11 +207,63 @@ func NewPolicy(doc []byte, opts ...PolicyOption) (*Policy, error) {
 			p.rules = append(p.rules, r)
 		}
 	}
+	if len(errs) == 0 && len(rules) > 0 && len(p.rules) == 0 {
+		errs = append(errs, field.Invalid("on_http_request", "every rule was skipped, as each has only actions "+
+			"this package does not implement (see Policy.Skipped), so the policy would do nothing"))
+	}
+	if !limited && decodeErr == nil { // (a document that did not decode may have lost its rate-limit actions)
+		errs = append(errs, unusedOptions(opts)...)
+	}
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}
 	p.nameStoreBuckets()
 	return p, nil
+}
+
+// noRules is the error for a document without on_http_request rules
+// ({}, on_http_request: [] or null), whose policy would do nothing: a
+// mistake, like the empty document.
+func noRules(skipped []string) error {
+	msg := "the policy has no rules, so it would do nothing; give on_http_request at least one rule"
+	if len(skipped) > 0 {
+		msg = "the policy has no on_http_request rules, the only phase this package runs (it skips " +
+			strings.Join(skipped, ", ") + "), so it would do nothing"
+	}
+	return field.Invalid("on_http_request", "%s", msg)
+}
+
+// unusedOptions returns an error for each of opts that only a rate-limit
+// action uses, given for a policy that has none: the option would do
+// nothing, and a test of it (a decision hook's) would pass without it
+// running. Options do not record which constructor they came from, so
+// each is applied alone to zero options and recognised by what it sets:
+// WithMaxBuckets sets maxBuckets to at least 1.
+func unusedOptions(opts []PolicyOption) []error {
+	var errs []error
+	for _, opt := range opts {
+		if opt == nil {
+			continue // buildOptions reported it
+		}
+		var probe options
+		opt.apply(&probe)
+		var name, what string
+		switch {
+		case probe.maxBuckets != 0:
+			name, what = "WithMaxBuckets", "there are no buckets to cap"
+		case probe.store != nil:
+			name, what = "WithStore", "no bucket would be kept in the store"
+		case probe.hook != nil:
+			name, what = "WithDecisionHook", "the hook would never be called"
+		case probe.headers:
+			name, what = "WithRateLimitHeaders", "no RateLimit field would be sent"
+		default:
+			continue
+		}
+		errs = append(errs, fmt.Errorf("ratelimit: %s: the policy has no rate-limit action, so %s; "+
+			"drop the option, or add a rate-limit action", name, what))
+	}
+	return errs
 }
 
 // nameStoreBuckets names each rate-limit action's buckets in a store
@@ -243,14 +300,16 @@ func (p *Policy) nameStoreBuckets() {
 
 // compileRule compiles one rule. Under WithSkipUnsupported, a rule whose
 // actions are all skipped comes back without actions, its expressions
-// unchecked.
-func (p *Policy) compileRule(path string, rd ruleDoc, o options) (rule, error) {
+// unchecked. limited says whether a rate-limit action of an earlier rule
+// can have run before it (see readTooEarly).
+func (p *Policy) compileRule(path string, rd ruleDoc, limited bool, o options) (rule, error) {
 	var errs []error
 	if len(rd.Actions) == 0 {
 		errs = append(errs, field.Invalid(path+".actions", "is required"))
 	}
 	var r rule
-	end := -1 // the first terminating action, if any
+	end := -1            // the first terminating action, if any
+	ranBefore := limited // whether a rate-limit action can have run before the action
 	for j, ad := range rd.Actions {
 		apath := fmt.Sprintf("%s.actions[%d]", path, j)
 		if end >= 0 {
@@ -262,7 +321,20 @@ func (p *Policy) compileRule(path string, rd ruleDoc, o options) (rule, error) {
 			p.skipped = append(p.skipped, apath+" ("+ad.Type+")")
 			continue
 		}
-		a, err := compileAction(ad, o)
+		a, reads, err := compileAction(ad, o)
+		if err == nil && !ranBefore {
+			fix := "move this action after a rate-limit action of its rule, or into a later rule"
+			if a.limit != nil {
+				reads = bucketKeyReads(a.limit.cfg.BucketKey, &o.providers)
+				fix = "a bucket key is evaluated before its own action's result exists"
+			}
+			var rerrs []error
+			for _, at := range reads {
+				rerrs = append(rerrs, readTooEarly(at.path, at.name, fix))
+			}
+			err = errors.Join(rerrs...)
+		}
+		ranBefore = ranBefore || ad.Type == ActionType
 		if err != nil {
 			errs = append(errs, field.Prefix(apath, err))
 			continue
@@ -273,14 +345,74 @@ func (p *Policy) compileRule(path string, rd ruleDoc, o options) (rule, error) {
 		return r, nil
 	}
 	for j, expr := range rd.Expressions {
+		epath := fmt.Sprintf("%s.expressions[%d]", path, j)
 		c, err := compile(expr, cel.BoolType, &o.providers)
 		if err != nil {
-			errs = append(errs, field.Invalid(fmt.Sprintf("%s.expressions[%d]", path, j), "%v", err))
+			errs = append(errs, field.Invalid(epath, "%v", err))
+			continue
+		}
+		if name := resultRead(c.checked); name != "" && !limited {
+			errs = append(errs, readTooEarly(epath, name, "rules run in order, and a rule's expressions before its actions; "+
+				"put the test in a rule after one with a rate-limit action"))
 			continue
 		}
 		r.exprs = append(r.exprs, c.prog)
 	}
 	return r, errors.Join(errs...)
+}
+
+// readTooEarly is the error for what reads name, one of the rate-limit
+// action's results, at path, where no rate-limit action can have run:
+// the value could never be any but its empty one, so a test of it could
+// never pass (a rule gated on actions.ngrok.rate_limit.limited never
+// fires). fix says what to do instead.
+func readTooEarly(path, name, fix string) error {
+	return field.Invalid(path, "reads %s, but no rate-limit action runs before it, so it can only see the empty "+
+		"result (limited false, the others \"\"); %s", name, fix)
+}
+
+// resultRead returns the first of the rate-limit action's result variables
+// (actions.ngrok.rate_limit.*) that checked reads, has() of one included,
+// or "" if it reads none.
+func resultRead(checked *cel.Ast) string {
+	const prefix = "actions.ngrok.rate_limit."
+	native := checked.NativeRep()
+	refs := native.ReferenceMap()
+	var name string
+	ast.PreOrderVisit(native.Expr(), ast.NewExprVisitor(func(e ast.Expr) {
+		if name != "" {
+			return
+		}
+		if r, ok := refs[e.ID()]; ok && r.Value == nil && strings.HasPrefix(r.Name, prefix) {
+			name = r.Name
+			return
+		}
+		if e.Kind() == ast.CallKind && e.AsCall().FunctionName() == "__present" {
+			if a := e.AsCall().Args(); len(a) == 2 && a[1].Kind() == ast.LiteralKind {
+				if v, ok := a[1].AsLiteral().(types.String); ok && strings.HasPrefix(string(v), prefix) {
+					name = string(v)
+				}
+			}
+		}
+	}))
+	return name
+}
+
+// bucketKeyReads reports the bucket keys, of a rate-limit action that no
+// other can have run before, that read the rate-limit action's results:
+// a bucket key is evaluated before its own action's result exists.
+// (They compiled once already, in the action; compiling those of such an
+// action again is cheaper than keeping every expression's AST.)
+func bucketKeyReads(keys []string, prov *providers) []resultReadAt {
+	var reads []resultReadAt
+	for i, k := range keys {
+		if c, err := compile(k, nil, prov); err == nil {
+			if name := resultRead(c.checked); name != "" {
+				reads = append(reads, resultReadAt{fmt.Sprintf("config.bucket_key[%d]", i), name})
+			}
+		}
+	}
+	return reads
 }
 
 // terminating reports whether ad is one of the real service's terminating
@@ -311,33 +443,43 @@ func unreachable(path, typ string, end int, endType string) error {
 		"(ERR_NGROK_2207); move it before actions[%d], or into a rule of its own", typ, end, endType, end)
 }
 
-func compileAction(ad actionDoc, o options) (policyAction, error) {
+// resultReadAt is a place in an action's config that reads a rate-limit
+// action's results: its path under the action ("config.body") and the
+// first variable it reads.
+type resultReadAt struct{ path, name string }
+
+// compileAction compiles one action, and reports where its config's
+// placeholders read the rate-limit action's results.
+func compileAction(ad actionDoc, o options) (policyAction, []resultReadAt, error) {
 	switch ad.Type {
 	case ActionType:
 		var cfg Config
 		derr := decodeValue("config", ad.Config, &cfg)
 		l, err := newLimit(cfg, o)
 		if derr != nil || err != nil {
-			return policyAction{}, errors.Join(derr, without(field.Prefix("config", err), derr))
+			return policyAction{}, nil, errors.Join(derr, without(field.Prefix("config", err), derr))
 		}
 		name := sfString(cfg.Name)
 		return policyAction{limit: l, rlName: name,
-			rlPolicy: name + ";q=" + strconv.FormatInt(cfg.Capacity, 10) + ";w=" + strconv.FormatInt(int64(l.limiter.window/time.Second), 10)}, nil
+			rlPolicy: name + ";q=" + strconv.FormatInt(cfg.Capacity, 10) + ";w=" + strconv.FormatInt(int64(l.limiter.window/time.Second), 10)}, nil, nil
 	case ActionTypeCustomResponse:
 		var cd customResponseDoc
 		if err := decodeValue("config", ad.Config, &cd); err != nil {
-			return policyAction{}, err
+			return policyAction{}, nil, err
 		}
 		// 1xx codes are informational: net/http would send a 200 after
 		// them, not the response the policy describes.
 		if cd.StatusCode < 200 || cd.StatusCode > 599 {
-			return policyAction{}, field.Invalid("config.status_code", "%d is not an HTTP status code from 200 to 599", cd.StatusCode)
+			return policyAction{}, nil, field.Invalid("config.status_code", "%d is not an HTTP status code from 200 to 599", cd.StatusCode)
 		}
 		resp := &customResponse{status: cd.StatusCode}
 		var errs []error
+		var reads []resultReadAt
 		var err error
-		if resp.body, err = compileTemplate(cd.Body, &o.providers); err != nil {
+		if resp.body, err = compileTemplate(cd.Body, maxBodyBytes, &o.providers); err != nil {
 			errs = append(errs, field.Invalid("config.body", "%v", err))
+		} else if resp.body.reads != "" {
+			reads = append(reads, resultReadAt{"config.body", resp.body.reads})
 		}
 		seen := map[string]string{} // canonical name: the name as written
 		for _, k := range sortedKeys(cd.Headers) {
@@ -358,7 +500,7 @@ func compileAction(ad actionDoc, o options) (policyAction, error) {
 				continue
 			}
 			seen[name] = k
-			v, err := compileTemplate(cd.Headers[k], &o.providers)
+			v, err := compileTemplate(cd.Headers[k], maxHeaderValueBytes, &o.providers)
 			if err == nil {
 				err = checkFieldValue(v)
 			}
@@ -366,20 +508,23 @@ func compileAction(ad actionDoc, o options) (policyAction, error) {
 				errs = append(errs, field.Invalid(hpath, "%v", err))
 				continue
 			}
+			if v.reads != "" {
+				reads = append(reads, resultReadAt{hpath, v.reads})
+			}
 			resp.headers = append(resp.headers, responseHeader{name, v})
 		}
 		if len(errs) > 0 {
-			return policyAction{}, errors.Join(errs...)
+			return policyAction{}, nil, errors.Join(errs...)
 		}
-		return policyAction{response: resp}, nil
+		return policyAction{response: resp}, reads, nil
 	case "":
-		return policyAction{}, field.Invalid("type", "is required")
+		return policyAction{}, nil, field.Invalid("type", "is required")
 	}
 	if slices.Contains(actionTypes, ad.Type) {
-		return policyAction{}, field.Invalid("type", "action %s is not implemented by this package (only %s and %s are); "+
+		return policyAction{}, nil, field.Invalid("type", "action %s is not implemented by this package (only %s and %s are); "+
 			"pass ratelimit.WithSkipUnsupported to skip it", ad.Type, ActionType, ActionTypeCustomResponse)
 	}
-	return policyAction{}, field.Invalid("type", "unknown action type %q%s", ad.Type, suggest(ad.Type, actionTypes))
+	return policyAction{}, nil, field.Invalid("type", "unknown action type %q%s", ad.Type, suggest(ad.Type, actionTypes))
 }
 
 // suggest returns "; did you mean X?" for the element of names nearest to

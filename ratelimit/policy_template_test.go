@@ -71,3 +71,81 @@ func TestCustomResponseTemplateErrors(t *testing.T) {
 func quoteJSON(s string) string {
 	return `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(s) + `"`
 }
+
+// TestCustomResponseBudget pins a review's finding: a body of 200
+// placeholders echoing a 900 KB header came out at 180,000,000 bytes
+// (and a header value at 1.8 MB), as only each placeholder was bounded.
+// A rendered body is at most maxBodyBytes and a header value at most
+// maxHeaderValueBytes: a placeholder whose value does not fit in what is
+// left is replaced by nothing, as one that fails to evaluate, and the
+// ones after it still fill what is left.
+func TestCustomResponseBudget(t *testing.T) {
+	t.Parallel()
+	const doc = `
+on_http_request:
+  - actions:
+      - type: custom-response
+        config:
+          status_code: 200
+          body: "<${getReqHeader('x')[0]}|${getReqHeader('x')[0]}|${getReqHeader('x')}|${getReqHeader('y')[0]}>"
+          headers:
+            x-echo: "v=${getReqHeader('x')[0]}${getReqHeader('y')[0]}"
+`
+	h := mustPolicy(t, doc).Handler(okHandler)
+	h8186 := strings.Repeat("h", maxHeaderValueBytes-len("v=tail"))
+	all := func(x string) string { return "<" + x + "|" + x + "|" + x + "|tail>" }
+	tests := []struct {
+		name       string
+		x          []string // X's values
+		body, echo string
+	}{
+		{"each fits", []string{"ab"}, "<ab|ab|ab|tail>", "v=abtail"},
+		// 6 bytes of text and "tail": 1 MiB - 10 bytes is room for one
+		// of 600,000 bytes, not two.
+		{"the second does not fit", []string{strings.Repeat("a", 600_000)},
+			"<" + strings.Repeat("a", 600_000) + "|||tail>", "v=tail"},
+		{"a list's joined form does not fit", []string{strings.Repeat("a", 600_000), strings.Repeat("b", 400_000)},
+			"<" + strings.Repeat("a", 600_000) + "|||tail>", "v=tail"},
+		{"exactly the budget", []string{strings.Repeat("a", maxBodyBytes-10)},
+			"<" + strings.Repeat("a", maxBodyBytes-10) + "|||tail>", "v=tail"},
+		// "v=", X and "tail": X of 8,186 bytes fills 8 KiB; one more, and
+		// "tail" no longer fits.
+		{"a header value of exactly its budget", []string{h8186}, all(h8186), "v=" + h8186 + "tail"},
+		{"a header value one byte over", []string{h8186 + "h"}, all(h8186 + "h"), "v=" + h8186 + "h"},
+	}
+	for _, tt := range tests {
+		r := newRequest("GET", "http://h/")
+		for _, v := range tt.x {
+			r.Header.Add("X", v)
+		}
+		r.Header.Set("Y", "tail")
+		got := serve(h, r, "x-echo")
+		if len(got.Body) > maxBodyBytes || len(got.Headers["x-echo"]) > maxHeaderValueBytes {
+			t.Errorf("%s: a body of %d bytes and an X-Echo of %d; want at most %d and %d",
+				tt.name, len(got.Body), len(got.Headers["x-echo"]), maxBodyBytes, maxHeaderValueBytes)
+		}
+		want := response{Status: 200, Body: tt.body, Headers: map[string]string{"x-echo": tt.echo}}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("%s (-want +got):\n%.2000s", tt.name, diff)
+		}
+	}
+}
+
+// TestCustomResponseBudgetLiteral checks that text outside placeholders
+// longer than its budget, which would exceed it on every request, is
+// refused at NewPolicy, and text of exactly the budget is not.
+func TestCustomResponseBudgetLiteral(t *testing.T) {
+	t.Parallel()
+	policy := func(body, header string) string {
+		return `{"on_http_request": [{"actions": [{"type": "custom-response", "config": {"status_code": 200, ` +
+			`"body": ` + quoteJSON(body) + `, "headers": {"x": ` + quoteJSON(header) + `}}}]}]}`
+	}
+	if _, err := NewPolicy([]byte(policy(strings.Repeat("b", maxBodyBytes-5)+"${1}", strings.Repeat("h", maxHeaderValueBytes)))); err != nil {
+		t.Errorf("text of exactly the budgets: %v", err)
+	}
+	_, err := NewPolicy([]byte(policy(strings.Repeat("b", maxBodyBytes-3)+"${1}////", strings.Repeat("h", maxHeaderValueBytes+1))))
+	checkFieldErrors(t, err, map[string]string{
+		"on_http_request[0].actions[0].config.body":      "the text outside placeholders is 1048577 bytes; the most is 1048576",
+		"on_http_request[0].actions[0].config.headers.x": "the text outside placeholders is 8193 bytes; the most is 8192",
+	})
+}

@@ -217,7 +217,10 @@ func TestNewPolicyErrors(t *testing.T) {
 		doc  string
 		want []string // fields
 	}{
-		{"empty policy", `{}`, nil},
+		{"empty policy", `{}`, []string{"on_http_request"}},
+		{"no rules", `{"on_http_request": []}`, []string{"on_http_request"}},
+		{"null rules", `{"on_http_request": null}`, []string{"on_http_request"}},
+		{"null rules in YAML", "on_http_request:\n", []string{"on_http_request"}},
 		{"not JSON", `[`, []string{""}},
 		{"response phase", `{"on_http_response": []}`, []string{"on_http_response"}},
 		{"unknown phase", `{"on_request": []}`, []string{"on_request"}},
@@ -460,5 +463,128 @@ func TestPolicyRateLimitHeadersWhenEvaluationFails(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestPolicyResultsReadBeforeAnyRateLimit pins a review's finding: a rule
+// gated on actions.ngrok.rate_limit.limited before any rate-limit action
+// (in an earlier rule, or with none at all) compiled, and never fired, as
+// limited is false until one has run. NewPolicy refuses a read of the
+// results where no rate-limit action can have run: a rule's expressions
+// (evaluated before its actions), a custom-response's placeholders before
+// the rule's first rate-limit action, and the bucket keys of a rate-limit
+// action no other can precede. It reads the checked expression, so a
+// string that spells a variable's name is no read.
+func TestPolicyResultsReadBeforeAnyRateLimit(t *testing.T) {
+	t.Parallel()
+	const (
+		rl       = `{type: rate-limit, config: {name: n, algorithm: sliding_window, capacity: 1, rate: 60s, bucket_key: [conn.client_ip]}}`
+		cr       = `{type: custom-response, config: {status_code: 429}}`
+		gate     = `expressions: ["actions.ngrok.rate_limit.limited"]`
+		tooEarly = "no rate-limit action runs before it"
+	)
+	rule := func(expr string, actions ...string) string { // expr: "" or "expressions: [...]"
+		if expr != "" {
+			expr += ", "
+		}
+		return "  - {" + expr + "actions: [" + strings.Join(actions, ", ") + "]}\n"
+	}
+	crWith := func(body string) string {
+		return `{type: custom-response, config: {status_code: 200, body: "` + body + `"}}`
+	}
+	tests := []struct {
+		name string
+		doc  string
+		want map[string]string // field: part of its reason; nil: accepted
+	}{
+		{"gate before the rule with the action", rule(gate, cr) + rule("", rl),
+			map[string]string{"on_http_request[0].expressions[0]": "reads actions.ngrok.rate_limit.limited, but " + tooEarly}},
+		{"gate without any rate-limit action", rule(gate, cr),
+			map[string]string{"on_http_request[0].expressions[0]": tooEarly}},
+		{"gate in the action's own rule", rule(gate, rl, cr),
+			map[string]string{"on_http_request[0].expressions[0]": "a rule's expressions before its actions"}},
+		{"has() of a result", rule(`expressions: ["has(actions.ngrok.rate_limit.error.code)"]`, cr) + rule("", rl),
+			map[string]string{"on_http_request[0].expressions[0]": "reads actions.ngrok.rate_limit.error.code"}},
+		{"a later expression of the rule", rule(`expressions: ["true", "actions.ngrok.rate_limit.bucket_key == 'k'"]`, cr) + rule("", rl),
+			map[string]string{"on_http_request[0].expressions[1]": "reads actions.ngrok.rate_limit.bucket_key"}},
+		{"placeholder before the action", rule("", crWith("${actions.ngrok.rate_limit.limited}")) + rule("", rl),
+			map[string]string{"on_http_request[0].actions[0].config.body": tooEarly}},
+		{"placeholder in a header", rule("", `{type: custom-response, config: {status_code: 200, headers: {x-l: "${actions.ngrok.rate_limit.limited}"}}}`),
+			map[string]string{"on_http_request[0].actions[0].config.headers.x-l": tooEarly}},
+		{"bucket key of the first action", rule("", `{type: rate-limit, config: {name: n, algorithm: sliding_window, capacity: 1, rate: 60s, bucket_key: [conn.client_ip, actions.ngrok.rate_limit.bucket_key]}}`),
+			map[string]string{"on_http_request[0].actions[0].config.bucket_key[1]": "a bucket key is evaluated before its own action's result exists"}},
+		{"gate and placeholder, both reported", rule(gate, crWith("${actions.ngrok.rate_limit.limited}")), map[string]string{
+			"on_http_request[0].expressions[0]":         tooEarly,
+			"on_http_request[0].actions[0].config.body": tooEarly,
+		}},
+		{"gate after the rule with the action", rule("", rl) + rule(gate, cr), nil},
+		{"gate after a rule whose action may not run", rule(`expressions: ["req.method == 'POST'"]`, rl) + rule(gate, cr), nil},
+		{"placeholder after the action in its rule", rule("", rl, crWith("${actions.ngrok.rate_limit.limited}")), nil},
+		{"bucket key of the second action", rule("", rl, `{type: rate-limit, config: {name: m, algorithm: sliding_window, capacity: 1, rate: 60s, bucket_key: [actions.ngrok.rate_limit.bucket_key]}}`), nil},
+		{"the name in a string", rule(`expressions: ["req.url.path != 'actions.ngrok.rate_limit.limited'"]`, crWith("${'actions.ngrok.rate_limit.limited'}")), nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			_, err := NewPolicy([]byte("on_http_request:\n" + tt.doc))
+			checkFieldErrors(t, err, tt.want)
+		})
+	}
+}
+
+// TestPolicyOptionsWithoutRateLimit pins a review's finding: a policy
+// without a rate-limit action took the options only such an action uses
+// and ignored them (a test of a decision hook passed without the hook
+// running). Options that the policy's expressions and placeholders use
+// are still accepted.
+func TestPolicyOptionsWithoutRateLimit(t *testing.T) {
+	t.Parallel()
+	const (
+		crOnly = `{"on_http_request": [{"actions": [{"type": "custom-response", "config": {"status_code": 200, "body": "${conn.client_ip}"}}]}]}`
+		withRL = `{"on_http_request": [{"actions": [{"type": "rate-limit", "config": {"name": "n", "algorithm": "sliding_window", "capacity": 1, "rate": "60s", "bucket_key": ["conn.client_ip"]}}]}]}`
+	)
+	hook := func(*http.Request, string, Result) {}
+	for name, opt := range map[string]PolicyOption{
+		"WithDecisionHook":     WithDecisionHook(hook),
+		"WithRateLimitHeaders": WithRateLimitHeaders(),
+		"WithMaxBuckets":       WithMaxBuckets(DefaultMaxBuckets), // the default, given
+		"WithStore":            WithStore(&countingStore{}, FailOpen, 0),
+	} {
+		_, err := NewPolicy([]byte(crOnly), WithClock(time.Now), opt)
+		want := "ratelimit: " + name + ": the policy has no rate-limit action"
+		if err == nil || !strings.Contains(err.Error(), want) || len(acctapi.FieldErrors(err)) != 0 {
+			t.Errorf("%s: error %v; want one containing %q", name, err, want)
+		}
+		if _, err := NewPolicy([]byte(withRL), opt); err != nil {
+			t.Errorf("%s with a rate-limit action: %v", name, err)
+		}
+	}
+	ip := func(*http.Request) string { return "192.0.2.1" }
+	if _, err := NewPolicy([]byte(crOnly), WithClock(time.Now), WithClientIP(ip), WithSkipUnsupported()); err != nil {
+		t.Errorf("options the expressions use: %v", err)
+	}
+}
+
+// TestPolicyWithoutRules pins a review's finding: {}, on_http_request: []
+// and on_http_request: null made policies that did nothing, while "" was
+// refused. So is a document whose rules WithSkipUnsupported skips whole.
+func TestPolicyWithoutRules(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name, doc string
+		want      string
+	}{
+		{"empty object", `{}`, "the policy has no rules, so it would do nothing"},
+		{"empty YAML mapping", "{}\n# a comment\n", "the policy has no rules"},
+		{"no rules", "on_http_request: []\n", "the policy has no rules"},
+		{"null rules", "on_http_request:\n", "the policy has no rules"},
+		{"only a skipped phase", "on_http_response: [{actions: [{type: deny}]}]\n",
+			"no on_http_request rules, the only phase this package runs (it skips on_http_response)"},
+		{"only skipped actions", "on_http_request: [{actions: [{type: deny}]}, {actions: [{type: log}]}]\n",
+			"every rule was skipped, as each has only actions this package does not implement"},
+	}
+	for _, tt := range tests {
+		_, err := NewPolicy([]byte(tt.doc), WithSkipUnsupported())
+		checkFieldErrors(t, err, map[string]string{"on_http_request": tt.want})
 	}
 }
