@@ -9,7 +9,8 @@
 // (1 MiB limit, unknown members rejected), validation by the domain
 // packages' own Validate methods, the contract's status codes and error
 // bodies with operation ids, time-ordered ids, absolute uris, pagination
-// (limit, before_id, next_page_uri), CEL list filters, uniqueness,
+// (limit, before_id, next_page_uri; a page also ends early where its
+// items' JSON would pass [MaxPageBytes]), CEL list filters, uniqueness,
 // referential integrity, Kubernetes operators whose CSRs it signs with its
 // own CA, and several accounts that cannot see each other.
 //

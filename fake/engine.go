@@ -1,6 +1,7 @@
 package fake
 
 import (
+	"encoding/json"
 	"net/http"
 	"net/url"
 	"reflect"
@@ -401,29 +402,52 @@ func (res *resource[T, X, C, U]) listHandler(c *call, member string, filterField
 			return match(obj)
 		}
 	}
-	items, last, more, err := res.table.Page(c.read(), c.account, p.beforeID, p.limit, keep)
+	items, ids, more, err := res.table.Page(c.read(), c.account, p.beforeID, p.limit, keep)
 	if err != nil {
 		return 0, nil, err
 	}
-	return pageResponse(c, member, p, items, last, more, res.render)
-}
-
-// pageResponse answers a list request with one page of items, rendered in
-// place, and the next page's uri when more follow the item last.
-func pageResponse[T any](c *call, member string, p listParams, items []T, last string, more bool, render func(base string, v T) T) (int, any, error) {
 	for i := range items {
-		items[i] = render(c.base, items[i])
+		items[i] = res.render(c.base, items[i])
 	}
-	return http.StatusOK, pageBody(c, member, p, items, last, more), nil
+	body, err := pageBody(c, member, p, items, ids, more)
+	if err != nil {
+		return 0, nil, err
+	}
+	return http.StatusOK, body, nil
 }
 
-// pageBody is the body of a paged list response.
-func pageBody[T any](c *call, member string, p listParams, items []T, last string, more bool) map[string]any {
+// MaxPageBytes bounds the JSON of a page's items: a page holds up to limit
+// items, but ends early, after at least one item, where the next would
+// take its items past MaxPageBytes; its next_page_uri then continues from
+// its last item, as for a page of limit items. (Items of up to 1 MiB each,
+// an HTTP response backend's body for one, would otherwise make a page of
+// 100 about 100 MiB, which the server holds several times over while it
+// answers, and which is more than a Client reads by default.)
+const MaxPageBytes = 8 << 20
+
+// pageBody is the body of a paged list response: items, rendered, whose
+// ids are ids, cut to MaxPageBytes, and the next page's uri when more
+// follow them or the page was cut.
+func pageBody[T any](c *call, member string, p listParams, items []T, ids []string, more bool) (map[string]any, error) {
+	raw := make([]json.RawMessage, 0, len(items))
+	size := 0
+	for i := range items {
+		b, err := json.Marshal(items[i])
+		if err != nil {
+			return nil, err
+		}
+		if i > 0 && size+len(b) > MaxPageBytes {
+			ids, more = ids[:i], true
+			break
+		}
+		size += len(b)
+		raw = append(raw, b)
+	}
 	var next *string
 	if more {
-		next = nextURI(c.base, c.r.URL.EscapedPath(), p, last)
+		next = nextURI(c.base, c.r.URL.EscapedPath(), p, ids[len(ids)-1])
 	}
-	return listPage(member, items, c.base+c.r.URL.EscapedPath(), next)
+	return listPage(member, raw, c.base+c.r.URL.EscapedPath(), next), nil
 }
 
 // itemURI is the absolute uri of an item under a collection path (whose

@@ -10,6 +10,7 @@ import (
 
 	"github.com/acctapi/acctapi"
 	"github.com/acctapi/acctapi/account"
+	"github.com/acctapi/acctapi/backends"
 	"github.com/acctapi/acctapi/fake"
 	"github.com/google/go-cmp/cmp"
 )
@@ -314,5 +315,64 @@ func TestFilterLimits(t *testing.T) {
 	}
 	if got := raw(t, few, "GET", "/api_keys?filter="+url.QueryEscape(costly), nil, ""); got.status != 200 {
 		t.Errorf("the costly filter over 40 keys: %d %s, want 200", got.status, got.body)
+	}
+}
+
+// TestPageBytesBounded pins a review's finding: 100 HTTP response backends
+// with bodies of almost 1 MiB made one list page of 105 MB, which the
+// server held about three times over while answering and which a Client
+// refused to read. A page now ends early, after at least one item, where
+// the next item would take its items' JSON past fake.MaxPageBytes, and
+// its next_page_uri continues: every item is listed once, in order, in
+// both dialects.
+func TestPageBytesBounded(t *testing.T) {
+	t.Parallel()
+	srv, _ := start(t)
+	body := strings.Repeat("b", 1_000_000)
+	var want []string // newest first
+	for range 10 {
+		b := must(fake.Seed[backends.HTTPResponse](srv, "", &backends.HTTPResponseCreate{StatusCode: 200, Body: body}))(t)
+		want = append([]string{b.ID}, want...)
+	}
+	for _, version := range []string{"Service-Version", "Ngrok-Version"} {
+		var got []string
+		var sizes []int
+		for path := "/backends/http_response?limit=100"; path != ""; {
+			r := raw(t, srv, "GET", path, map[string]string{"Service-Version": "", version: "2"}, "")
+			if r.status != 200 {
+				t.Fatalf("%s: status %d: %.200s", path, r.status, r.body)
+			}
+			var p struct {
+				Backends    []backends.HTTPResponse `json:"backends"`
+				NextPageURI *string                 `json:"next_page_uri"`
+			}
+			r.decode(t, &p)
+			sizes = append(sizes, len(r.body))
+			if len(r.body) > fake.MaxPageBytes+4096 {
+				t.Errorf("%s: a page of %d bytes; want at most MaxPageBytes (%d) and the page's own members", path, len(r.body), fake.MaxPageBytes)
+			}
+			got = append(got, idsOf(p.Backends, func(b backends.HTTPResponse) string { return b.ID })...)
+			path = ""
+			if p.NextPageURI != nil {
+				path = pathOf(t, srv, *p.NextPageURI)
+			}
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("%s: ids over every page (-want +got):\n%s", version, diff)
+		}
+		if len(sizes) != 2 {
+			t.Errorf("%s: %d pages of %v bytes; want two (8 items of about 1 MB, then 2)", version, len(sizes), sizes)
+		}
+	}
+	// The SDK lists them all with its default response limit.
+	n := 0
+	for _, err := range backends.NewHTTPResponses(srv.Client()).List(t.Context(), nil) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		n++
+	}
+	if n != len(want) {
+		t.Errorf("the SDK listed %d backends; want %d", n, len(want))
 	}
 }

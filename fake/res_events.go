@@ -122,11 +122,11 @@ func (s *Server) registerEvents() {
 	registerSub(s, &subresource[events.Subscription, none, events.Source, events.SourceCreate, events.SourceUpdate]{
 		coll: resources.EventSources, key: "type", parent: &subs.table,
 		parentMember: "subscription_id", keyMember: "type",
-		list: func(_ *op, _ *store.Txn, sub store.Row[events.Subscription, none], _ listParams) ([]events.Source, string, bool, error) {
-			return append([]events.Source{}, sub.Value.Sources...), "", false, nil
+		list: func(_ *op, _ *store.Txn, sub store.Row[events.Subscription, none], _ listParams) ([]events.Source, []string, bool, error) {
+			return append([]events.Source{}, sub.Value.Sources...), nil, false, nil
 		},
-		listBody: func(c *call, _ listParams, items []events.Source, _ string, _ bool) any {
-			return events.SourceList{Sources: items, URI: itemURI(c.base, kindSubscription, c.params.get("id")) + "/sources"}
+		listBody: func(c *call, _ listParams, items []events.Source, _ []string, _ bool) (any, error) {
+			return events.SourceList{Sources: items, URI: itemURI(c.base, kindSubscription, c.params.get("id")) + "/sources"}, nil
 		},
 		find: func(v events.Subscription, typ string) (events.Source, bool) {
 			i := sourceIndex(v, typ)

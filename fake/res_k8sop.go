@@ -193,16 +193,16 @@ func (s *Server) registerOperators() {
 	registerSub(s, &subresource[k8sop.Operator, *operatorExtra, k8sop.Endpoint, none, none]{
 		coll: resources.BoundEndpoints, parent: &operators.table,
 		listQuery: []string{"limit", "before_id"},
-		list: func(o *op, tx *store.Txn, op store.Row[k8sop.Operator, *operatorExtra], p listParams) ([]k8sop.Endpoint, string, bool, error) {
+		list: func(o *op, tx *store.Txn, op store.Row[k8sop.Operator, *operatorExtra], p listParams) ([]k8sop.Endpoint, []string, bool, error) {
 			sel := op.Extra.sel
 			if sel == nil { // no selectors: nothing is bound, and nothing need be read
-				return []k8sop.Endpoint{}, "", false, nil
+				return []k8sop.Endpoint{}, nil, false, nil
 			}
 			// The request's evaluations share one budget (contract §6), so
 			// its cost is bounded whatever the selectors and the endpoints;
 			// time.now is the request's time.
 			if err := sel.CheckAt(o.now); err != nil {
-				return nil, "", false, selectorFailure(err)
+				return nil, nil, false, selectorFailure(err)
 			}
 			m := sel.MatcherAt(o.now, k8sop.MatchBudget)
 			base := s.seedBase()
@@ -219,8 +219,8 @@ func (s *Server) registerOperators() {
 				return ok, nil
 			})
 		},
-		listBody: func(c *call, p listParams, items []k8sop.Endpoint, last string, more bool) any {
-			return pageBody(c, "endpoints", p, items, last, more)
+		listBody: func(c *call, p listParams, items []k8sop.Endpoint, ids []string, more bool) (any, error) {
+			return pageBody(c, "endpoints", p, items, ids, more)
 		},
 		render: func(base, _ string, v k8sop.Endpoint) k8sop.Endpoint { return renderEndpoint(base, v) },
 	})

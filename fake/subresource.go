@@ -27,10 +27,10 @@ type subresource[P, PX, T, C, U any] struct {
 	// listQuery are the list's query parameters.
 	listQuery []string
 	// list returns a page of items (all of them when the list is not
-	// paged), the last one's id, and whether more follow.
-	list func(o *op, tx *store.Txn, parent store.Row[P, PX], p listParams) (items []T, last string, more bool, err error)
+	// paged), their ids (nil when not paged), and whether more follow.
+	list func(o *op, tx *store.Txn, parent store.Row[P, PX], p listParams) (items []T, ids []string, more bool, err error)
 	// listBody is the list's response.
-	listBody func(c *call, p listParams, items []T, last string, more bool) any
+	listBody func(c *call, p listParams, items []T, ids []string, more bool) (any, error)
 	// find returns the item key of a parent.
 	find func(parent P, key string) (T, bool)
 	// add adds the item a create request describes; it returns the
@@ -150,14 +150,18 @@ func (sub *subresource[P, PX, T, C, U]) listHandler(c *call) (int, any, error) {
 	if !ok {
 		return 0, nil, notFound(parentID)
 	}
-	items, last, more, err := sub.list(c.op(), tx, row, p)
+	items, ids, more, err := sub.list(c.op(), tx, row, p)
 	if err != nil {
 		return 0, nil, err
 	}
 	for i := range items {
 		items[i] = sub.render(c.base, parentID, items[i])
 	}
-	return http.StatusOK, sub.listBody(c, p, items, last, more), nil
+	body, err := sub.listBody(c, p, items, ids, more)
+	if err != nil {
+		return 0, nil, err
+	}
+	return http.StatusOK, body, nil
 }
 
 // bodyID is a body member that repeats a path parameter: absent, or equal

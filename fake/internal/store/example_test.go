@@ -29,12 +29,12 @@ func Example() {
 	fmt.Println(insert("u_1", "ci"), insert("u_2", "ci"), insert("u_2", "cd"))
 
 	tx := db.Read()
-	names, last, more, _ := users.Page(&tx, "ac_1", "", 10, nil)
-	fmt.Println(names, last, more)
+	names, ids, more, _ := users.Page(&tx, "ac_1", "", 10, nil)
+	fmt.Println(names, ids, more)
 	_, ok := users.Get(&tx, "ac_2", "u_1")
 	fmt.Println("another account sees u_1:", ok)
 	// Output:
 	// <nil> name taken <nil>
-	// [{cd} {ci}] u_1 false
+	// [{cd} {ci}] [u_2 u_1] false
 	// another account sees u_1: false
 }

@@ -404,12 +404,12 @@ const maxID = "\x7f"
 
 // Page walks account's rows from the highest id to the lowest, starting
 // below beforeID (or at the highest when it is empty), and returns the
-// values of up to limit rows that keep accepts (nil keep accepts all), the
-// id of the last, and whether another accepted row follows them. keep
+// values of up to limit rows that keep accepts (nil keep accepts all),
+// their ids, and whether another accepted row follows them. keep
 // sees each value in place, without a copy; it must not change it. Its
 // cost grows with limit and with the rows keep rejects, never otherwise
 // with the number stored.
-func (t *Table[T, X]) Page(tx *Txn, account, beforeID string, limit int, keep func(v *T) (bool, error)) (values []T, lastID string, more bool, err error) {
+func (t *Table[T, X]) Page(tx *Txn, account, beforeID string, limit int, keep func(v *T) (bool, error)) (values []T, ids []string, more bool, err error) {
 	// Any beforeID, a NUL in it too (the index key is the account, a NUL
 	// and the id, so the account's rows sort as their ids do), walks the
 	// ids that sort before it as strings.
@@ -418,7 +418,7 @@ func (t *Table[T, X]) Page(tx *Txn, account, beforeID string, limit int, keep fu
 	}
 	it, err := tx.tx.ReverseLowerBound(t.t.name, "id", Key(account, beforeID))
 	if err != nil {
-		return nil, "", false, err
+		return nil, nil, false, err
 	}
 	var page []*record[T, X]
 	for raw := it.Next(); raw != nil; raw = it.Next() {
@@ -432,7 +432,7 @@ func (t *Table[T, X]) Page(tx *Txn, account, beforeID string, limit int, keep fu
 		if keep != nil {
 			ok, err := keep(&r.value)
 			if err != nil {
-				return nil, "", false, err
+				return nil, nil, false, err
 			}
 			if !ok {
 				continue
@@ -444,14 +444,11 @@ func (t *Table[T, X]) Page(tx *Txn, account, beforeID string, limit int, keep fu
 		}
 		page = append(page, r)
 	}
-	values = make([]T, len(page))
+	values, ids = make([]T, len(page)), make([]string, len(page))
 	for i, r := range page {
-		values[i] = r.value
+		values[i], ids[i] = r.value, r.id
 	}
-	if len(page) > 0 {
-		lastID = page[len(page)-1].id
-	}
-	return values, lastID, more, nil
+	return values, ids, more, nil
 }
 
 // Count returns the number of account's rows, reading no more than limit

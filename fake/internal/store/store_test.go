@@ -333,15 +333,16 @@ func TestPage(t *testing.T) {
 		{"NUL alone", "\x00", 10, nil, nil, false},
 	}
 	for _, tt := range tests {
-		got, last, more, err := plain.Page(read(db), "ac_1", tt.beforeID, tt.limit, tt.keep)
+		got, ids, more, err := plain.Page(read(db), "ac_1", tt.beforeID, tt.limit, tt.keep)
 		if err != nil {
 			t.Fatalf("%s: %v", tt.name, err)
 		}
-		if wantLast := ""; len(tt.want) > 0 {
-			wantLast = "p_" + strconv.Itoa(tt.want[len(tt.want)-1])
-			if last != wantLast {
-				t.Errorf("%s: last %q, want %q", tt.name, last, wantLast)
-			}
+		var wantIDs []string
+		for _, v := range tt.want {
+			wantIDs = append(wantIDs, "p_"+strconv.Itoa(v))
+		}
+		if diff := cmp.Diff(wantIDs, ids, cmpopts.EquateEmpty()); diff != "" {
+			t.Errorf("%s: ids (-want +got):\n%s", tt.name, diff)
 		}
 		if diff := cmp.Diff(tt.want, got, cmpopts.EquateEmpty()); diff != "" || more != tt.more {
 			t.Errorf("%s: more = %v, want %v; rows (-want +got):\n%s", tt.name, more, tt.more, diff)
