@@ -47,21 +47,39 @@ const ActionTypeCustomResponse = "custom-response"
 // variables and the actions.ngrok.rate_limit.* variables of the last
 // rate-limit action that ran. A rate-limit action does not terminate: under
 // its limit, or with enforce false, processing continues; an enforced limit
-// answers 429 with retry-after. A custom-response action answers and
-// terminates; its header names must be HTTP field names other than
-// Content-Length and Transfer-Encoding (net/http sets them from the
-// body), each header given once (in any case), and its header values may
-// not hold control characters other than a tab (a placeholder's value
-// has each such character replaced by a space). Its body and header
-// values may hold
-// ${expression} placeholders (Traffic Policy's CEL interpolation), each
-// replaced by its expression's value in the form a bucket key takes (a
-// list joined with ",", null as ""), or by nothing if it fails to
-// evaluate. Every "${" begins a placeholder (the documentation gives no
-// escape); write a literal one as ${'${'}. When no action answers, the
-// request goes to the next handler, with the [Result] of the last
-// rate-limit action that ran in its request's context
-// ([ResultFromContext]).
+// answers 429 with retry-after. When no action answers, the request goes
+// to the next handler, with the [Result] of the last rate-limit action
+// that ran in its request's context ([ResultFromContext]). A document
+// needs at least one rule: {}, on_http_request: [] and on_http_request:
+// null are refused, as "" is, and so is one whose rules
+// [WithSkipUnsupported] skips whole.
+//
+// Until a rate-limit action has run, its variables are empty (limited is
+// false, the others ""), so a rule gated on them could never fire.
+// [NewPolicy] refuses a read of them where no rate-limit action can have
+// run: in a rule's expressions unless an earlier rule has a rate-limit
+// action (a rule's expressions run before its actions), in a
+// custom-response's placeholders unless an earlier rule or an earlier
+// action of its rule has one, and in the bucket keys of a rate-limit
+// action that no other can precede.
+//
+// A custom-response action answers and terminates; its header names must
+// be HTTP field names other than Content-Length and Transfer-Encoding
+// (net/http sets them from the body), each header given once (in any
+// case), and its header values may not hold control characters other
+// than a tab (a placeholder's value has each such character replaced by a
+// space). Its body and header values may hold ${expression} placeholders
+// (Traffic Policy's CEL interpolation), each replaced by its expression's
+// value in the form a bucket key takes (a list joined with ",", null as
+// ""), or by nothing if it fails to evaluate. Every "${" begins a
+// placeholder (the documentation gives no escape); write a literal one as
+// ${'${'}. A rendered body is at most 1 MiB, and a rendered header value
+// at most 8 KiB (a proxy in front of the server must hold the whole
+// response header: nginx's default buffer for it is 4 or 8 KiB). A
+// placeholder whose value would take its body or value past that is
+// replaced by nothing too, as one that fails to evaluate, and the
+// placeholders after it fill what room is left; text outside
+// placeholders longer than that is refused by [NewPolicy].
 //
 // An action after a terminating action in its rule could never run, and
 // [NewPolicy] refuses it, as the real service does (ERR_NGROK_2207). The
@@ -156,9 +174,14 @@ var actionTypes = []string{
 // at "on_http_request[0].actions[1].config.headers.X-Reason Code"),
 // an action after a terminating action in its rule (named by its path,
 // "on_http_request[0].actions[2]", skipped or not), and expressions that
-// do not compile or are not boolean. A
+// do not compile or are not boolean or read the rate-limit action's
+// results where none can have run, and a document without rules. A
 // document that is a bare rate-limit action or config gets one error
-// saying so. It takes every option; see [PolicyOption].
+// saying so. It takes every option (see [PolicyOption]), but those only
+// a rate-limit action uses, [WithDecisionHook], [WithRateLimitHeaders],
+// [WithMaxBuckets] and [WithStore], given for a document without one,
+// are errors ("ratelimit: WithDecisionHook: the policy has no rate-limit
+// action, ..."): each would do nothing.
 func NewPolicy(doc []byte, opts ...PolicyOption) (*Policy, error) {
 	top, err := decodeDocument(doc)
 	if err != nil {
