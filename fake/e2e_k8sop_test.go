@@ -648,3 +648,30 @@ func TestSelectorsOverHTTP(t *testing.T) {
 		t.Errorf("a selector whose shift no endpoint reaches: %d %s, want 400 %s on binding.endpoint_selectors[0]", r.status, r.body, acctapi.CodeBadFilter)
 	}
 }
+
+// TestSelectorURIAsTheCallerSeesIt pins a review's finding: selectors read
+// an endpoint's uri under the fake's seeding base, which for acctfake is a
+// placeholder no client sees, while the listing showed the uri under the
+// host the client reached; a selector written from what the API returned
+// matched nothing. They now read it as the listing request's answer shows
+// it.
+func TestSelectorURIAsTheCallerSeesIt(t *testing.T) {
+	t.Parallel()
+	srv, _ := start(t)
+	must(fake.Seed[k8sop.Endpoint](srv, "", &k8sop.Endpoint{Name: "e", Bindings: []string{"kubernetes"}}))(t)
+	const host = "other.example:8080"
+	op := must(k8sop.NewOperators(srv.Client()).Create(t.Context(), &k8sop.OperatorCreate{EnabledFeatures: []string{"bindings"},
+		Binding: &k8sop.BindingCreate{EndpointSelectors: []string{`endpoint.uri.startsWith("http://` + host + `/endpoints/")`}}}))(t)
+	req := newRequest(t, srv, "GET", "/kubernetes_operators/"+op.ID+"/bound_endpoints", "")
+	req.Header.Set("Authorization", "Bearer "+srv.APIKey())
+	req.Header.Set("Service-Version", "2")
+	req.Host = host
+	r := roundTrip(t, srv, req)
+	var page struct {
+		Endpoints []k8sop.Endpoint `json:"endpoints"`
+	}
+	r.decode(t, &page)
+	if r.status != 200 || len(page.Endpoints) != 1 || !strings.HasPrefix(page.Endpoints[0].URI, "http://"+host+"/") {
+		t.Errorf("listing through %s: %d %.300s; want the endpoint, its uri under that host", host, r.status, r.body)
+	}
+}

@@ -26,6 +26,7 @@ type none = struct{}
 // and generators, never the HTTP request.
 type op struct {
 	now     time.Time
+	base    string // the base of uris the caller sees
 	account string
 	owner   string // the caller: a usr_ or service_ id
 	tx      *store.Txn

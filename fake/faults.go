@@ -699,7 +699,9 @@ func (s *Server) react(c *call) reaction {
 		if r.method != "" && r.method != c.r.Method {
 			continue
 		}
-		if !r.pattern.Match(c.r.URL.Path) {
+		// The path as routed: escaped, so "/service_users%2Fx", one
+		// segment that no route serves, is not "/service_users/x".
+		if !r.pattern.Match(c.r.URL.EscapedPath()) {
 			continue
 		}
 		f, err := callReactor(r.fn, c)

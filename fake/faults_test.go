@@ -855,3 +855,29 @@ func TestReactorsBounded(t *testing.T) {
 		t.Errorf("the fault added after removing one: %d", r.status)
 	}
 }
+
+// TestEscapedPathAsRouted pins a review's finding: the journal recorded a
+// request's decoded path and faults matched it, while routing matches the
+// path as escaped on the wire, so GET /service_users%2F<id> (one segment,
+// a 404) was journaled as a GET of the service user, and a fault for
+// POST /backends/http_response answered POST /backends%2Fhttp_response.
+// Both now see the path as routed.
+func TestEscapedPathAsRouted(t *testing.T) {
+	t.Parallel()
+	srv, _ := start(t)
+	su := must(fake.Seed[account.ServiceUser](srv, "", &account.ServiceUserCreate{Name: "a"}))(t)
+	srv.FailNext("POST", "/backends/http_response", 1, http.StatusTeapot)
+	if r := raw(t, srv, "POST", "/backends%2Fhttp_response", nil, `{"status_code":200}`); r.status != http.StatusNotFound {
+		t.Errorf("POST /backends%%2Fhttp_response: %d %s; want the router's 404, not the fault", r.status, r.body)
+	}
+	if r := raw(t, srv, "GET", "/service_users%2F"+su.ID, nil, ""); r.status != http.StatusNotFound {
+		t.Fatalf("GET /service_users%%2F<id>: %d", r.status)
+	}
+	j := srv.Journal()
+	if got := j[len(j)-1].Path; got != "/service_users%2F"+su.ID {
+		t.Errorf("journaled path %q; want it as escaped on the wire", got)
+	}
+	if r := raw(t, srv, "POST", "/backends/http_response", nil, `{"status_code":200}`); r.status != http.StatusTeapot {
+		t.Errorf("the fault was used up by a path it does not match: %d", r.status)
+	}
+}

@@ -128,6 +128,9 @@ func readFixtures(r io.Reader, limit int64) ([]byte, error) {
 // of them: a longer input is refused, saying so, before anything is
 // created.
 func (s *Server) LoadFixtures(r io.Reader) error {
+	if r == nil {
+		return errors.New("fake: fixtures: LoadFixtures was given a nil io.Reader")
+	}
 	raw, err := readFixtures(r, MaxFixturesBytes)
 	if err != nil {
 		return fmt.Errorf("fake: fixtures: %w", err)

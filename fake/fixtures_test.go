@@ -254,3 +254,13 @@ func TestFixturesOverLimit(t *testing.T) {
 		t.Errorf("%d service users created", n)
 	}
 }
+
+// TestLoadFixturesNil: a nil reader is a misuse named in an error, not a
+// nil-pointer panic (a review's finding).
+func TestLoadFixturesNil(t *testing.T) {
+	t.Parallel()
+	srv, _ := start(t)
+	if err := srv.LoadFixtures(nil); err == nil || !strings.Contains(err.Error(), "nil io.Reader") {
+		t.Errorf("LoadFixtures(nil) = %v; want an error naming the nil reader", err)
+	}
+}

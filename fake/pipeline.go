@@ -99,7 +99,7 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	r = canonicalHeader(r)
 	c := &call{s: s, r: r, now: s.now(), base: s.baseURL(r), header: w.Header(), dialect: requestDialect(r.Header)}
 	c.opID = s.operationID(r.Context(), c.now)
-	entry := Entry{Time: c.now, Method: r.Method, Path: r.URL.Path, Query: r.URL.RawQuery, OperationID: c.opID}
+	entry := Entry{Time: c.now, Method: r.Method, Path: r.URL.EscapedPath(), Query: r.URL.RawQuery, OperationID: c.opID}
 	authErr := guard(func() error { return s.authenticate(c) })
 	var readErr error
 	if authErr == nil && r.Body != nil && r.Body != http.NoBody {
@@ -416,6 +416,6 @@ func (c *call) read() *store.Txn {
 
 // op is what the resource hooks see of the call.
 func (c *call) op() *op {
-	c.hook = op{now: c.now, account: c.account, owner: c.owner, env: &c.s.env}
+	c.hook = op{now: c.now, base: c.base, account: c.account, owner: c.owner, env: &c.s.env}
 	return &c.hook
 }

@@ -205,7 +205,9 @@ func (s *Server) registerOperators() {
 				return nil, nil, false, selectorFailure(err)
 			}
 			m := sel.MatcherAt(o.now, k8sop.MatchBudget)
-			base := s.seedBase()
+			// Selectors see an endpoint's uri as this caller's GET shows
+			// it (acctfake's seeding base is a placeholder no client sees).
+			base := o.base
 			return endpoints.table.Page(tx, o.account, p.beforeID, p.limit, func(e *k8sop.Endpoint) (bool, error) {
 				if !slices.Contains(e.Bindings, "kubernetes") {
 					return false, nil

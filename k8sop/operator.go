@@ -309,7 +309,7 @@ var features = []string{FeatureBindings, FeatureIngress, FeatureGateway}
 func checkFeatures(list []string) error {
 	var errs []error
 	for i, f := range list {
-		if !slices.Contains(features, strings.ToLower(f)) {
+		if !slices.Contains(features, lowerASCII(f)) {
 			errs = append(errs, field.Invalid(fmt.Sprintf("enabled_features[%d]", i),
 				"is %q; want one of bindings, ingress, gateway", f))
 		}
@@ -320,11 +320,23 @@ func checkFeatures(list []string) error {
 func normalizeFeatures(list []string) []string {
 	out := make([]string, 0, len(list))
 	for _, f := range list {
-		if f = strings.ToLower(f); !slices.Contains(out, f) {
+		if f = lowerASCII(f); !slices.Contains(out, f) {
 			out = append(out, f)
 		}
 	}
 	return out
+}
+
+// lowerASCII lowers s's ASCII letters only: a feature's name is ASCII in
+// any letter case ("BINDINGS"), and Unicode's lowering would also take
+// "BİNDİNGS", whose İ lowers to i.
+func lowerASCII(s string) string {
+	return strings.Map(func(r rune) rune {
+		if 'A' <= r && r <= 'Z' {
+			return r + 'a' - 'A'
+		}
+		return r
+	}, s)
 }
 
 func checkBindingAllowed(features []string) error {

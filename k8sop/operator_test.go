@@ -51,6 +51,8 @@ func TestOperatorCreateValidate(t *testing.T) {
 		{"feature padded", &OperatorCreate{EnabledFeatures: []string{" ingress"}}, []string{"enabled_features[0]" + invalid}},
 		{"singular feature", &OperatorCreate{EnabledFeatures: []string{"binding"}}, []string{"enabled_features[0]" + invalid}},
 		{"empty feature", &OperatorCreate{EnabledFeatures: []string{""}}, []string{"enabled_features[0]" + invalid}},
+		// Letter case is ASCII's: İ (U+0130) lowers to i in Unicode.
+		{"non-ASCII capital", &OperatorCreate{EnabledFeatures: []string{"BİNDİNGS"}}, []string{"enabled_features[0]" + invalid}},
 		{"two bad features", &OperatorCreate{EnabledFeatures: []string{"x", "gateway", "y"}}, []string{"enabled_features[0]" + invalid, "enabled_features[2]" + invalid}},
 		{"region", &OperatorCreate{Region: "eu"}, nil},
 		{"binding with bindings", &OperatorCreate{EnabledFeatures: bindings, Binding: &BindingCreate{}}, nil},
