@@ -41,8 +41,9 @@ const (
 
 // filterFieldTypes are the CEL types of every list's filterable fields
 // (contract §3), each declared as the variable obj.<field>: text is a
-// nullable string, so that `== null` type-checks (it is false: the fake
-// stores no null text), and times are timestamps. A filter comparing a
+// nullable string, so that `== null` type-checks, and times are
+// timestamps; the grammar then refuses `== null` on every field but
+// owner_id (see filterGrammar). A filter comparing a
 // field with a value of another type (obj.created_at == "2026-...",
 // obj.description == 1) is then refused when compiled, as contract §3
 // requires, rather than matching nothing, or failing only on the items
@@ -71,6 +72,7 @@ var filterEnv = sync.OnceValues(func() (*cel.Env, error) {
 	}
 	return cel.NewEnv(append(opts,
 		cel.ClearMacros(),
+		cel.CrossTypeNumericComparisons(true), // 1 < 2.5, as CEL defines it (contract §3: comparisons)
 		cel.ParserRecursionLimit(maxFilterDepth),
 		cel.ParserExpressionSizeLimit(maxFilterLen),
 	)...)
@@ -144,7 +146,11 @@ func compileFilter(expr string, fields []string) (*filter, error) {
 	if iss.Err() != nil {
 		return nil, badFilter("%s", truncate(strings.ReplaceAll(iss.Err().Error(), "\n", " "), 300))
 	}
-	if err := filterGrammar(fields).Check(parsed.NativeRep().Expr()); err != nil {
+	if err := celguard.CheckMinus(expr); err != nil {
+		return nil, badFilter("%v", err)
+	}
+	grammar := filterGrammar(fields)
+	if err := grammar.Check(parsed.NativeRep().Expr()); err != nil {
 		return nil, badFilter("%v", err)
 	}
 	if err := celguard.CheckConstTimes(parsed.NativeRep().Expr()); err != nil {
@@ -157,7 +163,7 @@ func compileFilter(expr string, fields []string) (*filter, error) {
 	if !ast.OutputType().IsExactType(cel.BoolType) {
 		return nil, badFilter("the expression must be boolean, not %s", ast.OutputType())
 	}
-	if err := celguard.CheckInLists(ast.NativeRep()); err != nil {
+	if err := grammar.CheckTyped(ast.NativeRep()); err != nil {
 		return nil, badFilter("%v", err)
 	}
 	prg, err := env.Program(ast, cel.CostLimit(maxFilterCost), cel.CostTracking(filterCosts))
@@ -178,8 +184,13 @@ func compileFilter(expr string, fields []string) (*filter, error) {
 }
 
 // filterGrammar is what a filter over a list with the filterable fields
-// fields may use: contract §3's constructs, obj only as obj.<field>, and
-// no substring function on obj.id.
+// fields may use: contract §3's constructs, obj only as obj.<field>, no
+// substring function on obj.id, and == null only on obj.owner_id, which
+// the real service's model makes nullable (research/real-service.md: a
+// key's owner_id is a nullable string; the fake always sets it, so the
+// comparison is false there). Every other field is never null, in the
+// fake and in the real service's models alike, and comparing it with
+// null would be a silent "no match".
 func filterGrammar(fields []string) *celguard.Grammar {
 	return &celguard.Grammar{
 		Root: filterFieldsVar,
@@ -192,6 +203,7 @@ func filterGrammar(fields []string) *celguard.Grammar {
 			}
 			return nil
 		},
+		Nullable:    func(path []string) bool { return path[0] == "owner_id" },
 		NoSubstring: func(path []string) bool { return path[0] == "id" },
 		Clock:       true,
 		Literal:     celguard.DurationLiteral,

@@ -105,7 +105,8 @@ func TestFilterCostBound(t *testing.T) {
 		{`obj.metadata.endsWith("m") && size(obj.metadata) > 3 && obj.metadata.size() < 5000`, true},
 		{`obj.created_at > time.now.subtract("7d") || obj.created_at.add("1d12h") > time.now`, true},
 		{`obj.id == "ak_x" || obj.id in ["a", "b"]`, true},
-		{`obj.metadata != null && !(obj.owner_id == "")`, true}, // equality is bounded by the literal
+		{`obj.owner_id != null && !(obj.owner_id == "")`, true}, // equality is bounded by the literal
+		{`1 < 2.5 && obj.description.size() > 1.5 && size(obj.metadata) >= 0u`, true},
 		{`obj.metadata < "n" && obj.description >= "é" && obj.metadata != "ü"`, true},
 		{`obj.owner_id in ["usr_1", "service_1", ""]`, true},
 		{`obj.owner_id.contains("service")`, false},  // owner_id's size is unknown
@@ -148,11 +149,22 @@ func TestFilterGrammar(t *testing.T) {
 		`obj.created_at > time.now.subtract("7d") && obj.created_at <= time.now.add("1d12h30m15s")`,
 		`obj.created_at >= timestamp(time.now).subtract("7d")`, // the real service's own example
 		`obj.metadata in ["a", "b"] && obj.id in ["ak_1"] && 1 in [1, 2u, 3.0]`,
-		`obj.description in ["x", null] && size(obj.metadata) in [1, 2u, 3.0]`,
+		`obj.owner_id in ["x", null] && size(obj.metadata) in [1, 2u, 3.0]`,
 		`size(obj.metadata) > 3 && obj.description.size() <= 255`,
 		`obj.description.startsWith("a") || obj.description.endsWith("b") || obj.metadata.contains("c")`,
-		`obj.description == "" || obj.metadata == null || obj.owner_id != null`,
+		`obj.description == "" || obj.owner_id == null || null != obj.owner_id`,
 		`-1 < 0 && 1.5 > 0.5 && "a" < "b"`,
+		// Ordering across int, uint and double, as CEL defines it (a
+		// review saw 1 < 2.5 refused with the checker's overload error).
+		`1 < 2.5 && obj.description.size() > 1.5 && size(obj.metadata) >= 0u && 2u <= 2.0`,
+		// ! is supported, so !! is; negative numbers are constants;
+		// minus signs in strings are text.
+		`!!(obj.description == "") || !!!(obj.metadata == "a")`,
+		`size(obj.metadata) > -1 && size(obj.metadata) in [-1, - 2, -3.5e-1] && -.5 < 0.0`,
+		`obj.description != "--" && obj.metadata != 'a--b' && obj.owner_id != r"\" && obj.metadata != """--"""`,
+		// A duration of any number of digits within CEL's range.
+		`timestamp("0001-01-01T00:00:00Z").add("3652058d") < time.now`,
+		`obj.created_at > time.now.subtract("0000000007d")`,
 	}
 	for _, expr := range accepted {
 		if _, err := compileFilter(expr, keyFields); err != nil {
@@ -175,6 +187,35 @@ func TestFilterGrammar(t *testing.T) {
 		{`obj.description + "x" == "y"`, "arithmetic (+) is not supported"},
 		{`size(obj.metadata) * 2 > 1`, "arithmetic (*) is not supported"},
 		{`-size(obj.metadata) < 0`, "arithmetic (-) is not supported"},
+		// The parser folds an even number of negations away (a review
+		// saw these accepted).
+		{`--"abc" == "abc"`, "arithmetic (-) is not supported"},
+		{`--obj.id == obj.id`, "arithmetic (-) is not supported"},
+		{`----obj.created_at < time.now`, "arithmetic (-) is not supported"},
+		{`- -obj.description == ""`, "arithmetic (-) is not supported"},
+		{`-(-size(obj.metadata)) == 1`, "arithmetic (-) is not supported"},
+		{`size(obj.metadata) == --1`, "arithmetic (-) is not supported"},
+		{`obj.description == "--" && --obj.metadata == ""`, "arithmetic (-) is not supported"},
+		// A supported function called wrongly says what is wrong (a
+		// review saw "the function add is not supported").
+		{`obj.created_at.add("1d","2d") > time.now`, `add takes 1 argument, not 2: t.add("<duration>")`},
+		{`subtract(obj.created_at, "1d") > time.now`, `subtract is a method, called as t.subtract("<duration>")`},
+		{`size(obj.description, 1) == 0`, "size takes one value: size(x) or x.size(), not 2 arguments"},
+		{`obj.description.size(1) == 0`, "size takes one value"},
+		{`"2020-01-01T00:00:00Z".timestamp() < time.now`, `timestamp is called as timestamp("<RFC 3339>"), not as a method`},
+		{`timestamp("2020-01-01T00:00:00Z", "UTC") < time.now`, "timestamp takes 1 argument, not 2"},
+		{`obj.description.contains()`, "contains takes 1 argument, not 0"},
+		{`startsWith(obj.description, "a")`, "startsWith is a method"},
+		// == null on a field that is never null matched nothing (a
+		// review); only owner_id, nullable in the real service, may be
+		// compared with null.
+		{`obj.description == null`, `obj.description is a string, never null; compare it with == ""`},
+		{`obj.id == null`, `obj.id is a string, never null; compare it with == ""`},
+		{`null != obj.metadata`, `obj.metadata is a string, never null`},
+		{`obj.created_at == null`, "obj.created_at is a timestamp, never null"},
+		{`obj.owner_id == null || obj.metadata != null`, "obj.metadata is a string, never null"},
+		{`obj.description in ["x", null]`, "in: obj.description is a string, never null; take null out of the list"},
+		{`obj.created_at.add("1.5h") < time.now`, "fractions are not accepted"},
 		{`size(obj.metadata) % 2 == 1`, "arithmetic (%) is not supported"},
 		{`string(obj.created_at) == ""`, "the conversion string() is not supported"},
 		{`int("1") == 1`, "the conversion int() is not supported"},
@@ -199,7 +240,7 @@ func TestFilterGrammar(t *testing.T) {
 		{`obj.created_at in ["2026-01-01T00:00:00Z"]`, "no matching overload for '@in'"},
 		{`obj.created_at in ["2026-01-01T00:00:00Z", null]`, "can never equal the string 2026-01-01T00:00:00Z"},
 		{`obj.created_at in ["2026-01-01T00:00:00Z", 1]`, "can never equal the string"},
-		{`obj.description in [1, null]`, "can never equal the int 1"},
+		{`obj.owner_id in [1, null]`, "can never equal the int 1"},
 		{`obj.description in ["x", 2.5]`, "can never equal the double 2.5"},
 		{`1 in [1, true]`, "can never equal the bool true"},
 		{`obj.description.x == ""`, "obj.description has no members"},
@@ -249,7 +290,11 @@ func TestFilterTimeRange(t *testing.T) {
 		{expr: `time.now.add("999999d999999d999999d999999d") > time.now`, refused: "out of range: at most 10,000 years"},
 		{expr: `time.now.add("999999d999999d999999d") > time.now`, refused: "timestamp out of range", atRun: true},
 		{expr: `obj.created_at.subtract("999999d") < time.now`, refused: "timestamp out of range", atRun: true},
-		{expr: `time.now.add("1000000d") > time.now`, refused: "invalid duration"},
+		// Any number of digits, within range (a review saw 7 refused).
+		{expr: `time.now.add("1000000d") > time.now`, want: true},
+		{expr: `timestamp("0001-01-01T00:00:00Z").add("3652058d") == timestamp("9999-12-31T00:00:00Z")`, want: true},
+		{expr: `time.now.add("3652501d") > time.now`, refused: "out of range: at most 10,000 years"},
+		{expr: `time.now.add("1.5h") > time.now`, refused: "fractions are not accepted"},
 	}
 	for _, tt := range tests {
 		f, err := compileFilter(tt.expr, keyFields)
@@ -308,10 +353,15 @@ func TestFilterRequests(t *testing.T) {
 		// No item reaches the shift (a review saw 200 with no keys): time.now
 		// is one time for the request, checked before any item is read.
 		{`obj.description == "zz" && obj.created_at < time.now.add("999999d").add("999999d").add("999999d")`, "timestamp out of range"},
+		// A review's reproductions: 200 with no keys, or the checker's
+		// raw output, or a supported function said unsupported.
+		{`--"abc" == "abc"`, "arithmetic (-) is not supported"},
+		{`obj.description == null`, "obj.description is a string, never null"},
+		{`obj.created_at.add("1d","2d") > time.now`, "add takes 1 argument, not 2"},
 	} {
 		code, body := get(tt.filter)
 		if msg, _ := body["msg"].(string); code != http.StatusBadRequest || body["error_code"] != acctapi.CodeBadFilter || !strings.Contains(msg, tt.want) {
-			t.Errorf("%.60s: %d %v; want 400 %s saying %q", tt.filter, code, body, acctapi.CodeBadFilter, tt.want)
+			t.Errorf("%.60s: %d %s %q; want 400 %s saying %q", tt.filter, code, body["error_code"], msg, acctapi.CodeBadFilter, tt.want)
 		}
 	}
 	for _, tt := range []struct {
@@ -321,6 +371,8 @@ func TestFilterRequests(t *testing.T) {
 		{`time.now.add("999999d") < time.now`, 0},
 		{`time.now.add("106752d") > time.now`, 21}, // the server's own key too
 		{`obj.metadata.contains("aaaa") && size(obj.metadata) == 4000`, 20},
+		{`1 < 2.5 && obj.description.size() < 1.5`, 21},
+		{`timestamp("0001-01-01T00:00:00Z").add("3652058d") > time.now`, 21},
 	} {
 		code, body := get(tt.filter)
 		if keys, _ := body["keys"].([]any); code != http.StatusOK || len(keys) != tt.want {

@@ -70,9 +70,9 @@ var ErrMatchBudget = errors.New("k8sop: endpoint selectors: the request's cost b
 // from an Endpoint, and time.now with add and subtract (celguard.ClockEnv).
 // Its type provider is the native one but for the type of scalar members,
 // which it gives as nullable (CEL's wrapper types), so that `== null`
-// type-checks on them as it does in a list filter (contract §3), where
-// every field is dynamic; a scalar member is never null, so it is false
-// (a reference compared with null is a presence test: see nullRefs).
+// type-checks on them, and selectorGrammar.CheckTyped refuses it with the
+// member's type: a scalar member is never null (a reference compared with
+// null is a presence test: see nullRefs).
 var selectorEnv = sync.OnceValues(func() (*cel.Env, error) {
 	native, err := cel.NewEnv(ext.NativeTypes(reflect.TypeFor[Endpoint](), ext.ParseStructTag("json")))
 	if err != nil {
@@ -83,6 +83,7 @@ var selectorEnv = sync.OnceValues(func() (*cel.Env, error) {
 		cel.Variable(selectorVar, cel.ObjectType("k8sop.Endpoint")),
 		celguard.ClockEnv(),
 		cel.ClearMacros(),
+		cel.CrossTypeNumericComparisons(true), // endpoint.port < 1e3, as CEL defines it (contract §3: comparisons)
 		cel.ParserExpressionSizeLimit(MaxSelectorBytes),
 		cel.ParserRecursionLimit(32),
 	)
@@ -112,12 +113,15 @@ const selectorVar = "endpoint"
 
 // selectorGrammar is what a selector may use: the constructs of list
 // filters (contract §3) over endpoint's members, time.now and add/subtract
-// included, no substring function on endpoint.id, and with
-// endpoint.bindings allowed on the right of in.
+// included, no substring function on endpoint.id, with endpoint.bindings
+// allowed on the right of in, and == null only on the references that
+// may be absent (see nullRefs): every other member is never null, the
+// members of an absent reference included (they read empty).
 var selectorGrammar = &celguard.Grammar{
 	Root:        selectorVar,
 	Member:      func([]string) error { return nil }, // the type checker knows the members
 	ListMember:  func(path []string) bool { return len(path) == 1 && path[0] == "bindings" },
+	Nullable:    func(path []string) bool { return len(path) == 1 && refMembers()[path[0]] },
 	NoSubstring: func(path []string) bool { return len(path) == 1 && path[0] == "id" },
 	Clock:       true,
 	Literal:     celguard.DurationLiteral,
@@ -219,6 +223,9 @@ func compile(env *cel.Env, expr string) (selector, error) {
 	if iss.Err() != nil {
 		return selector{}, iss.Err()
 	}
+	if err := celguard.CheckMinus(expr); err != nil {
+		return selector{}, err
+	}
 	if err := selectorGrammar.Check(parsed.NativeRep().Expr()); err != nil {
 		return selector{}, err
 	}
@@ -235,10 +242,10 @@ func compile(env *cel.Env, expr string) (selector, error) {
 	if t := ast.OutputType(); !t.IsExactType(cel.BoolType) && !t.IsExactType(cel.NullableType(cel.BoolType)) {
 		return selector{}, fmt.Errorf("has type %s, want bool", ast.OutputType())
 	}
-	if err := checkComparisons(ast.NativeRep()); err != nil {
+	if err := selectorGrammar.CheckTyped(ast.NativeRep()); err != nil {
 		return selector{}, err
 	}
-	if err := celguard.CheckInLists(ast.NativeRep()); err != nil {
+	if err := checkComparisons(ast.NativeRep()); err != nil {
 		return selector{}, err
 	}
 	sel := selector{base: celguard.EvalCost + celguard.Nodes(ast.NativeRep().Expr())}
@@ -290,10 +297,10 @@ func nullRefs(a *celast.AST) error {
 			return
 		}
 		ref, other := args[0], args[1]
-		if isNull(ref) {
+		if celguard.IsNull(ref) {
 			ref, other = other, ref
 		}
-		if !isNull(other) || ref.Kind() != celast.SelectKind {
+		if !celguard.IsNull(other) || ref.Kind() != celast.SelectKind {
 			return
 		}
 		sel := ref.AsSelect()
@@ -301,7 +308,8 @@ func nullRefs(a *celast.AST) error {
 			return
 		}
 		if selectorGrammar.ListMember([]string{sel.FieldName()}) {
-			bad = fmt.Errorf("endpoint.%s is a list, never null: compare size(endpoint.%s) with 0", sel.FieldName(), sel.FieldName())
+			// (The type checker would refuse it naming only overloads.)
+			bad = fmt.Errorf("endpoint.%s is a list, never null; compare size(endpoint.%s) with 0", sel.FieldName(), sel.FieldName())
 			return
 		}
 		if !refMembers()[sel.FieldName()] {
@@ -316,10 +324,6 @@ func nullRefs(a *celast.AST) error {
 		e.SetKindCase(present)
 	}))
 	return bad
-}
-
-func isNull(e celast.Expr) bool {
-	return e.Kind() == celast.LiteralKind && e.AsLiteral() == types.NullValue
 }
 
 // checkComparisons refuses a comparison of endpoint.bindings, or of a

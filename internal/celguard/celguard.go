@@ -40,6 +40,9 @@ type Grammar struct {
 	Member func(path []string) error
 	// ListMember reports whether the member may stand on the right of in.
 	ListMember func(path []string) bool
+	// Nullable reports a member that may be null, which CheckTyped lets
+	// be compared with null; nil allows none.
+	Nullable func(path []string) bool
 	// NoSubstring reports a member that startsWith, endsWith and contains
 	// may not read, in their target or argument.
 	NoSubstring func(path []string) bool
@@ -132,9 +135,10 @@ func (g *Grammar) call(e celast.Expr) error {
 		if !member && len(args) == 1 {
 			return g.Check(args[0])
 		}
+		return callForm(fn, member, len(args))
 	case "startsWith", "endsWith", "contains":
 		if !member || len(args) != 1 {
-			break
+			return callForm(fn, member, len(args))
 		}
 		for _, x := range []celast.Expr{c.Target(), args[0]} {
 			if path := g.mentions(x); path != nil {
@@ -144,7 +148,7 @@ func (g *Grammar) call(e celast.Expr) error {
 		return g.all(c.Target(), args[0])
 	case "timestamp":
 		if member || len(args) != 1 {
-			break
+			return callForm(fn, member, len(args))
 		}
 		// timestamp(time.now), as the real service's documentation writes
 		// it (research/real-service.md §2): the time itself.
@@ -153,8 +157,11 @@ func (g *Grammar) call(e celast.Expr) error {
 		}
 		return g.literal(fn, args[0])
 	case "add", "subtract":
-		if !g.Clock || !member || len(args) != 1 {
+		if !g.Clock {
 			break
+		}
+		if !member || len(args) != 1 {
+			return callForm(fn, member, len(args))
 		}
 		if err := g.literal(fn, args[0]); err != nil {
 			return err
@@ -178,6 +185,45 @@ func (g *Grammar) call(e celast.Expr) error {
 }
 
 const overloadsSize = "size"
+
+// callForms are the ways the functions a Grammar allows are called, for
+// callForm's message.
+var callForms = map[string]struct {
+	member bool   // called as a method, x.f(…), rather than f(…)
+	args   int    // arguments besides a method's target
+	form   string // as a user writes it
+}{
+	"startsWith": {true, 1, `s.startsWith("…")`},
+	"endsWith":   {true, 1, `s.endsWith("…")`},
+	"contains":   {true, 1, `s.contains("…")`},
+	"timestamp":  {false, 1, `timestamp("<RFC 3339>")`},
+	"add":        {true, 1, `t.add("<duration>")`},
+	"subtract":   {true, 1, `t.subtract("<duration>")`},
+}
+
+// callForm says what is wrong with a call of fn, a function a Grammar
+// allows, called as a method (member) or not with n arguments: a
+// supported function called wrongly is not an unsupported one.
+func callForm(fn string, member bool, n int) error {
+	if fn == overloadsSize {
+		return fmt.Errorf("size takes one value: size(x) or x.size(), not %d arguments", n+btoi(member))
+	}
+	f := callForms[fn]
+	switch {
+	case member && !f.member:
+		return fmt.Errorf("%s is called as %s, not as a method", fn, f.form)
+	case !member && f.member:
+		return fmt.Errorf("%s is a method, called as %s", fn, f.form)
+	}
+	return fmt.Errorf("%s takes %d argument, not %d: %s", fn, f.args, n, f.form)
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
 
 // all checks each of es.
 func (g *Grammar) all(es ...celast.Expr) error {
@@ -221,37 +267,115 @@ func literalName(v ref.Val) string {
 	return fmt.Sprintf("the %s %s", v.Type().TypeName(), trunc.String(fmt.Sprint(v), 32))
 }
 
-// CheckInLists refuses, in a type-checked expression, a constant on the
-// right of in that the left operand can never equal: CEL types a list
-// that mixes types as list(dyn), which type-checks against any left
-// operand, so obj.created_at in ["2026-01-01T00:00:00Z", null] matched
-// nothing where obj.created_at in ["2026-01-01T00:00:00Z"] is refused, as
-// a comparison of a member with a value of another type is. A string
-// member may be compared with null, as with == null; numbers with numbers
-// of any kind, which CEL compares across int, uint and double.
-func CheckInLists(a *celast.AST) error {
+// CheckTyped refuses, in a, the expression e type-checked, what only
+// types show:
+//
+//   - a comparison of a member that is never null (g.Nullable) with null,
+//     or null in a list on the right of in with such a member on its
+//     left: obj.description == null was false for every item, a silent
+//     "no match", where it means to ask for an empty description;
+//   - a constant on the right of in that the left operand can never
+//     equal: CEL types a list that mixes types as list(dyn), which
+//     type-checks against any left operand, so
+//     obj.created_at in ["2026-01-01T00:00:00Z", null] matched nothing
+//     where obj.created_at in ["2026-01-01T00:00:00Z"] is refused, as a
+//     comparison of a member with a value of another type is. Numbers
+//     may be compared with numbers of any kind, as CEL does across int,
+//     uint and double.
+func (g *Grammar) CheckTyped(a *celast.AST) error {
 	var bad error
 	celast.PreOrderVisit(a.Expr(), celast.NewExprVisitor(func(e celast.Expr) {
 		if bad != nil || e.Kind() != celast.CallKind {
 			return
 		}
 		c := e.AsCall()
-		if c.FunctionName() != operators.In || len(c.Args()) != 2 || c.Args()[1].Kind() != celast.ListKind {
-			return
-		}
-		left := a.GetType(c.Args()[0].ID())
-		for _, x := range c.Args()[1].AsList().Elements() {
-			if x.Kind() != celast.LiteralKind {
-				continue
+		args := c.Args()
+		switch c.FunctionName() {
+		case operators.Equals, operators.NotEquals:
+			for i, x := range args {
+				if IsNull(args[1-i]) {
+					if name := g.neverNull(a, x); name != "" {
+						bad = fmt.Errorf("%s%s", name, g.nullHint(a, x))
+						return
+					}
+				}
 			}
-			if t := x.AsLiteral().Type(); !canEqual(left.Kind(), t) {
-				bad = fmt.Errorf("in: the %s on its left can never equal %s in the list on its right",
-					kindName(left), literalName(x.AsLiteral()))
-				return
+		case operators.In:
+			if args[1].Kind() == celast.ListKind {
+				bad = g.typedIn(a, args[0], args[1].AsList().Elements())
 			}
 		}
 	}))
 	return bad
+}
+
+// typedIn checks the constants of a list on the right of in, elems,
+// against its left operand, left (see CheckTyped).
+func (g *Grammar) typedIn(a *celast.AST, left celast.Expr, elems []celast.Expr) error {
+	t := a.GetType(left.ID())
+	for _, x := range elems {
+		if x.Kind() != celast.LiteralKind {
+			continue
+		}
+		if name := g.neverNull(a, left); name != "" && IsNull(x) {
+			return fmt.Errorf("in: %s; take null out of the list on its right", name)
+		}
+		if !canEqual(t.Kind(), x.AsLiteral().Type()) {
+			return fmt.Errorf("in: the %s on its left can never equal %s in the list on its right",
+				kindName(t), literalName(x.AsLiteral()))
+		}
+	}
+	return nil
+}
+
+// neverNull returns, when e is a member of g.Root that g.Nullable does
+// not allow to be null, what it is: "obj.description is a string, never
+// null"; else "".
+func (g *Grammar) neverNull(a *celast.AST, e celast.Expr) string {
+	base, path := g.checkedPath(e)
+	if base != g.Root || path == nil || g.Nullable != nil && g.Nullable(path) {
+		return ""
+	}
+	name := trunc.String(base+"."+strings.Join(path, "."), 64)
+	switch t := a.GetType(e.ID()); t.Kind() {
+	case types.StringKind, types.TimestampKind, types.BoolKind, types.BytesKind:
+		return fmt.Sprintf("%s is a %s, never null", name, kindName(t))
+	case types.IntKind, types.UintKind, types.DoubleKind:
+		return fmt.Sprintf("%s is a number, never null", name)
+	case types.ListKind:
+		return fmt.Sprintf("%s is a list, never null", name)
+	}
+	return fmt.Sprintf("%s is never null", name)
+}
+
+// nullHint is what to write instead of comparing e, a member that is
+// never null, with null.
+func (g *Grammar) nullHint(a *celast.AST, e celast.Expr) string {
+	switch a.GetType(e.ID()).Kind() {
+	case types.StringKind:
+		return `; compare it with == ""`
+	case types.ListKind:
+		base, path := g.checkedPath(e)
+		return fmt.Sprintf("; compare size(%s) with 0", trunc.String(base+"."+strings.Join(path, "."), 64))
+	}
+	return ""
+}
+
+// checkedPath is Path in a type-checked expression, where the checker
+// has made a selection of a variable declared with its qualified name
+// (obj.metadata) the identifier of that name.
+func (g *Grammar) checkedPath(e celast.Expr) (string, []string) {
+	if e.Kind() == celast.IdentKind {
+		if rest, ok := strings.CutPrefix(e.AsIdent(), g.Root+"."); ok {
+			return g.Root, strings.Split(rest, ".")
+		}
+	}
+	return Path(e)
+}
+
+// IsNull reports whether e is the literal null.
+func IsNull(e celast.Expr) bool {
+	return e.Kind() == celast.LiteralKind && e.AsLiteral() == types.NullValue
 }
 
 // kindName names t as a user writes it: "string" for a nullable string
@@ -262,6 +386,10 @@ func kindName(t *types.Type) string {
 		return "string"
 	case types.TimestampKind:
 		return "timestamp"
+	case types.BoolKind:
+		return "bool"
+	case types.BytesKind:
+		return "bytes"
 	}
 	return t.String()
 }
@@ -564,3 +692,87 @@ func (n node) Path() []string                      { return nil }
 func (n node) Type() *types.Type                   { return types.DynType }
 func (n node) Expr() celast.Expr                   { return n.e }
 func (n node) ComputedSize() *checker.SizeEstimate { return nil }
+
+// CheckMinus refuses, in src, the source of an expression that parsed, a
+// minus sign other than a number's: CEL's parser drops an even number of
+// negations (--x is x, ----x is x) before Check could see them, so that
+// --"abc" == "abc" passed for a string, where -"abc" is refused as
+// arithmetic. A sign is a number's when a digit follows it, or a point
+// and a digit (-1, - 2.5, -.5): any other minus (- -x, --1) negates or
+// subtracts. Strings, bytes and comments are skipped, so "a--b" is a
+// string like any other. Check refuses the remaining minus signs that are
+// not a number's sign, such as -x or 1 - 2, by the node the parser made.
+func CheckMinus(src string) error {
+	for i := 0; i < len(src); {
+		switch c := src[i]; {
+		case c == '"' || c == '\'':
+			i = skipString(src, i)
+		case c == '/' && strings.HasPrefix(src[i:], "//"):
+			if j := strings.IndexByte(src[i:], '\n'); j >= 0 {
+				i += j
+			} else {
+				i = len(src)
+			}
+		case c == '-':
+			j := skipSpace(src, i+1)
+			if j < len(src) && (isDigit(src[j]) || src[j] == '.' && j+1 < len(src) && isDigit(src[j+1])) {
+				i = j
+				continue
+			}
+			return fmt.Errorf("arithmetic (-) is not supported")
+		default:
+			i++
+		}
+	}
+	return nil
+}
+
+func isDigit(c byte) bool { return '0' <= c && c <= '9' }
+
+// skipSpace returns the index of the first byte of src at or after i that
+// is not white space or in a comment.
+func skipSpace(src string, i int) int {
+	for i < len(src) {
+		switch {
+		case strings.IndexByte(" \t\n\r\f\v", src[i]) >= 0:
+			i++
+		case strings.HasPrefix(src[i:], "//"):
+			j := strings.IndexByte(src[i:], '\n')
+			if j < 0 {
+				return len(src)
+			}
+			i += j
+		default:
+			return i
+		}
+	}
+	return i
+}
+
+// skipString returns the index just past the string or bytes literal
+// whose opening quote is at src[i], single or triple, ' or ", raw
+// when an r or R stands before its prefix (b, r, br, rb, in either case),
+// in which case a backslash escapes nothing.
+func skipString(src string, i int) int {
+	raw := false
+	for k := i - 1; k >= 0 && k >= i-2; k-- {
+		if c := src[k]; c == 'r' || c == 'R' {
+			raw = true
+		} else if c != 'b' && c != 'B' {
+			break
+		}
+	}
+	quote := src[i : i+1]
+	if strings.HasPrefix(src[i:], strings.Repeat(quote, 3)) {
+		quote = strings.Repeat(quote, 3)
+	}
+	for j := i + len(quote); j < len(src); j++ {
+		switch {
+		case src[j] == '\\' && !raw:
+			j++
+		case strings.HasPrefix(src[j:], quote):
+			return j + len(quote)
+		}
+	}
+	return len(src)
+}

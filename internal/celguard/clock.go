@@ -2,7 +2,6 @@ package celguard
 
 import (
 	"fmt"
-	"strconv"
 	"time"
 
 	"github.com/google/cel-go/cel"
@@ -72,32 +71,44 @@ func (l clockLib) CompileOptions() []cel.EnvOption {
 func (clockLib) ProgramOptions() []cel.ProgramOption { return nil }
 
 // ParseDuration reads durations such as "7d", "24h", "15m" and "1d12h": a
-// sequence of whole numbers of at most 6 digits, each followed by d, h, m
-// or s, in all at most CEL's longest duration (10,000 years). It returns
+// sequence of terms, each a whole number (of any number of digits)
+// followed by d, h, m or s, in all at most CEL's longest duration (10,000
+// years); a term or a sum beyond that is out of range. Fractions ("1.5h")
+// are not accepted (contract §3 lists the units, with whole numbers:
+// "1h30m" says the same exactly), nor signs or other units. It returns
 // whole seconds, since CEL's longest duration is longer than a
 // time.Duration's.
 func ParseDuration(s string) (int64, error) {
 	if s == "" {
 		return 0, fmt.Errorf("empty duration")
 	}
+	show := trunc.String(s, 64)
 	var total int64
 	for rest := s; rest != ""; {
+		// n stops growing past the range: every unit is at least a
+		// second, so such a term is out of range, and n*unit below
+		// cannot overflow (at most 3.2e11 * 86,400).
+		var n int64
 		i := 0
-		for i < len(rest) && rest[i] >= '0' && rest[i] <= '9' {
-			i++
+		for ; i < len(rest) && rest[i] >= '0' && rest[i] <= '9'; i++ {
+			if n <= maxDurationSeconds {
+				n = n*10 + int64(rest[i]-'0')
+			}
 		}
-		if i == 0 || i == len(rest) || i > 6 {
-			return 0, fmt.Errorf("invalid duration %q: want terms of 1 to 6 digits and a unit, d, h, m or s, such as \"7d\", \"24h\", \"1d12h\"", trunc.String(s, 64))
+		switch {
+		case i < len(rest) && (rest[i] == '.' || rest[i] == ','):
+			return 0, fmt.Errorf("invalid duration %q: fractions are not accepted; use whole numbers of a smaller unit, such as \"1h30m\" for 1.5 hours", show)
+		case i == 0 || i == len(rest):
+			return 0, fmt.Errorf("invalid duration %q: want terms of a whole number and a unit, d, h, m or s, such as \"7d\", \"24h\", \"1d12h\"", show)
 		}
-		n, _ := strconv.ParseInt(rest[:i], 10, 64)
 		unit, ok := durationUnits[rest[i]]
 		if !ok {
-			return 0, fmt.Errorf("invalid duration %q: units are d, h, m and s", trunc.String(s, 64))
+			return 0, fmt.Errorf("invalid duration %q: units are d, h, m and s", show)
 		}
-		// Each term is under 10^11 seconds, so neither sum overflows.
-		if total += n * unit; total > maxDurationSeconds {
-			return 0, fmt.Errorf("duration %q is out of range: at most 10,000 years", trunc.String(s, 64))
+		if n > maxDurationSeconds || n*unit > maxDurationSeconds-total {
+			return 0, fmt.Errorf("duration %q is out of range: at most 10,000 years", show)
 		}
+		total += n * unit
 		rest = rest[i+1:]
 	}
 	return total, nil

@@ -20,11 +20,28 @@ func TestParseDuration(t *testing.T) {
 		{"7d", 7 * 86400, ""},
 		{"1d12h30m5s", 86400 + 12*3600 + 30*60 + 5, ""},
 		{"999999d", 999999 * 86400, ""},
+		// Any number of digits whose value is in range (a review saw
+		// "3652058d", within 10,000 years, refused for its 7 digits).
+		{"3652058d", 3652058 * 86400, ""},
+		{"1234567s", 1234567, ""},
+		{"315576000000s", maxDurationSeconds, ""},
+		{"0000000000000000000000000007d", 7 * 86400, ""},
+		{"3652058d1h", 3652058*86400 + 3600, ""},
+		{"315576000001s", 0, "out of range"},
+		{"3652500d", maxDurationSeconds, ""},
+		{"3652501d", 0, "out of range"},
+		{"3652500d1s", 0, "out of range"},
+		{"3652058d999999h", 0, "out of range"},
+		{"99999999999999999999999999999999d", 0, "out of range"},
+		{"9223372036854775807s", 0, "out of range"},
+		{"1d" + strings.Repeat("9", 4000) + "s", 0, "out of range"},
 		{"", 0, "empty duration"},
 		{"1w", 0, "units are d, h, m and s"},
-		{"1234567s", 0, "1 to 6 digits"},
-		{"d", 0, "1 to 6 digits"},
-		{"7", 0, "1 to 6 digits"},
+		{"1.5h", 0, "fractions are not accepted"},
+		{"1h0,5m", 0, "fractions are not accepted"},
+		{"d", 0, "want terms of a whole number and a unit"},
+		{"7", 0, "want terms of a whole number and a unit"},
+		{"-7d", 0, "want terms of a whole number and a unit"},
 		{strings.Repeat("999999d", 4), 0, "out of range"},
 	}
 	for _, tt := range tests {
@@ -117,10 +134,10 @@ func TestCheckNowTimes(t *testing.T) {
 	}
 }
 
-// TestCheckInLists checks which constants in a list on the right of in
-// are refused, and that each refusal names the constant as written (a
+// TestCheckTypedInLists checks which constants in a list on the right of
+// in are refused, and that each refusal names the constant as written (a
 // review saw "the null_type 0" for null).
-func TestCheckInLists(t *testing.T) {
+func TestCheckTypedInLists(t *testing.T) {
 	env, err := cel.NewEnv(cel.Variable("t", cel.TimestampType), cel.Variable("s", cel.StringType))
 	if err != nil {
 		t.Fatal(err)
@@ -128,16 +145,16 @@ func TestCheckInLists(t *testing.T) {
 	for _, tt := range []struct{ expr, err string }{
 		{`t in [null]`, "the timestamp on its left can never equal null in the list"},
 		{`t in [timestamp("2030-01-01T00:00:00Z"), 1]`, "can never equal the int 1"},
-		{`s in ["a", null]`, ""},
+		{`s in ["a", null]`, ""}, // s is no member of a root, whose nullability a Grammar knows
 		{`s in ["a", 1]`, "can never equal the int 1"},
 	} {
 		ast, iss := env.Compile(tt.expr)
 		if iss.Err() != nil {
 			t.Fatalf("%s: %v", tt.expr, iss.Err())
 		}
-		err := CheckInLists(ast.NativeRep())
+		err := (&Grammar{Root: "obj"}).CheckTyped(ast.NativeRep())
 		if (err == nil) != (tt.err == "") || err != nil && !strings.Contains(err.Error(), tt.err) {
-			t.Errorf("CheckInLists(%s) = %v, want %q", tt.expr, err, tt.err)
+			t.Errorf("CheckTyped(%s) = %v, want %q", tt.expr, err, tt.err)
 		}
 	}
 }
