@@ -149,3 +149,20 @@ func TestCustomResponseBudgetLiteral(t *testing.T) {
 		"on_http_request[0].actions[0].config.headers.x": "the text outside placeholders is 8193 bytes; the most is 8192",
 	})
 }
+
+// BenchmarkCustomResponseOverBudget renders the review's body, 200
+// placeholders each echoing a 900 KB header: the first fills most of the
+// 1 MiB budget and the rest are replaced by nothing, so a request
+// allocates about one budget's worth, not the 180 MB body it was.
+func BenchmarkCustomResponseOverBudget(b *testing.B) {
+	body := strings.Repeat("${getReqHeader('x')[0]}", 200)
+	h := mustPolicy(b, `{"on_http_request": [{"actions": [{"type": "custom-response", "config": {"status_code": 200, "body": "`+body+`"}}]}]}`).Handler(okHandler)
+	r := newRequest("GET", "http://h/")
+	r.Header.Set("X", strings.Repeat("a", 900_000))
+	b.ReportAllocs()
+	for b.Loop() {
+		if got := serve(h, r); len(got.Body) != 900_000 {
+			b.Fatalf("a body of %d bytes; want 900000", len(got.Body))
+		}
+	}
+}
