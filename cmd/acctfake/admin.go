@@ -109,7 +109,7 @@ func newAdmin(srv *fake.Server, token string, clock *fake.ManualClock) *admin {
 // routing, then the handler. Every error is the contract's error body.
 func (a *admin) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	opID := a.opID(r)
-	rest := strings.TrimPrefix(r.URL.Path, adminPrefix)
+	rest, _ := strings.CutPrefix(r.URL.Path, adminPrefix) // "/_acctfake" alone: the whole path, which no route has
 	if rest != "health" {
 		if err := a.authenticate(r); err != nil {
 			answer(w, opID, 0, nil, err)
@@ -189,10 +189,19 @@ func (a *admin) match(method, rest string) (adminOp, string, error) {
 		}
 		allow := slices.Sorted(maps.Keys(rt.methods))
 		return adminOp{}, "", &adminError{status: http.StatusMethodNotAllowed, code: acctapi.CodeMethodNotAllowed, field: strings.Join(allow, ", "),
-			msg: fmt.Sprintf("Method %s is not allowed on %s%s.", trunc.String(method, 16), adminPrefix, trunc.String(rest, 128))}
+			msg: fmt.Sprintf("Method %s is not allowed on %s.", trunc.String(method, 16), trunc.String(adminPath(rest), 128))}
 	}
 	return adminOp{}, "", &adminError{status: http.StatusNotFound, code: acctapi.CodeNoRoute,
-		msg: fmt.Sprintf("No admin API path %s%s.", adminPrefix, trunc.String(rest, 128))}
+		msg: fmt.Sprintf("No admin API path %s.", trunc.String(adminPath(rest), 128))}
+}
+
+// adminPath is the request's path whose part after adminPrefix is rest,
+// or the whole path when it lacks the prefix (a request for /_acctfake).
+func adminPath(rest string) string {
+	if strings.HasPrefix(rest, "/") {
+		return rest
+	}
+	return adminPrefix + rest
 }
 
 // opID is the operation id the front end gave r, or a new one of the
@@ -344,6 +353,8 @@ func (a *admin) journal(r *http.Request, _ string) (int, any, error) {
 	if err := a.checkTarget(method, cmp.Or(pattern, "/**")); err != nil {
 		// The journal also records requests the fake does not route (its
 		// 404s and 405s); status finds them.
+		// Here an empty method is refused (see above): "*", or none, is any.
+		err.msg = strings.Replace(err.msg, `or "" or "*" for any`, `or "*" for any (or leave method out)`, 1)
 		err.msg = strings.TrimSuffix(err.msg, ".") + "; requests to other paths or with other methods are found by status (404, 405)."
 		return 0, nil, err
 	}
@@ -377,12 +388,22 @@ func (a *admin) journal(r *http.Request, _ string) (int, any, error) {
 	// kept; any other is refused, so that a cursor with a typo does not
 	// read as "no such requests".
 	if !found && !a.srv.JournalLeft(beforeID) {
-		return 0, nil, invalid("before_id", "before_id %q is no entry's id, kept or gone: it sorts after every entry that left the journal.", beforeID)
+		return 0, nil, invalid("before_id", "before_id %q is no entry's id: no entry in the journal has it, and no entry that left the journal could have had it.", beforeID)
 	}
 	page := journalPage{Entries: []journalEntry{}, URI: baseURL(r) + adminPrefix + "journal"}
+	size := 0 // the page's entries' JSON, as the answer writes it
 	for e := range entries {
-		if len(page.Entries) == limit {
-			next := url.Values{"before_id": {page.Entries[limit-1].ID}, "limit": {strconv.Itoa(limit)}}
+		je := journalEntry{ID: e.OperationID, Time: e.Time, Method: e.Method, Path: e.Path,
+			Query: e.Query, Status: e.Status, RequestBody: e.RequestBody, ResponseBody: e.ResponseBody, Dropped: e.Dropped}
+		// A page also ends where its entries' JSON would pass
+		// fake.MaxPageBytes, as the API's lists do: a kept body of 64 KiB
+		// of "<" or control bytes is six times that in JSON.
+		b, err := json.Marshal(je)
+		if err != nil {
+			return 0, nil, err
+		}
+		if n := len(page.Entries); n == limit || n > 0 && size+len(b) > fake.MaxPageBytes {
+			next := url.Values{"before_id": {page.Entries[n-1].ID}, "limit": {strconv.Itoa(limit)}}
 			for _, k := range []string{"method", "path", "status"} {
 				if v, ok := q[k]; ok {
 					next[k] = v
@@ -392,8 +413,8 @@ func (a *admin) journal(r *http.Request, _ string) (int, any, error) {
 			page.NextPageURI = &u
 			break
 		}
-		page.Entries = append(page.Entries, journalEntry{ID: e.OperationID, Time: e.Time, Method: e.Method, Path: e.Path,
-			Query: e.Query, Status: e.Status, RequestBody: e.RequestBody, ResponseBody: e.ResponseBody, Dropped: e.Dropped})
+		size += len(b)
+		page.Entries = append(page.Entries, je)
 	}
 	return http.StatusOK, page, nil
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/url"
 	"net/http/httptest"
 	"runtime"
 	"strings"
@@ -209,5 +210,87 @@ func TestAdminSnapshotsAndAccountsBounded(t *testing.T) {
 	}
 	if n := len(p.srv.Accounts()); n != maxAccounts {
 		t.Errorf("%d accounts; want %d", n, maxAccounts)
+	}
+}
+
+// TestAdminJournalPageBytes pins a review's finding: 100 requests whose
+// bodies were 70,000 bytes of "<" (journaled as 64 KiB each) made one
+// journal page of 39 MB, "<" being six bytes in JSON, and 8 such pages at
+// once took the process to 627 MB. A page now ends where its entries'
+// JSON would pass fake.MaxPageBytes, and its next_page_uri continues:
+// every entry is read once.
+func TestAdminJournalPageBytes(t *testing.T) {
+	p := newInProcess(t)
+	key := p.srv.Accounts()[0].APIKeys[0]
+	body := `{"name":"` + strings.Repeat("<", 70_000) + `"}`
+	const n = 100
+	for range n {
+		req, _ := http.NewRequest("POST", p.srv.URL+"/service_users", strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+key)
+		req.Header.Set("Service-Version", acctapi.APIVersion)
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := p.srv.HTTPClient().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+	}
+	seen := map[string]bool{}
+	pages := 0
+	for query := "limit=100"; query != ""; pages++ {
+		w := p.adm("GET", "journal?"+query, "")
+		if w.Code != 200 {
+			t.Fatalf("GET journal?%s: %d %.300s", query, w.Code, w.Body)
+		}
+		if w.Body.Len() > fake.MaxPageBytes+4096 {
+			t.Errorf("a journal page of %d bytes; want at most fake.MaxPageBytes (%d) and the page's own members", w.Body.Len(), fake.MaxPageBytes)
+		}
+		var pg journalPage
+		if err := json.Unmarshal(w.Body.Bytes(), &pg); err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range pg.Entries {
+			if seen[e.ID] {
+				t.Errorf("entry %s on two pages", e.ID)
+			}
+			seen[e.ID] = true
+		}
+		query = ""
+		if pg.NextPageURI != nil {
+			u, err := url.Parse(*pg.NextPageURI)
+			if err != nil {
+				t.Fatal(err)
+			}
+			query = u.RawQuery
+		}
+	}
+	if len(seen) != n || pages < 2 {
+		t.Errorf("%d entries over %d pages; want all %d, over several pages", len(seen), pages, n)
+	}
+}
+
+// TestAdminMessages pins a review's findings on the admin API's messages:
+// GET /_acctfake named the path "/_acctfake//_acctfake"; a journal query's
+// unknown method offered "" for any, which the journal refuses; and a
+// well-formed before_id on a fresh journal said it "sorts after every
+// entry that left the journal" when none had.
+func TestAdminMessages(t *testing.T) {
+	t.Parallel()
+	p := newInProcess(t)
+	r := httptest.NewRequest("GET", "/_acctfake", nil)
+	r.Header.Set("Authorization", "Bearer admin-token")
+	w := httptest.NewRecorder()
+	p.a.ServeHTTP(w, r)
+	if w.Code != 404 || !strings.Contains(w.Body.String(), `"No admin API path /_acctfake."`) {
+		t.Errorf("GET /_acctfake: %d %s", w.Code, w.Body)
+	}
+	for _, tt := range []struct{ query, want, not string }{
+		{"journal?method=get", `or \"*\" for any (or leave method out)`, `or \"\" or`},
+		{"journal?before_id=op_000000000000000000000000001", "no entry in the journal has it", "sorts after"},
+	} {
+		w := p.adm("GET", tt.query, "")
+		if w.Code != 400 || !strings.Contains(w.Body.String(), tt.want) || strings.Contains(w.Body.String(), tt.not) {
+			t.Errorf("GET %s: %d %s; want a 400 saying %s", tt.query, w.Code, w.Body, tt.want)
+		}
 	}
 }
