@@ -34,9 +34,12 @@ type template struct {
 // not. A header value is bounded far lower: a proxy in front of the
 // server must hold the whole response header (nginx's default
 // proxy_buffer_size is 4 or 8 KiB, beyond which it answers 502), and
-// servers take lines of about 8 KiB (Apache's LimitRequestFieldSize is
-// 8,190 bytes). net/http's 1 MiB (DefaultMaxHeaderBytes) bounds a whole
-// request's header, what a server reads, not what it should send.
+// 8 KiB is about what servers take for one field of a request (Apache's
+// LimitRequestFieldSize is 8,190 bytes). net/http's 1 MiB
+// (DefaultMaxHeaderBytes) bounds a whole request's header, what a server
+// reads, not what a response should carry: a value that no proxy passes
+// is no use to echo. Each value has its own budget, so the header as a
+// whole is bounded by the document (its number of headers).
 const (
 	maxBodyBytes        = 1 << 20
 	maxHeaderValueBytes = 8 << 10
