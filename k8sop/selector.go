@@ -168,13 +168,15 @@ type selector struct {
 // literal of constants or endpoint.bindings on its right, size(),
 // `== null` (true of a reference the record shows as null, such as
 // endpoint.tunnel of an endpoint without a tunnel, whose members read
-// empty; false for every other member; refused on the list bindings),
-// startsWith,
+// empty; refused, naming its type, on every member that is never null:
+// the others, bindings and the members of a reference), startsWith,
 // endsWith and contains (not on endpoint.id), timestamp("<RFC 3339>"),
 // time.now (the time of the match) and .add("<duration>") /
 // .subtract("<duration>") on timestamps, with durations such as "7d" or
-// "1h30m" — and nothing else (no matches, no macros such as exists, no
-// arithmetic). There may be at most [MaxSelectors], each at most
+// "1h30m" (whole numbers of d, h, m and s, no fractions, within 10,000
+// years), comparisons ordering int, uint and double across types — and
+// nothing else (no matches, no macros such as exists, no arithmetic, a
+// minus sign only on a number). There may be at most [MaxSelectors], each at most
 // [MaxSelectorBytes] long and with a worst-case cost of at most
 // [MaxSelectorCost] per endpoint.
 //
