@@ -702,11 +702,18 @@ func (n node) ComputedSize() *checker.SizeEstimate { return nil }
 // subtracts. Strings, bytes and comments are skipped, so "a--b" is a
 // string like any other. Check refuses the remaining minus signs that are
 // not a number's sign, such as -x or 1 - 2, by the node the parser made.
+// A quoted name (obj.`a-b`) is skipped too.
 func CheckMinus(src string) error {
 	for i := 0; i < len(src); {
 		switch c := src[i]; {
 		case c == '"' || c == '\'':
 			i = skipString(src, i)
+		case c == '`': // a quoted name, such as obj.`a-b`
+			if j := strings.IndexByte(src[i+1:], '`'); j >= 0 {
+				i += j + 2
+			} else {
+				i = len(src)
+			}
 		case c == '/' && strings.HasPrefix(src[i:], "//"):
 			if j := strings.IndexByte(src[i:], '\n'); j >= 0 {
 				i += j

@@ -20,6 +20,7 @@ func TestCheckMinus(t *testing.T) {
 		`"\"--" == '\'--'`,
 		"x == 1 // --x\n && y == 2",
 		`!!x && !!!y`,
+		"obj.`a--b` == 1 && obj.`-` == -1",
 	}
 	for _, src := range accepted {
 		if err := CheckMinus(src); err != nil {
@@ -39,6 +40,7 @@ func TestCheckMinus(t *testing.T) {
 		`r'\' == '' && --x`,
 		`x - y == 0`,
 		`-"a" == ""`,
+		"obj.`a-b` == --1",
 	}
 	for _, src := range refused {
 		if err := CheckMinus(src); err == nil || !strings.Contains(err.Error(), "arithmetic (-) is not supported") {
