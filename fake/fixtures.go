@@ -7,9 +7,11 @@ import (
 	"fmt"
 	"io"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/acctapi/acctapi/account"
 	"github.com/acctapi/acctapi/internal/field"
 )
 
@@ -304,6 +306,11 @@ func (s *Server) loadFixtures(acct, where string, fixtures []Fixture, refs map[s
 		if err != nil {
 			return fail("%v", err)
 		}
+		if k, ok := v.(account.APIKey); ok && k.Token != nil {
+			s.mu.Lock()
+			s.fixtureKeys = append(s.fixtureKeys, FixtureAPIKey{Account: acct, Ref: f.Ref, ID: k.ID, OwnerID: k.OwnerID, Token: *k.Token})
+			s.mu.Unlock()
+		}
 		if f.Ref != "" {
 			var created struct {
 				ID string `json:"id"`
@@ -315,6 +322,34 @@ func (s *Server) loadFixtures(acct, where string, fixtures []Fixture, refs map[s
 		}
 	}
 	return nil
+}
+
+// FixtureAPIKey is an API key a fixture created (see
+// [Server.FixtureAPIKeys]), with its token.
+type FixtureAPIKey struct {
+	// Account is the id of the key's account.
+	Account string
+	// Ref is the fixture's "ref", "" when it has none.
+	Ref string
+	// ID and OwnerID are the key's id and owner_id.
+	ID, OwnerID string
+	// Token is the key's secret, for the Authorization header.
+	Token string
+}
+
+// FixtureAPIKeys returns the API keys that fixtures created
+// ([Server.LoadFixtures]), with their tokens, in the order created. The
+// API shows a key's token only in the answer to the request that creates
+// it, which for a fixture no one reads: without this, a key a fixture
+// made for a service user ({"path": "/api_keys", "body": {"owner_id":
+// "${ci-user}"}}) could never be used. cmd/acctfake prints them at start.
+// A key deleted since, or removed by [Server.Reset] (which restores the
+// state before the fixtures), no longer authenticates, as any deleted
+// key.
+func (s *Server) FixtureAPIKeys() []FixtureAPIKey {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return slices.Clone(s.fixtureKeys)
 }
 
 // quoteJoin names members for a message: "id", or "id", "uri" and

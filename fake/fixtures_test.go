@@ -264,3 +264,30 @@ func TestLoadFixturesNil(t *testing.T) {
 		t.Errorf("LoadFixtures(nil) = %v; want an error naming the nil reader", err)
 	}
 }
+
+// TestFixtureAPIKeys pins a review's finding: an API key a fixture made
+// for a service user had a token no one was ever shown, so it could not be
+// used. FixtureAPIKeys gives it, and it authenticates as its owner.
+func TestFixtureAPIKeys(t *testing.T) {
+	t.Parallel()
+	srv, _ := start(t)
+	err := srv.LoadFixtures(strings.NewReader(`[
+		{"path": "/service_users", "ref": "ci-user", "body": {"name": "ci"}},
+		{"path": "/api_keys", "ref": "ci-key", "body": {"owner_id": "${ci-user}"}},
+		{"path": "/api_keys", "body": {"description": "the user's"}}]`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys := srv.FixtureAPIKeys()
+	if len(keys) != 2 || keys[0].Ref != "ci-key" || keys[1].Ref != "" || keys[0].Token == "" || keys[0].Token == keys[1].Token {
+		t.Fatalf("FixtureAPIKeys = %+v; want the two keys, in order, with their tokens", keys)
+	}
+	ci, ok := fake.Get[account.ServiceUser](srv, "", keys[0].OwnerID)
+	if !ok || ci.Name != "ci" {
+		t.Fatalf("the ci key's owner %q is not the ci service user", keys[0].OwnerID)
+	}
+	r := raw(t, srv, "GET", "/api_keys/"+keys[0].ID, map[string]string{"Authorization": "Bearer " + keys[0].Token}, "")
+	if r.status != 200 {
+		t.Errorf("GET with the fixture key's token: %d %s", r.status, r.body)
+	}
+}

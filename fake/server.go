@@ -57,6 +57,7 @@ type Server struct {
 	resByKind     map[string]*resourceInfo
 	filters       filterCache
 	accounts      []Account // guarded by mu
+	fixtureKeys   []FixtureAPIKey // guarded by mu
 	initial       *Snapshot // the state New left, for Reset
 
 	httpSrv  *httptest.Server

@@ -6,11 +6,18 @@
 //	go build -o acctfake ./cmd/acctfake
 //	./acctfake -addr 127.0.0.1:0
 //
-// On start it prints three lines on standard output:
+// On start it prints these lines on standard output:
 //
 //	listening on http://127.0.0.1:41234
 //	api key: <key>
 //	admin token: <token>
+//
+// and, between the last two, a line for each API key that -fixtures
+// created (the API shows a key's token only to the request that creates
+// it; see fake.Server.FixtureAPIKeys), named by its fixture's ref or its
+// id:
+//
+//	fixture api key ci-key (account ac_..., owner service_...): <token>
 //
 // Send API requests with "Authorization: Bearer <key>" and
 // "Service-Version: 2". Stop it with Ctrl-C, SIGINT or SIGTERM: requests in
@@ -93,6 +100,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"errors"
@@ -317,6 +325,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		timeout: cfg.requestTimeout, shutdown: requests}, requests)
 	fmt.Fprintf(stdout, "listening on http://%s\n", ln.Addr())
 	fmt.Fprintf(stdout, "api key: %s\n", srv.APIKey())
+	for _, k := range srv.FixtureAPIKeys() {
+		// The API shows a key's token only to the request that creates it.
+		fmt.Fprintf(stdout, "fixture api key %s (account %s, owner %s): %s\n", cmp.Or(k.Ref, k.ID), k.Account, k.OwnerID, k.Token)
+	}
 	fmt.Fprintf(stdout, "admin token: %s\n", cfg.adminToken)
 	errc := make(chan error, 1)
 	// What net/http answers itself, before the front end sees a request,

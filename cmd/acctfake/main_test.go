@@ -30,6 +30,7 @@ func TestMain(m *testing.M) {
 // program is a running acctfake: its base URL, API key and admin token.
 type program struct {
 	base, key, admin string
+	fixtureKeys      map[string]string // by ref (or id), from "fixture api key" lines
 }
 
 // readStart reads the start lines from out and returns what they say.
@@ -44,6 +45,14 @@ func readStart(t *testing.T, out io.Reader) program {
 		}
 		if v, ok := strings.CutPrefix(line, "api key: "); ok {
 			p.key = v
+		}
+		if v, ok := strings.CutPrefix(line, "fixture api key "); ok {
+			name, _, _ := strings.Cut(v, " ")
+			_, token, _ := strings.Cut(v, "): ")
+			if p.fixtureKeys == nil {
+				p.fixtureKeys = map[string]string{}
+			}
+			p.fixtureKeys[name] = token
 		}
 		if v, ok := strings.CutPrefix(line, "admin token: "); ok {
 			p.admin = v
@@ -162,6 +171,23 @@ func TestServesWithGivenKeyAndFixtures(t *testing.T) {
 	}
 	if status, _ := get(t, p.base+"/service_users", "wrong"); status != 401 {
 		t.Errorf("wrong key: status %d, want 401", status)
+	}
+}
+
+// TestFixtureKeysPrinted: a key a fixture creates is printed at start
+// with its token, which authenticates as its owner (a review found such
+// keys unusable: their tokens were shown nowhere).
+func TestFixtureKeysPrinted(t *testing.T) {
+	t.Parallel()
+	fixtures := writeFile(t, `[{"path": "/service_users", "ref": "ci-user", "body": {"name": "ci"}},
+		{"path": "/api_keys", "ref": "ci-key", "body": {"owner_id": "${ci-user}"}}]`)
+	p := startProgram(t, "-fixtures", fixtures)
+	token := p.fixtureKeys["ci-key"]
+	if token == "" {
+		t.Fatalf("no fixture api key line for ci-key: %+v", p)
+	}
+	if status, body := get(t, p.base+"/service_users", token); status != 200 || !strings.Contains(body, `"name":"ci"`) {
+		t.Errorf("GET /service_users with the fixture key = %d %s", status, body)
 	}
 }
 
