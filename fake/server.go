@@ -56,9 +56,9 @@ type Server struct {
 	resByOut      map[any]*resourceInfo // by resource type
 	resByKind     map[string]*resourceInfo
 	filters       filterCache
-	accounts      []Account // guarded by mu
+	accounts      []Account       // guarded by mu
 	fixtureKeys   []FixtureAPIKey // guarded by mu
-	initial       *Snapshot // the state New left, for Reset
+	initial       *Snapshot       // the state New left, for Reset
 
 	httpSrv  *httptest.Server
 	closeMu  sync.Mutex // guards closing, and inflight.Add against Close's Wait
