@@ -118,6 +118,7 @@ func compile(expr string, want *cel.Type, prov *providers) (compiled, error) {
 	if est, err := e.EstimateCost(checked, sizeEstimator{}); err != nil || est.Max > maxEvalCost || !untrackable(checked) {
 		popts = append(popts, cel.CostLimit(maxEvalCost))
 		popts = append(popts, costOptions...)
+		popts = append(popts, foldOptions(checked)...) // (every comprehension, see cel_fold.go)
 	}
 	p, err := program(e, checked, popts)
 	return compiled{prog: p, checked: checked}, err

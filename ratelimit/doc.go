@@ -86,7 +86,16 @@
 // the string functions whose cost is known, and whose worst case with
 // every input at most 1 MiB is within 1,000,000 cost units, runs as is;
 // any other runs under that limit, every function charged by what it
-// reads or builds, and fails to evaluate beyond it. join, format,
+// reads or builds, and fails to evaluate beyond it. Every iteration of a
+// comprehension (all, exists, exists_one, map, filter, sortBy) is also
+// charged for the work of following it, which grows with the size of the
+// whole expression: ⌈m·(2n+8)/100⌉ units in an expression of n nodes
+// (identifiers, literals, operators, calls, and the nodes the macros
+// expand to) whose comprehension has m in its condition and step; for
+// example 5 units an element for
+// getReqHeader('x-forwarded-for')[0].split(',').exists(ip, ip.trim() ==
+// '203.0.113.9'), which then reaches the limit at about 65,000 elements
+// of a byte or two, and 2 for getReqHeader('x-ids')[0].split(',').map(x, x). join, format,
 // json.encode, queryString.encode and replace refuse, before building it,
 // a result of more than 1 MiB, and split a list of more than 1,000,000
 // elements. distinct, sort, sortBy, flatten, indexOf and lastIndexOf
