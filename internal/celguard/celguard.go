@@ -267,8 +267,8 @@ func literalName(v ref.Val) string {
 	return fmt.Sprintf("the %s %s", v.Type().TypeName(), trunc.String(fmt.Sprint(v), 32))
 }
 
-// CheckTyped refuses, in a, the expression e type-checked, what only
-// types show:
+// CheckTyped refuses, in a type-checked expression a, what only types
+// show:
 //
 //   - a comparison of a member that is never null (g.Nullable) with null,
 //     or null in a list on the right of in with such a member on its
@@ -715,11 +715,7 @@ func CheckMinus(src string) error {
 				i = len(src)
 			}
 		case c == '/' && strings.HasPrefix(src[i:], "//"):
-			if j := strings.IndexByte(src[i:], '\n'); j >= 0 {
-				i += j
-			} else {
-				i = len(src)
-			}
+			i = skipSpace(src, i) // the comment
 		case c == '-':
 			j := skipSpace(src, i+1)
 			if j < len(src) && (isDigit(src[j]) || src[j] == '.' && j+1 < len(src) && isDigit(src[j+1])) {
