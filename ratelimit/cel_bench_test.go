@@ -22,7 +22,7 @@ func TestPlainKeysAllocFree(t *testing.T) {
 	for _, key := range plainKeys {
 		cfg := keyConfig(key)
 		cfg.Capacity = MaxCapacity
-		l := mustLimit(t, cfg, opts...)
+		l := actionLimit(t, cfg, opts...)
 		if res := l.EvaluateAt(r, base); res.ErrorCode != "" {
 			t.Fatalf("%s: %s", key, res.ErrorMessage)
 		}

@@ -395,8 +395,8 @@ func TestStringVariablesDirect(t *testing.T) {
 		if v.str == nil {
 			continue
 		}
-		l := mustLimit(t, keyConfig(v.name), opts...)
-		viaCEL := mustLimit(t, keyConfig("["+v.name+"][0]"), opts...)
+		l := actionLimit(t, keyConfig(v.name), opts...)
+		viaCEL := actionLimit(t, keyConfig("["+v.name+"][0]"), opts...)
 		direct, cel := l.EvaluateAt(r, base), viaCEL.EvaluateAt(r, base)
 		if direct.ErrorCode != "" || direct.BucketKey != cel.BucketKey {
 			t.Errorf("%s: direct %+v, through CEL %+v", v.name, direct, cel)
@@ -564,8 +564,8 @@ func TestDirectPathProperty(t *testing.T) {
 		if v.str == nil || v.need != provNone {
 			continue
 		}
-		direct = append(direct, mustLimit(t, keyConfig(v.name)))
-		viaCEL = append(viaCEL, mustLimit(t, keyConfig("["+v.name+"][0]")))
+		direct = append(direct, actionLimit(t, keyConfig(v.name)))
+		viaCEL = append(viaCEL, actionLimit(t, keyConfig("["+v.name+"][0]")))
 	}
 	rapid.Check(t, func(t *rapid.T) {
 		host := rapid.StringMatching(`[a-z0-9.-]{0,12}(:[0-9]{1,5})?`).Draw(t, "host")

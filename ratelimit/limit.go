@@ -1,6 +1,7 @@
 package ratelimit
 
 import (
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -75,12 +76,28 @@ type Limit struct {
 // and returns the action. A bucket key that uses outside data (conn.geo.*,
 // endpoint.*, secrets.get, ...) needs the option that provides it, and
 // the error names that option.
+//
+// A bucket key that reads the action's own results
+// (actions.ngrok.rate_limit.*) is refused: it is evaluated before the
+// result exists, so it could only read the empty one. (In a [Policy], a
+// later rate-limit action may read an earlier one's.)
 func NewLimit(cfg Config, opts ...LimitOption) (*Limit, error) {
 	o, err := buildOptions(opts)
 	if err != nil {
 		return nil, err
 	}
-	return newLimit(cfg, o)
+	l, err := newLimit(cfg, o)
+	if err != nil {
+		return nil, err
+	}
+	var errs []error
+	for _, r := range bucketKeyReads(cfg.BucketKey, &o.providers) {
+		errs = append(errs, readTooEarly(strings.TrimPrefix(r.path, "config."), r.name, "a Limit's bucket key is evaluated before its result exists"))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	return l, nil
 }
 
 func newLimit(cfg Config, o options) (*Limit, error) {

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/acctapi/acctapi"
 )
 
 func newRequest(method, target string) *http.Request {
@@ -21,6 +23,23 @@ func newRequest(method, target string) *http.Request {
 func mustLimit(t testing.TB, cfg Config, opts ...LimitOption) *Limit {
 	t.Helper()
 	l, err := NewLimit(cfg, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
+}
+
+// actionLimit is mustLimit for a Limit as a Policy builds one for a later
+// action: its bucket keys may read the result variables (which NewLimit
+// refuses, see TestNewLimitResultReadTooEarly), so that tests over the
+// whole catalogue reach them.
+func actionLimit(t testing.TB, cfg Config, opts ...LimitOption) *Limit {
+	t.Helper()
+	o, err := buildOptions(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := newLimit(cfg, o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,11 +77,10 @@ func TestBucketKeyValues(t *testing.T) {
 		{"req.user_agent", "curl/8"},
 		{"conn.client_ip", "203.0.113.7"},
 		{"conn.server_ip", "192.0.2.1"},
-		{"actions.ngrok.rate_limit.bucket_key", ""},
 		// Non-strings use their CEL string form.
 		{"conn.client_port", "51234"},
 		{"conn.server_port", "443"},
-		{"actions.ngrok.rate_limit.limited", "false"},
+		{"req.url.path == '/v1'", "false"},
 		{"1.5", "1.5"},
 		// Lists join with ",", null is "".
 		{"getReqHeader('x-api-key')", "k1,k2"},
@@ -465,5 +483,31 @@ func TestOptionMisuse(t *testing.T) {
 	if _, err := NewLimit(keyConfig("conn.server_region + endpoint.id"), WithClock(time.Now), WithServerRegion("eu"),
 		WithEndpoint(Endpoint{ID: "ep_1"}), WithStore(store, FailClosed, 0)); err != nil {
 		t.Error(err)
+	}
+}
+
+// TestNewLimitResultReadTooEarly: a standalone Limit's bucket key that
+// reads the action's own results could only read the empty result, as a
+// review found of policies; NewLimit refuses it, naming the key.
+func TestNewLimitResultReadTooEarly(t *testing.T) {
+	t.Parallel()
+	_, err := NewLimit(keyConfig("req.host", "string(actions.ngrok.rate_limit.limited)"))
+	if fes := acctapi.FieldErrors(err); len(fes) != 1 || fes[0].Field != "bucket_key[1]" || !strings.Contains(err.Error(), "no rate-limit action runs before it") {
+		t.Errorf("NewLimit = %v; want one field error on bucket_key[1]", err)
+	}
+}
+
+// TestPolicyRequestWithoutURL: a Policy's handler serves a request built
+// by hand without a URL, as Limit.Evaluate does, without a panic.
+func TestPolicyRequestWithoutURL(t *testing.T) {
+	t.Parallel()
+	p, err := NewPolicy([]byte(`{"on_http_request": [{"expressions": ["req.url.path == ''"], "actions": [{"type": "custom-response", "config": {"status_code": 418}}]}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := httptest.NewRecorder()
+	p.Handler(http.NotFoundHandler()).ServeHTTP(w, &http.Request{Method: "GET", Header: http.Header{}})
+	if w.Code != 418 {
+		t.Errorf("status %d; want the rule for the empty path to answer 418", w.Code)
 	}
 }

@@ -627,6 +627,7 @@ func (p *Policy) Handler(next http.Handler) http.Handler {
 func (p *Policy) serve(w http.ResponseWriter, r *http.Request) (last Result, ran, answered bool) {
 	a := p.pool.Get().(*activation)
 	now := p.now()
+	r = withURL(r) // a request built by hand may have none
 	a.reset(r, now, p.clientIP, p.prov)
 	defer func() {
 		a.reset(nil, time.Time{}, nil, nil)
