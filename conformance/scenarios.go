@@ -568,7 +568,7 @@ func (s *suite) testFilters(t *testing.T) {
 		{mine + ` && obj.created_at > time.now.subtract("3650d") && obj.created_at < time.now.add("1d")`, ids},
 		{mine + ` && obj.created_at < timestamp("2000-01-01T00:00:00Z")`, nil},
 		{mine + ` && obj.owner_id != ""`, ids},
-		{mine + ` && obj.metadata == null`, nil},
+		{mine + ` && obj.owner_id == null`, nil},
 	} {
 		page, err := keys.Page(ctx, &acctapi.FilterOptions{Filter: tt.filter})
 		if err != nil {

@@ -188,7 +188,7 @@ func TestAPIKeyFilters(t *testing.T) {
 		{"size", `size(obj.description) > 4 || obj.metadata == "x"`, []string{"ci-new", "ci-old"}},
 		{"id equality", `obj.id == "ak_nope"`, nil},
 		{"or and parentheses", `(obj.description == "prod" || obj.description == "ci-new") && obj.metadata != ""`, []string{"prod"}},
-		{"null test", `obj.metadata != null && obj.description.startsWith("ci")`, []string{"ci-new", "ci-old"}},
+		{"null test", `obj.owner_id != null && obj.description.startsWith("ci")`, []string{"ci-new", "ci-old"}},
 	}
 	keys := account.NewAPIKeys(srv.Client())
 	for _, tt := range tests {
