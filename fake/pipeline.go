@@ -102,7 +102,13 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	entry := Entry{Time: c.now, Method: r.Method, Path: r.URL.EscapedPath(), Query: r.URL.RawQuery, OperationID: c.opID}
 	authErr := guard(func() error { return s.authenticate(c) })
 	var readErr error
-	if authErr == nil && r.Body != nil && r.Body != http.NoBody {
+	switch {
+	case authErr != nil || r.Body == nil || r.Body == http.NoBody:
+	case r.ContentLength > MaxBodyBytes:
+		// Refused unread: a client that sent "Expect: 100-continue" then
+		// gets the 413 instead of "100 Continue" and never uploads it.
+		readErr = errBodyTooLarge
+	default:
 		c.body, readErr = readBody(r.Body, r.ContentLength)
 	}
 	body := c.body // as it came, for the journal; checkBody may replace c.body
@@ -178,6 +184,10 @@ func encode(c *call, h http.Header, status int, out any, err error) (int, []byte
 	}
 	return status, raw
 }
+
+// errBodyTooLarge is the read error of a body whose declared length is
+// over MaxBodyBytes, which is not read.
+var errBodyTooLarge = errors.New("fake: body over MaxBodyBytes")
 
 // readBody reads a request body, up to one byte more than MaxBodyBytes,
 // into a buffer the size the request declares (size ≤ 0: unknown), so that
@@ -377,10 +387,10 @@ func checkBody(c *call, readErr error) (empty bool, err error) {
 // MaxBodyBytes, and unless empty (white space only), sent with one
 // Content-Type, application/json. It reports whether the body is empty.
 func checkJSON(h http.Header, body []byte, readErr error) (empty bool, err *apiError) {
-	if readErr != nil {
+	if readErr != nil && !errors.Is(readErr, errBodyTooLarge) {
 		return false, errorf(http.StatusBadRequest, acctapi.CodeInvalidJSON, "The request body could not be read.")
 	}
-	if len(body) > MaxBodyBytes {
+	if readErr != nil || len(body) > MaxBodyBytes {
 		return false, errorf(http.StatusRequestEntityTooLarge, acctapi.CodeBodyTooLarge, "The request body is larger than %d bytes.", MaxBodyBytes)
 	}
 	if len(bytes.TrimSpace(body)) == 0 {

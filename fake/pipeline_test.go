@@ -4,10 +4,12 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strconv"
 	"strings"
 	"sync"
@@ -848,5 +850,32 @@ func TestTooDeepBody(t *testing.T) {
 	r := raw(t, srv, "POST", "/service_users", nil, body)
 	if e := r.apiErr(t); r.status != http.StatusBadRequest || e.ErrorCode != acctapi.CodeInvalidJSON || !strings.Contains(e.Msg, "too deeply") {
 		t.Errorf("a body nested 20,000 deep: %d %s, want 400 %s saying it nests too deeply", r.status, r.body, acctapi.CodeInvalidJSON)
+	}
+}
+
+// TestExpectContinueOverLimit pins a review's finding: a request declaring
+// a body over MaxBodyBytes with "Expect: 100-continue" got "100 Continue",
+// so the client uploaded the body only to have it refused. The 413 now
+// comes first, and the body is never asked for.
+func TestExpectContinueOverLimit(t *testing.T) {
+	t.Parallel()
+	srv := fake.Start(t)
+	u, err := url.Parse(srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, err := net.Dial("tcp", u.Host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	fmt.Fprintf(conn, "POST /service_users HTTP/1.1\r\nHost: %s\r\nAuthorization: Bearer %s\r\nService-Version: 2\r\n"+
+		"Content-Type: application/json\r\nContent-Length: %d\r\nExpect: 100-continue\r\n\r\n", u.Host, srv.APIKey(), 2*fake.MaxBodyBytes)
+	line, err := bufio.NewReader(conn).ReadString('\n')
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(line, "HTTP/1.1 413 ") {
+		t.Errorf("first answer %q; want the 413, before any 100 Continue", line)
 	}
 }
