@@ -35,6 +35,9 @@ type admin struct {
 	start  *fake.Snapshot    // the state at start, fixtures loaded, for reset
 	routes []adminRoute
 	ids    adminIDs // its operation ids, apart from the fake's
+	// publicURL is -public-url without a trailing slash, "" for none:
+	// the base of the journal's uris, as of the API's.
+	publicURL string
 
 	mu        sync.Mutex // guards what follows; taken before the fake's own locks
 	faults    []*adminFault
@@ -390,7 +393,7 @@ func (a *admin) journal(r *http.Request, _ string) (int, any, error) {
 	if !found && !a.srv.JournalLeft(beforeID) {
 		return 0, nil, invalid("before_id", "before_id %q is no entry's id: no entry in the journal has it, and no entry that left the journal could have had it.", beforeID)
 	}
-	page := journalPage{Entries: []journalEntry{}, URI: baseURL(r) + adminPrefix + "journal"}
+	page := journalPage{Entries: []journalEntry{}, URI: cmp.Or(a.publicURL, baseURL(r)) + adminPrefix + "journal"}
 	size := 0 // the page's entries' JSON, as the answer writes it
 	for e := range entries {
 		je := journalEntry{ID: e.OperationID, Time: e.Time, Method: e.Method, Path: e.Path,

@@ -69,6 +69,8 @@
 //	-api-key KEY          the first account's API key (default: a fresh random one)
 //	-admin-token TOKEN    the admin API's token (default: a fresh random one)
 //	-fixtures FILE        JSON resources (and accounts) to create on start; see fake.Server.LoadFixtures
+//	-public-url URL       the base of every uri and next_page_uri written (fake.WithPublicBaseURL), such as
+//	                      https://fake.example behind a TLS proxy (default: the scheme and host each request reached)
 //	-id-seed N            deterministic ids and tokens (fake.WithIDSeed)
 //	-clock real|manual    manual: the clock moves only through the admin API
 //	-clock-start TIME     the manual clock's start, RFC 3339 (default: the time acctfake starts)
@@ -150,6 +152,7 @@ type config struct {
 	apiKey        string
 	adminToken    string
 	fixtures      string
+	publicURL     string
 	idSeed        uint64
 	seeded        bool
 	manualClock   bool
@@ -190,6 +193,7 @@ func parseFlags(args []string, stderr io.Writer) (config, int) {
 	fs.StringVar(&cfg.apiKey, "api-key", "", "the first account's API key (default: a fresh random key)")
 	fs.StringVar(&cfg.adminToken, "admin-token", "", "the admin API's token (default: a fresh random token)")
 	fs.StringVar(&cfg.fixtures, "fixtures", "", "JSON file of resources and accounts to create on start")
+	fs.StringVar(&cfg.publicURL, "public-url", "", "the base of every uri and next_page_uri written, such as https://fake.example behind a TLS proxy (default: the scheme and host each request reached)")
 	fs.Func("id-seed", "make ids and tokens deterministic from this seed (an unsigned integer)", func(v string) error {
 		n, err := strconv.ParseUint(v, 10, 64)
 		cfg.idSeed, cfg.seeded = n, true
@@ -282,6 +286,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	opts := []fake.Option{fake.WithoutListener(), fake.WithMaxResources(cfg.maxResources)}
+	if cfg.publicURL != "" {
+		opts = append(opts, fake.WithPublicBaseURL(cfg.publicURL))
+	}
 	if cfg.apiKey != "" {
 		opts = append(opts, fake.WithAccount(fake.Account{APIKeys: []string{cfg.apiKey}}))
 	}
@@ -321,6 +328,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	requests, cancelRequests := context.WithCancel(context.Background())
 	defer cancelRequests()
 	admin := newAdmin(srv, cfg.adminToken, clock)
+	admin.publicURL = strings.TrimRight(cfg.publicURL, "/")
 	hs := httpServer(cfg, &frontend{api: srv.Handler(), admin: admin, newID: srv.NewOperationID, maxHeaderBytes: cfg.maxHeaderBytes,
 		timeout: cfg.requestTimeout, shutdown: requests}, requests)
 	fmt.Fprintf(stdout, "listening on http://%s\n", ln.Addr())

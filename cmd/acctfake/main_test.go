@@ -309,3 +309,21 @@ func TestTimeoutFlagsReachTheServer(t *testing.T) {
 		t.Errorf("server timeouts %v, want %v", got, want)
 	}
 }
+
+// TestPublicURL: -public-url is the base of every uri the API and the
+// admin API's journal write (a review found acctfake behind a TLS proxy
+// answering http:// uris, with no flag to say otherwise).
+func TestPublicURL(t *testing.T) {
+	t.Parallel()
+	p := startProgram(t, "-public-url", "https://fake.example/base/")
+	status, body := get(t, p.base+"/service_users", p.key)
+	if status != 200 || !strings.Contains(body, `"uri":"https://fake.example/base/service_users"`) {
+		t.Errorf("GET /service_users = %d %s; want its uri under the public URL", status, body)
+	}
+	if r := p.adm(t, "GET", "journal?limit=1", ""); r.status != 200 || !strings.Contains(r.body, `"uri":"https://fake.example/base/_acctfake/journal"`) {
+		t.Errorf("GET journal = %d %.300s; want its uri under the public URL", r.status, r.body)
+	}
+	if code := run(t.Context(), []string{"-addr", "127.0.0.1:0", "-public-url", "ftp://x"}, io.Discard, io.Discard); code != 1 {
+		t.Errorf("-public-url ftp://x: exit %d; want 1", code)
+	}
+}
