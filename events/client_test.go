@@ -3,6 +3,7 @@ package events
 import (
 	"context"
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -60,7 +61,15 @@ func TestSourcesClient(t *testing.T) {
 			return err
 		}, apitest.Request{"POST", escaped + "/sources", "", `{"subscription_id":"a/b c","type":"api_key_created.v0"}`}},
 		{"get", func(ctx context.Context, c *acctapi.Client) error {
-			_, err := s(c).Get(ctx, apitest.ID, apitest.ID)
+			_, err := s(c).Get(ctx, apitest.ID, "api_key_created.v0")
+			return err
+		}, apitest.Request{"GET", escaped + "/sources/api_key_created.v0", "", ""}},
+		{"get, type escaped", func(ctx context.Context, c *acctapi.Client) error {
+			c, err := lax(c)
+			if err != nil {
+				return err
+			}
+			_, err = s(c).Get(ctx, apitest.ID, apitest.ID)
 			return err
 		}, apitest.Request{"GET", escaped + "/sources/" + apitest.EscapedID, "", ""}},
 		{"list", func(ctx context.Context, c *acctapi.Client) error {
@@ -80,6 +89,10 @@ func TestSourcesClient(t *testing.T) {
 			return err
 		}, apitest.Request{"PATCH", escaped + "/sources/" + apitest.EscapedID, "", `{"subscription_id":"a/b c","type":"a/b c"}`}},
 		{"delete", func(ctx context.Context, c *acctapi.Client) error {
+			c, err := lax(c)
+			if err != nil {
+				return err
+			}
 			return s(c).Delete(ctx, apitest.ID, apitest.ID)
 		}, apitest.Request{"DELETE", escaped + "/sources/" + apitest.EscapedID, "", ""}},
 	})
@@ -90,6 +103,25 @@ func TestSourceCreateSubscriptionMismatch(t *testing.T) {
 	_, err := NewSources(c).Create(t.Context(), "esb_1", &SourceCreate{SubscriptionID: "esb_2", Type: "api_key_created.v0"})
 	if fes := acctapi.FieldErrors(err); len(fes) != 1 || fes[0].Field != "subscription_id" || len(srv.Requests()) != 0 {
 		t.Errorf("Create = %v, requests %+v; want a subscription_id error and no request", err, srv.Requests())
+	}
+}
+
+// TestSourcesUnknownType pins a review's finding: Get and Delete with a
+// type that is no event type (a typo: no ".v0") went to the server, whose
+// "not found" reads as "already deleted". They are refused first, as
+// Create and Update refuse the type, and nothing is sent.
+func TestSourcesUnknownType(t *testing.T) {
+	c, srv := apitest.NewRecorder(t, `{}`)
+	s := NewSources(c)
+	_, getErr := s.Get(t.Context(), "esb_1", "api_key_created")
+	delErr := s.Delete(t.Context(), "esb_1", "api_key_created")
+	for _, err := range []error{getErr, delErr} {
+		if fes := acctapi.FieldErrors(err); len(fes) != 1 || fes[0].Field != "type" || !strings.Contains(err.Error(), "not a known event type") {
+			t.Errorf("err = %v; want a field error on type", err)
+		}
+	}
+	if n := len(srv.Requests()); n != 0 {
+		t.Errorf("%d requests sent; want none", n)
 	}
 }
 

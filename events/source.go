@@ -105,9 +105,12 @@ func (s *Sources) Create(ctx context.Context, subscriptionID string, r *SourceCr
 	return rest.Create[Source](ctx, s.c, path, r)
 }
 
-// Get returns the subscription's source of the given type.
+// Get returns the subscription's source of the given type. A type that
+// is no event type ([IsEventType]) is refused before any request, as by
+// Create: the server's answer would be "not found", which code that reads
+// "not found" as "already gone" would take for success.
 func (s *Sources) Get(ctx context.Context, subscriptionID, typ string) (*Source, error) {
-	path, err := sourcesPath(subscriptionID, typ)
+	path, err := sourcePath(s.c, subscriptionID, typ)
 	if err != nil {
 		return nil, err
 	}
@@ -135,14 +138,34 @@ func (s *Sources) Update(ctx context.Context, r *SourceUpdate) (*Source, error) 
 	return rest.Update[Source](ctx, s.c, path, r)
 }
 
-// Delete removes the subscription's source of the given type.
+// Delete removes the subscription's source of the given type. A type
+// that is no event type is refused before any request, as by Get.
 func (s *Sources) Delete(ctx context.Context, subscriptionID, typ string) error {
-	path, err := sourcesPath(subscriptionID, typ)
+	path, err := sourcePath(s.c, subscriptionID, typ)
 	if err != nil {
 		return err
 	}
 	return rest.Delete(ctx, s.c, path)
 }
+
+// sourcePath is sourcesPath for one source, its type checked as a
+// request's members are (unless the client skips validation).
+func sourcePath(c *acctapi.Client, subscriptionID, typ string) (string, error) {
+	path, err := sourcesPath(subscriptionID, typ)
+	if err != nil {
+		return "", err
+	}
+	if err := rest.Validate(c, eventTypeParam(typ)); err != nil {
+		return "", err
+	}
+	return path, nil
+}
+
+// eventTypeParam is a source's type in a path, checked as a request's
+// member.
+type eventTypeParam string
+
+func (t eventTypeParam) Validate() error { return checkEventType("type", string(t)) }
 
 // samePath is a body member checked against the path by
 // [field.CheckPathID], run like any request's Validate.

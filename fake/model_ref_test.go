@@ -1020,8 +1020,9 @@ func (m *refModel) createSource(a *refAccount, subID, bodySub, typ string) (even
 
 // getSource is the answer to GET and, when check is set, to PATCH (whose
 // body only names the source again, so it changes nothing).
-func (m *refModel) getSource(a *refAccount, subID, typ string, check bool) (events.Source, *refFail) {
-	if check && (subID == "" || !slices.Contains(contractEventTypes, typ)) {
+func (m *refModel) getSource(a *refAccount, subID, typ string) (events.Source, *refFail) {
+	// The client refuses a type that is no event type.
+	if subID == "" || !slices.Contains(contractEventTypes, typ) {
 		return events.Source{}, failBroken
 	}
 	if f := first(localPathFail(subID), localPathFail(typ)); f != nil {
@@ -1046,6 +1047,10 @@ func (m *refModel) listSources(a *refAccount, subID string) (events.SourceList, 
 }
 
 func (m *refModel) deleteSource(a *refAccount, subID, typ string) *refFail {
+	// The client refuses a type that is no event type, as for get.
+	if subID == "" || !slices.Contains(contractEventTypes, typ) {
+		return failBroken
+	}
 	if f := first(localPathFail(subID), localPathFail(typ)); f != nil {
 		return f
 	}

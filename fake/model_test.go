@@ -1599,7 +1599,7 @@ func (mc *machine) createSource(rt *rapid.T) {
 func (mc *machine) getSource(rt *rapid.T) {
 	a := mc.acct(rt)
 	sub, typ := mc.pickSource(rt, a)
-	want, f := mc.m.getSource(a.ref, sub, typ, false)
+	want, f := mc.m.getSource(a.ref, sub, typ)
 	got, err := events.NewSources(a.checked).Get(mc.ctx, sub, typ)
 	if expect(rt, "get event_source "+sub+" "+typ, err, f, true) {
 		same(rt, "got event source", want, *got)
@@ -1609,7 +1609,7 @@ func (mc *machine) getSource(rt *rapid.T) {
 func (mc *machine) updateSource(rt *rapid.T) {
 	a := mc.acct(rt)
 	sub, typ := mc.pickSource(rt, a)
-	want, f := mc.m.getSource(a.ref, sub, typ, true)
+	want, f := mc.m.getSource(a.ref, sub, typ)
 	c, v := mc.client(rt, a)
 	f = asSent(f, v, sub, typ)
 	got, err := events.NewSources(c).Update(mc.ctx, &events.SourceUpdate{SubscriptionID: sub, Type: typ})
