@@ -86,6 +86,10 @@ func (r *ServiceUserUpdate) Validate() error {
 	if r.Name == nil {
 		return nil
 	}
+	if *r.Name == "" {
+		// Optional here: "is required" would mislead.
+		return field.Invalid("name", "is empty; a name is 1 to %d bytes (leave name out to keep it)", MaxNameBytes)
+	}
 	return checkName("name", *r.Name)
 }
 

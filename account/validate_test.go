@@ -2,6 +2,7 @@ package account_test
 
 import (
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/acctapi/acctapi"
@@ -65,4 +66,15 @@ func TestValidate(t *testing.T) {
 			[]string{"description " + acctapi.CodeDescriptionTooLong, "metadata " + acctapi.CodeMetadataTooLong, badPEM}},
 		{"certificate authority update: nothing", &account.CertificateAuthorityUpdate{ID: "ca_1"}, nil},
 	})
+}
+
+// TestUpdateEmptyNameMessage pins a review's finding: an update's empty
+// name said "is required", though name is optional in an update.
+func TestUpdateEmptyNameMessage(t *testing.T) {
+	t.Parallel()
+	for _, r := range []apitest.Validator{&account.ServiceUserUpdate{Name: apitest.Ptr("")}, &account.BotUserUpdate{Name: apitest.Ptr("")}} {
+		if err := r.Validate(); err == nil || strings.Contains(err.Error(), "is required") || !strings.Contains(err.Error(), "is empty") {
+			t.Errorf("%T with an empty name: %v; want it called empty, not required", r, err)
+		}
+	}
 }

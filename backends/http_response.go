@@ -79,7 +79,7 @@ func (r *HTTPResponseCreate) Validate() error {
 	}
 	var status error
 	if r.StatusCode == 0 {
-		status = field.Invalid("status_code", "is required")
+		status = field.Invalid("status_code", "is required: from 100 to 599 (0, or none, was given)")
 	} else {
 		status = checkStatusCode(r.StatusCode)
 	}
