@@ -371,10 +371,66 @@ func (r *DestinationUpdate) ValidateDialect(d acctapi.Dialect) error {
 	return inDialect(r.Validate(), d)
 }
 
-// inDialect returns err with its fields named in dialect d.
+// inDialect returns err with its fields named in dialect d, and the
+// target names in reasons about a target too (TranslateReason).
 func inDialect(err error, d acctapi.Dialect) error {
-	return field.Rename(err, func(f string) string { return TranslateField(f, d) })
+	return field.Map(err, func(e field.Error) field.Error {
+		e.Reason = TranslateReason(e.Field, e.Reason, d)
+		e.Field = TranslateField(e.Field, d)
+		return e
+	})
 }
+
+// TranslateReason returns reason, a [*acctapi.FieldError]'s reason about
+// the member at path (as the specification's dialect names it), with the
+// names of event-target kinds and credentials in it written in dialect to
+// when path is under "target": a reason such as "exactly one of …,
+// monitoring, cloud_logs_ingestion is required" reads "…, datadog,
+// azure_logs_ingestion …" in the real service's dialect. Names inside
+// double-quoted strings are left alone: those quote what the client sent.
+// Member names that are also English words (tags, site) are renamed only
+// in paths, by [TranslateField].
+func TranslateReason(path, reason string, to acctapi.Dialect) string {
+	if to != acctapi.DialectReal || !strings.HasPrefix(path, "target") {
+		return reason
+	}
+	var b strings.Builder
+	for {
+		i := strings.IndexByte(reason, '"')
+		if i < 0 {
+			b.WriteString(realTargetNames.Replace(reason))
+			return b.String()
+		}
+		end := closingQuote(reason, i+1)
+		b.WriteString(realTargetNames.Replace(reason[:i]))
+		b.WriteString(reason[i:end])
+		reason = reason[end:]
+	}
+}
+
+// closingQuote returns the index just past the '"' that closes the quoted
+// string starting at from (after a backslash, a byte is skipped, as %q
+// escapes), or len(s) when it is not closed.
+func closingQuote(s string, from int) int {
+	for j := from; j < len(s); j++ {
+		switch s[j] {
+		case '\\':
+			j++
+		case '"':
+			return j + 1
+		}
+	}
+	return len(s)
+}
+
+// realTargetNames renames the names of target kinds and credentials that
+// the real service spells otherwise (see TranslateReason).
+var realTargetNames = strings.NewReplacer(
+	"cloud_logs_ingestion", "azure_logs_ingestion",
+	"monitoring", "datadog",
+	"cloud_access_key_id", "aws_access_key_id",
+	"cloud_secret_access_key", "aws_secret_access_key",
+)
 
 // MarshalDialect returns the request's JSON body in dialect d, as a client
 // of that dialect sends it.

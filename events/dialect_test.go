@@ -3,6 +3,7 @@ package events_test
 import (
 	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -230,5 +231,30 @@ func TestTranslateField(t *testing.T) {
 		if got := events.TranslateField(tt.path, tt.to); got != tt.want {
 			t.Errorf("TranslateField(%q, %v) = %q, want %q", tt.path, tt.to, got, tt.want)
 		}
+	}
+}
+
+// TestValidateDialectReasons pins a review's finding: in the real
+// service's dialect, the client's own check named the field in that
+// dialect but the kinds in its reason in the specification's ("sets 2
+// kinds (monitoring, cloud_logs_ingestion)"), while the fake, for the same
+// request, named them datadog and azure_logs_ingestion. Both now use
+// events.TranslateReason.
+func TestValidateDialectReasons(t *testing.T) {
+	t.Parallel()
+	r := &events.DestinationCreate{Target: events.Target{Monitoring: &events.Monitoring{APIKey: "k"}, CloudLogsIngestion: &events.CloudLogsIngestion{}}}
+	err := r.ValidateDialect(acctapi.DialectReal)
+	if err == nil || !strings.Contains(err.Error(), "sets 2 kinds (datadog, azure_logs_ingestion)") || strings.Contains(err.Error(), "monitoring") {
+		t.Errorf("ValidateDialect(real) = %v; want the kinds named datadog and azure_logs_ingestion", err)
+	}
+	if err := r.ValidateDialect(acctapi.DialectSpec); err == nil || !strings.Contains(err.Error(), "sets 2 kinds (monitoring, cloud_logs_ingestion)") {
+		t.Errorf("ValidateDialect(spec) = %v; want the specification's names", err)
+	}
+	// A quoted name is what the client sent, and stays.
+	if got := events.TranslateReason("target", `is "monitoring", not monitoring`, acctapi.DialectReal); got != `is "monitoring", not datadog` {
+		t.Errorf("TranslateReason = %q", got)
+	}
+	if got := events.TranslateReason("description", "monitoring", acctapi.DialectReal); got != "monitoring" {
+		t.Errorf("TranslateReason outside target = %q", got)
 	}
 }

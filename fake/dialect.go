@@ -77,52 +77,7 @@ func (e *apiError) in(d acctapi.Dialect) *apiError {
 		// would rewrite parts of member names the client sent.
 		out.msg = strings.ReplaceAll(e.msg, e.field, out.field)
 	case strings.HasPrefix(e.field, "target"):
-		out.msg = renameUnquoted(e.msg)
+		out.msg = events.TranslateReason(e.field, e.msg, d)
 	}
 	return &out
 }
-
-// renameUnquoted applies realTargetNames to msg outside its double-quoted
-// strings: those quote names as the client sent them (`is given in both
-// dialects, as "monitoring" and as "datadog"`), which stay as they are.
-func renameUnquoted(msg string) string {
-	var b strings.Builder
-	for {
-		i := strings.IndexByte(msg, '"')
-		if i < 0 {
-			b.WriteString(realTargetNames.Replace(msg))
-			return b.String()
-		}
-		end := closingQuote(msg, i+1)
-		b.WriteString(realTargetNames.Replace(msg[:i]))
-		b.WriteString(msg[i:end])
-		msg = msg[end:]
-	}
-}
-
-// closingQuote returns the index just past the '"' that closes the quoted
-// string starting at from (after a backslash, a byte is skipped, as %q
-// escapes), or len(s) when it is not closed.
-func closingQuote(s string, from int) int {
-	for j := from; j < len(s); j++ {
-		switch s[j] {
-		case '\\':
-			j++
-		case '"':
-			return j + 1
-		}
-	}
-	return len(s)
-}
-
-// realTargetNames renames, in a message about an event target, the names
-// of its kinds and credentials that the real service spells otherwise
-// (a reason such as "exactly one of …, monitoring, cloud_logs_ingestion
-// is required"). Member names that are also English words (tags, site)
-// are renamed only in field paths, by events.TranslateField.
-var realTargetNames = strings.NewReplacer(
-	"cloud_logs_ingestion", "azure_logs_ingestion",
-	"monitoring", "datadog",
-	"cloud_access_key_id", "aws_access_key_id",
-	"cloud_secret_access_key", "aws_secret_access_key",
-)

@@ -62,10 +62,7 @@ func validationMessage(fes []*acctapi.FieldError, d acctapi.Dialect) string {
 		if i > 0 {
 			b.WriteString("; ")
 		}
-		reason := fe.Reason
-		if d == acctapi.DialectReal && strings.HasPrefix(fe.Field, "target") {
-			reason = renameUnquoted(reason) // "exactly one of …, datadog, azure_logs_ingestion"
-		}
+		reason := events.TranslateReason(fe.Field, fe.Reason, d) // "exactly one of …, datadog, azure_logs_ingestion"
 		b.WriteString(truncate(events.TranslateField(fe.Field, d), 128) + ": " + truncate(reason, 256))
 	}
 	return b.String()

@@ -131,20 +131,28 @@ func Prefix(path string, err error) error {
 // Rename returns err with the field of every [Error] in it replaced by
 // what name returns for it, as [Prefix] does. err itself is not modified.
 func Rename(err error, name func(field string) string) error {
+	return Map(err, func(e Error) Error {
+		e.Field = name(e.Field)
+		return e
+	})
+}
+
+// Map returns err with every [Error] in it replaced by what fn returns for
+// a copy of it. err itself is not modified.
+func Map(err error, fn func(Error) Error) error {
 	if len(Errors(err)) == 0 {
 		return err
 	}
-	return rename(err, name)
+	return rename(err, fn)
 }
 
-// rename rebuilds err's tree with the field errors renamed. A wrapper
+// rename rebuilds err's tree with the field errors mapped. A wrapper
 // around a field error is replaced by what it wraps, since it cannot be
 // rebuilt around a new error.
-func rename(err error, name func(string) string) error {
+func rename(err error, fn func(Error) Error) error {
 	switch e := err.(type) {
 	case *Error:
-		c := *e
-		c.Field = name(c.Field)
+		c := fn(*e)
 		return &c
 	case interface{ Unwrap() []error }:
 		if len(Errors(err)) == 0 {
@@ -153,14 +161,14 @@ func rename(err error, name func(string) string) error {
 		inner := e.Unwrap()
 		errs := make([]error, len(inner))
 		for i, in := range inner {
-			errs[i] = rename(in, name)
+			errs[i] = rename(in, fn)
 		}
 		return errors.Join(errs...)
 	case interface{ Unwrap() error }:
 		if len(Errors(err)) == 0 {
 			return err
 		}
-		return rename(e.Unwrap(), name)
+		return rename(e.Unwrap(), fn)
 	}
 	return err
 }
