@@ -98,6 +98,7 @@ const CodeStoreFailed = "ERR_RATELIMIT_STORE"
 //
 // With a store, [Limiter.Sweep] and [Limiter.Len] see only in-process
 // buckets (none): the store expires its own. A nil s means no store.
+// [NewPolicy] refuses a store for a policy with no rate-limit action.
 func WithStore(s Store, mode FailureMode, timeout time.Duration) Option {
 	return limiterOpt(func(o *options) {
 		if mode != FailOpen && mode != FailClosed {
