@@ -151,8 +151,8 @@ func WithClock(now func() time.Time) LimitOption {
 // [Result], after the bucket is updated and before any response is
 // written; with enforce: false too, so it suits counting decisions for
 // metrics. fn runs on the request's goroutine, so it must be safe for
-// concurrent use and should be quick. [NewPolicy] refuses it for a policy with no rate-limit action, where it
-// would do nothing.
+// concurrent use and should be quick. [NewPolicy] refuses it for a
+// policy with no rate-limit action, where it would do nothing.
 func WithDecisionHook(fn func(r *http.Request, name string, res Result)) LimitOption {
 	return funcOption("WithDecisionHook", fn, func(o *options, fn func(*http.Request, string, Result)) { o.hook = fn })
 }
@@ -174,8 +174,8 @@ func WithDecisionHook(fn func(r *http.Request, name string, res Result)) LimitOp
 // key failed to evaluate ([CodeEvalFailed]), or its [Store] failed under
 // [FailOpen]. (A request whose bucket key one of the package's bounds
 // stopped is counted in a bucket all such requests share; it gets the
-// field only once that bucket limits it.) [NewPolicy] refuses it for a policy with no rate-limit action, where it
-// would do nothing.
+// field only once that bucket limits it.) [NewPolicy] refuses it for a
+// policy with no rate-limit action, where it would do nothing.
 func WithRateLimitHeaders() PolicyOption {
 	return policyOpt(func(o *options) { o.headers = true })
 }
