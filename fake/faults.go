@@ -7,6 +7,7 @@ import (
 	"io"
 	"maps"
 	"net/http"
+	"net/url"
 	"path"
 	"slices"
 	"strconv"
@@ -553,7 +554,11 @@ func (ps *patternSeg) closure(state uint64) uint64 {
 // String returns the pattern as written.
 func (p *Pattern) String() string { return p.src }
 
-// Match reports whether the request path matches p.
+// Match reports whether the request path matches p. path is as escaped
+// on the wire (a journal [Entry]'s Path); its segments are unescaped as
+// routing unescapes them, each on its own, so "/api%5Fkeys" matches
+// "/api_keys" as it is served, while "/service_users%2Fx", one segment no
+// route serves, does not match "/service_users/*".
 func (p *Pattern) Match(path string) bool {
 	if p.deep && len(p.segs) == 0 {
 		return true // "/**"
@@ -564,6 +569,11 @@ func (p *Pattern) Match(path string) bool {
 	rest := path[1:]
 	for i := range p.segs {
 		seg, tail, more := strings.Cut(rest, "/")
+		if strings.IndexByte(seg, '%') >= 0 {
+			if u, err := url.PathUnescape(seg); err == nil {
+				seg = u
+			}
+		}
 		if !p.segs[i].match(seg) {
 			return false
 		}

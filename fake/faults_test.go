@@ -880,4 +880,17 @@ func TestEscapedPathAsRouted(t *testing.T) {
 	if r := raw(t, srv, "POST", "/backends/http_response", nil, `{"status_code":200}`); r.status != http.StatusTeapot {
 		t.Errorf("the fault was used up by a path it does not match: %d", r.status)
 	}
+	// An escape routing decodes within a segment is the path it serves: a
+	// fault on it fires, and the journal's entry matches it (a review of
+	// the change found GET /api%5Fkeys served as /api_keys past a fault).
+	srv.FailNext("GET", "/api_keys", 1, http.StatusTeapot)
+	if r := raw(t, srv, "GET", "/api%5Fkeys", nil, ""); r.status != http.StatusTeapot {
+		t.Errorf("GET /api%%5Fkeys with a fault on /api_keys: %d; want the fault's 418", r.status)
+	}
+	j = srv.Journal()
+	if e := j[len(j)-1]; e.Path != "/api%5Fkeys" {
+		t.Errorf("journaled path %q; want it as sent", e.Path)
+	} else if ok, _ := fake.MatchPath("/api_keys", e.Path); !ok {
+		t.Errorf("MatchPath(/api_keys, %q) = false; want the path it was served as", e.Path)
+	}
 }
