@@ -194,7 +194,10 @@ func WithRateLimitHeaders() PolicyOption {
 // (ERR_NGROK_2207), and running the action would do what the document
 // says never happens. A rule whose actions are all skipped is skipped
 // whole, its expressions unchecked. Unknown phases and action types
-// (typing mistakes) are still errors.
+// (typing mistakes) are still errors, and so is a document with nothing
+// left to run once the rest is skipped (only other phases, or every rule
+// skipped): a middleware that would do nothing is refused, as a document
+// without rules is.
 func WithSkipUnsupported() PolicyOption {
 	return policyOpt(func(o *options) { o.skip = true })
 }
