@@ -123,6 +123,10 @@ type table interface {
 	allow(l *Limiter, h uint64, t uint64) Decision
 	sweep(l *Limiter, t uint64) int
 	len() int
+	// start reports whether the key hashed to h has a bucket, and the
+	// earliest time a new one for it would start at (the shard's
+	// horizon): for tests that model the limiter.
+	start(l *Limiter, h uint64) (horizon uint64, live bool)
 }
 
 // NewLimiter returns a limiter that admits at most capacity requests per key

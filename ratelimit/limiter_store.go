@@ -120,6 +120,14 @@ func (s *shards[T]) len() int {
 	return n
 }
 
+func (s *shards[T]) start(l *Limiter, h uint64) (uint64, bool) {
+	sh := &(*s)[h&l.shardMask]
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	_, _, _, live := sh.find(h|keyBits, false)
+	return sh.horizon, live
+}
+
 func (s *shards[T]) sweep(l *Limiter, t uint64) int {
 	n := 0
 	for i := range *s {

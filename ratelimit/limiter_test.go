@@ -295,13 +295,13 @@ func retryTolerance(window time.Duration) time.Duration {
 //   - retry-after is at most max(1s, window/60) longer than the exact
 //     model's.
 //
-// The exact model keeps one clock per key. That is the limiter's timeline
-// when times never step back, or when there is one key. When a clock steps
-// back across several keys, a key whose bucket was reclaimed starts again at
-// the shard's latest reclamation, which another key's later time may have
-// set (as [Limiter] documents): true time has passed that point, but the
-// per-key model cannot know it. Then only what holds on any timeline is
-// checked: whole seconds, and the two retry probes.
+// The exact model keeps one clock per key, as the limiter does. A key
+// without a bucket (never seen, or reclaimed) starts again no earlier than
+// its shard's latest reclamation, which another key's later time may have
+// set when times step back (as [Limiter] documents); the model reads that
+// horizon from the limiter (table.start) and moves the key's clock to it,
+// so every check holds on every timeline. (Before, the admission checks
+// were skipped when times stepped back across several keys.)
 func TestLimiterProperties(t *testing.T) {
 	t.Parallel()
 	rapid.Check(t, func(rt *rapid.T) {
@@ -317,13 +317,26 @@ func TestLimiterProperties(t *testing.T) {
 		width := rapid.SampledFrom([]int{0, 2, 4}).Draw(rt, "width")
 		keys := rapid.IntRange(1, 3).Draw(rt, "keys")
 		backwards := rapid.Bool().Draw(rt, "backwards")
-		l := newLimiterWidth(capacity, window, DefaultMaxBuckets, width)
+		// Below 4,096 buckets there is one shard: the keys share its
+		// horizon, and one key's new bucket reclaims another's.
+		maxBuckets := rapid.SampledFrom([]int{DefaultMaxBuckets, 100}).Draw(rt, "max_buckets")
+		l := newLimiterWidth(capacity, window, maxBuckets, width)
 		tolerance := retryTolerance(window)
-		modelled := !backwards || keys == 1
 		models := make([]*exactLog, keys)
 		clocks := make([]time.Time, keys)
 		for k := range models {
 			models[k] = &exactLog{capacity: capacity, window: window}
+		}
+		// at is the time the limiter decides key k's request at t: no
+		// earlier than the key's latest, and, for a key without a bucket,
+		// than its shard's horizon. It moves the key's clock there.
+		at := func(k int, key string, t time.Time) time.Time {
+			eff := later(clocks[k], t)
+			if hz, live := l.t.start(l, l.hash(key)); !live {
+				eff = later(eff, l.epoch.Add(time.Duration(hz)))
+			}
+			clocks[k] = eff
+			return eff
 		}
 		now := base
 		n := rapid.IntRange(1, 150).Draw(rt, "requests")
@@ -343,16 +356,9 @@ func TestLimiterProperties(t *testing.T) {
 			key := fmt.Sprintf("key-%d", k)
 			// The limiter treats a time earlier than the key's latest as
 			// that latest time (eff); retry-after is measured from now.
-			eff := now
-			if eff.Before(clocks[k]) {
-				eff = clocks[k]
-			}
-			clocks[k] = eff
+			eff := at(k, key, now)
 			want, leave := models[k].check(eff)
 			got := l.AllowAt(key, now)
-			if got.Allowed && !modelled {
-				continue
-			}
 			if got.Allowed {
 				if !want.Allowed {
 					rt.Fatalf("%v: admitted %q; the exact model on the same history rejects (retry %v)", eff.Sub(base), key, want.RetryAfter)
@@ -372,35 +378,62 @@ func TestLimiterProperties(t *testing.T) {
 			if leave.After(now) {
 				exact = ceilSeconds(leave.Sub(now))
 			}
-			if modelled && got.RetryAfter < exact {
+			if got.RetryAfter < exact {
 				rt.Fatalf("%v (caller %v): retry-after %v is shorter than the exact %v", eff.Sub(base), now.Sub(base), got.RetryAfter, exact)
 			}
-			if modelled && got.RetryAfter > exact+tolerance {
+			if got.RetryAfter > exact+tolerance {
 				rt.Fatalf("%v (caller %v): retry-after %v; exact %v; tolerance %v", eff.Sub(base), now.Sub(base), got.RetryAfter, exact, tolerance)
 			}
 			switch rapid.IntRange(0, 3).Draw(rt, "probe") {
 			case 0: // a second early: still rejected (and not counted)
 				if got.RetryAfter > time.Second {
 					early := now.Add(got.RetryAfter - time.Second)
+					at(k, key, early)
 					if d := l.AllowAt(key, early); d.Allowed {
 						rt.Fatalf("%v: admitted a second before retry-after %v", early.Sub(base), got.RetryAfter)
 					}
-					clocks[k] = later(clocks[k], early)
 					if !backwards {
 						now = later(now, early) // one clock: never back
 					}
 				}
 			case 1: // exactly retry-after later: admitted
 				retry := now.Add(got.RetryAfter)
+				eff := at(k, key, retry)
 				if d := l.AllowAt(key, retry); !d.Allowed {
 					rt.Fatalf("%v: retry after %v rejected: %+v", retry.Sub(base), got.RetryAfter, d)
 				}
-				models[k].allow(later(clocks[k], retry))
-				clocks[k] = later(clocks[k], retry)
+				models[k].allow(eff)
 				now = later(now, retry)
 			}
 		}
 	})
+}
+
+// TestReclaimedKeyStartsAtHorizon pins what TestLimiterProperties models
+// when times step back across keys: a key whose bucket another key's new
+// bucket reclaimed starts again no earlier than that reclamation, and its
+// admission counts from there.
+func TestReclaimedKeyStartsAtHorizon(t *testing.T) {
+	t.Parallel()
+	l := newLimiterWidth(1, time.Minute, 100, 0) // one shard
+	if d := l.AllowAt("a", base); !d.Allowed {
+		t.Fatalf("a at 0: %+v", d)
+	}
+	if d := l.AllowAt("b", base.Add(61*time.Second)); !d.Allowed { // reclaims a, idle at 61 s
+		t.Fatalf("b at 61 s: %+v", d)
+	}
+	hz, live := l.t.start(l, l.hash("a"))
+	if live || !l.epoch.Add(time.Duration(hz)).Equal(base.Add(61*time.Second)) {
+		t.Fatalf("a: live %v, horizon %v; want reclaimed, the horizon at 61 s", live, l.epoch.Add(time.Duration(hz)).Sub(base))
+	}
+	// At 50 s the exact log of a's own times would still hold its 0 s
+	// admission; the limiter starts a's new bucket at 61 s.
+	if d := l.AllowAt("a", base.Add(50*time.Second)); !d.Allowed {
+		t.Fatalf("a at 50 s: %+v; want admitted, at the horizon", d)
+	}
+	if d := l.AllowAt("a", base.Add(100*time.Second)); d.Allowed || d.RetryAfter != 21*time.Second {
+		t.Errorf("a at 100 s: %+v; want rejected until 121 s, a window after the horizon", d)
+	}
 }
 
 // TestPeriodicBurstsProperty is issue 15's periodic-burst workload against
