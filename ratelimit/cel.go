@@ -212,6 +212,9 @@ func checkProviders(checked *cel.Ast, prov *providers) error {
 	var missing []string
 	seen := map[string]bool{}
 	add := func(name string, p provider) {
+		if prov.used != nil {
+			*prov.used |= 1 << p
+		}
 		if !prov.has(p) && !seen[name] {
 			seen[name] = true
 			missing = append(missing, fmt.Sprintf("%s needs ratelimit.%s", name, p.option()))

@@ -2,6 +2,7 @@ package ratelimit
 
 import (
 	"crypto/x509"
+	"fmt"
 	"net/http"
 	"net/netip"
 )
@@ -42,6 +43,28 @@ type providers struct {
 	tlsFingerprint func(*http.Request) string
 	userAgent      func(string) UserAgent
 	pod            func(*http.Request) PodIdentity
+	// used has bit p set once a compiled expression reads what provider
+	// p supplies (see checkProviders), so that one given and never read
+	// is found (see unused). It is shared by the copies of one
+	// constructor's options (buildOptions makes it); nil marks nothing.
+	used *uint32
+}
+
+// unused returns an error for each provider that is configured but that
+// no expression compiled with ps reads: the option would do nothing, and
+// a test that relies on it would pass without it. where names what was
+// compiled ("bucket key", "expression of the policy").
+func (ps *providers) unused(where string) []error {
+	var errs []error
+	if ps.used == nil {
+		return nil
+	}
+	for p := provIPIntel; p <= provPod; p++ {
+		if ps.has(p) && *ps.used&(1<<p) == 0 {
+			errs = append(errs, fmt.Errorf("ratelimit: %s: no %s reads what it provides, so it would do nothing; drop it", p.option(), where))
+		}
+	}
+	return errs
 }
 
 // has reports whether the provider p is configured.

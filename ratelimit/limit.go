@@ -80,7 +80,9 @@ type Limit struct {
 // A bucket key that reads the action's own results
 // (actions.ngrok.rate_limit.*) is refused: it is evaluated before the
 // result exists, so it could only read the empty one. (In a [Policy], a
-// later rate-limit action may read an earlier one's.)
+// later rate-limit action may read an earlier one's.) So is a provider of
+// outside data ([WithEndpoint], [WithIPIntel], ...) that no bucket key
+// reads: it would do nothing.
 func NewLimit(cfg Config, opts ...LimitOption) (*Limit, error) {
 	o, err := buildOptions(opts)
 	if err != nil {
@@ -90,7 +92,7 @@ func NewLimit(cfg Config, opts ...LimitOption) (*Limit, error) {
 	if err != nil {
 		return nil, err
 	}
-	var errs []error
+	errs := o.providers.unused("bucket key")
 	for _, r := range bucketKeyReads(cfg.BucketKey, &o.providers) {
 		errs = append(errs, readTooEarly(strings.TrimPrefix(r.path, "config."), r.name, "a Limit's bucket key is evaluated before its result exists"))
 	}

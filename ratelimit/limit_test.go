@@ -5,6 +5,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -509,5 +510,27 @@ func TestPolicyRequestWithoutURL(t *testing.T) {
 	p.Handler(http.NotFoundHandler()).ServeHTTP(w, &http.Request{Method: "GET", Header: http.Header{}})
 	if w.Code != 418 {
 		t.Errorf("status %d; want the rule for the empty path to answer 418", w.Code)
+	}
+}
+
+// TestUnusedProviderRefused pins a review's finding: a provider option
+// that no expression reads (WithEndpoint for keys on conn.client_ip) was
+// accepted and did nothing. NewLimit and NewPolicy refuse it, naming it;
+// one that an expression reads, a bucket key's or a rule's, is kept.
+func TestUnusedProviderRefused(t *testing.T) {
+	t.Parallel()
+	ep, region := WithEndpoint(Endpoint{ID: "ep_1"}), WithServerRegion("eu")
+	_, err := NewLimit(keyConfig("conn.client_ip", "conn.server_region"), ep, region)
+	if err == nil || !strings.Contains(err.Error(), "WithEndpoint: no bucket key reads what it provides") || strings.Contains(err.Error(), "WithServerRegion") {
+		t.Errorf("NewLimit = %v; want WithEndpoint refused, WithServerRegion kept", err)
+	}
+	doc := func(expr string) []byte {
+		return []byte(`{"on_http_request": [{"expressions": [` + strconv.Quote(expr) + `], "actions": [{"type": "custom-response", "config": {"status_code": 418}}]}]}`)
+	}
+	if _, err := NewPolicy(doc("req.method == 'GET'"), ep); err == nil || !strings.Contains(err.Error(), "WithEndpoint: no expression of the policy reads") {
+		t.Errorf("NewPolicy without a reader = %v; want WithEndpoint refused", err)
+	}
+	if _, err := NewPolicy(doc("endpoint.id == 'ep_1'"), ep); err != nil {
+		t.Errorf("NewPolicy with a reader: %v", err)
 	}
 }

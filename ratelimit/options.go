@@ -79,7 +79,7 @@ type options struct {
 // is an error naming it: each is a variable the caller never set, and
 // running without what they asked for would let a wrong test pass.
 func buildOptions[O PolicyOption](opts []O) (options, error) {
-	o := options{maxBuckets: DefaultMaxBuckets, now: time.Now}
+	o := options{maxBuckets: DefaultMaxBuckets, now: time.Now, providers: providers{used: new(uint32)}}
 	for i, opt := range opts {
 		if PolicyOption(opt) == nil {
 			o.errs = append(o.errs, fmt.Errorf("ratelimit: option %d of %d is nil", i+1, len(opts)))

@@ -181,7 +181,10 @@ var actionTypes = []string{
 // a rate-limit action uses, [WithDecisionHook], [WithRateLimitHeaders],
 // [WithMaxBuckets] and [WithStore], given for a document without one,
 // are errors ("ratelimit: WithDecisionHook: the policy has no rate-limit
-// action, ..."): each would do nothing.
+// action, ..."): each would do nothing. So is a provider of outside data
+// ([WithIPIntel], [WithServerRegion], [WithEndpoint], [WithSecrets],
+// [WithServerCertificate], [WithTLSFingerprint], [WithPodIdentity]) that
+// no expression of the document reads.
 func NewPolicy(doc []byte, opts ...PolicyOption) (*Policy, error) {
 	top, err := decodeDocument(doc)
 	if err != nil {
@@ -236,6 +239,9 @@ func NewPolicy(doc []byte, opts ...PolicyOption) (*Policy, error) {
 	}
 	if !limited && decodeErr == nil { // (a document that did not decode may have lost its rate-limit actions)
 		errs = append(errs, unusedOptions(opts)...)
+	}
+	if len(errs) == 0 {
+		errs = append(errs, o.providers.unused("expression of the policy")...)
 	}
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
