@@ -359,8 +359,8 @@ func TestBoundEndpointsBudget(t *testing.T) {
 	ctx := t.Context()
 	ops := k8sop.NewOperators(srv.Client())
 	// Each selector costs about 500 units on an endpoint with 4,096 bytes
-	// of metadata, 20 of them about 10,000: 2,000,000 units is about 200
-	// endpoints.
+	// of metadata, 20 of them about 10,000: k8sop.MatchBudget (5,100,000
+	// units) is about 510 endpoints.
 	needle := strings.Repeat("z", 950)
 	sels := make([]string, k8sop.MaxSelectors)
 	for i := range sels {
@@ -379,7 +379,7 @@ func TestBoundEndpointsBudget(t *testing.T) {
 	if got := collect(t, ops.BoundEndpoints(ctx, op.ID, nil)); len(got) != 0 {
 		t.Fatalf("%d endpoints bound, want none", len(got))
 	}
-	seed(280)
+	seed(580)
 	_, err := ops.BoundEndpointsPage(ctx, op.ID, &acctapi.ListOptions{Limit: 1})
 	var ae *acctapi.Error
 	if !errors.As(err, &ae) || ae.StatusCode != http.StatusBadRequest || ae.ErrorCode != acctapi.CodeBadFilter || ae.Details["field"] != "binding.endpoint_selectors" {

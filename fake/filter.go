@@ -30,6 +30,8 @@ import (
 // request's evaluations cost at most maxRequestTotal in all:
 // BenchmarkFilterWorst measures that as well under a second, over 10,000
 // items of the largest size, for the worst filters we could build.
+// Listing bound endpoints has the same bound, k8sop.MatchBudget
+// (TestSelectorBudgetIsFilterBudget).
 const (
 	maxFilterLen         = 4096
 	maxFilterDepth       = 32

@@ -18,6 +18,7 @@ import (
 	"github.com/acctapi/acctapi"
 	"github.com/acctapi/acctapi/account"
 	"github.com/acctapi/acctapi/internal/resources"
+	"github.com/acctapi/acctapi/k8sop"
 )
 
 // keyField is obj's fields of an API key, as the fake's API key list
@@ -533,5 +534,15 @@ func TestFilterFieldTypes(t *testing.T) {
 	}
 	if n == 0 {
 		t.Fatal("no list has filterable fields")
+	}
+}
+
+// TestSelectorBudgetIsFilterBudget pins contract §6: listing bound
+// endpoints has the same per-request cost bound as a list filter (a
+// review found the selectors' 2,000,000 units refusing a selector at
+// 5,000 endpoints that a filter passed at 8,000 keys).
+func TestSelectorBudgetIsFilterBudget(t *testing.T) {
+	if k8sop.MatchBudget != maxRequestTotal {
+		t.Errorf("k8sop.MatchBudget = %d, a filter's request %d", k8sop.MatchBudget, maxRequestTotal)
 	}
 }

@@ -55,10 +55,15 @@ const (
 	MaxBindings = 16
 	// MatchBudget is what matching an operator's selectors against the
 	// account's endpoints may cost in one request, with [Selectors.Matcher]:
-	// with it, the worst selectors we could build take about 0.3 s over
-	// 10,000 endpoints (BenchmarkMatcherWorst), where matching them all
-	// would take minutes.
-	MatchBudget = 2_000_000
+	// the same as a list filter's request in the fake, its tracked and
+	// untracked evaluations together (contract §6: the same per-request
+	// bound). With it, the worst selectors we could build take 0.14 to
+	// 0.18 s a request, about as long as the worst filter, over 10,000
+	// endpoints of maximum size (BenchmarkMatcherWorst, 2026-11-24),
+	// where matching them all would take minutes. (It was 2,000,000, and
+	// a review found a selector refused at 5,000 endpoints that a filter
+	// passed at 8,000 keys.)
+	MatchBudget = 5_100_000
 )
 
 // ErrMatchBudget is the error a [Matcher] returns, wrapped, once it has
