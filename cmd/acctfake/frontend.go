@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"strconv"
@@ -84,6 +85,11 @@ func (f *frontend) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// The handler writes into a buffer, in a goroutine of its own, so that
 	// a request that runs too long can still be answered here.
 	buf := &bufferedResponse{header: http.Header{}}
+	var body *readToEOF
+	if r.Body != nil && r.Body != http.NoBody {
+		body = &readToEOF{ReadCloser: r.Body}
+		r.Body = body
+	}
 	done := make(chan any, 1)
 	go func() {
 		defer func() { done <- recover() }()
@@ -91,6 +97,17 @@ func (f *frontend) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}()
 	select {
 	case p := <-done:
+		if body != nil && !body.eof {
+			// An answer given without reading the whole body (a 401, which
+			// never reads it): before a keep-alive answer net/http would
+			// read the rest, which a client still sending holds until the
+			// read timeout (a review saw a 401 never arrive). Closing the
+			// connection sends it at once, and reads end now.
+			w.Header().Set("Connection", "close")
+			buf.answer(w, p, opID)
+			_ = http.NewResponseController(w).SetReadDeadline(time.Now())
+			return
+		}
 		buf.answer(w, p, opID)
 		return
 	case <-ctx.Done():
@@ -123,6 +140,21 @@ func (f *frontend) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Connection", "close")
 	writeError(w, opID, http.StatusServiceUnavailable, acctapi.CodeUnavailable, "", msg)
 	_ = http.NewResponseController(w).SetReadDeadline(time.Now())
+}
+
+// readToEOF is a request body that records whether it was read to its
+// end.
+type readToEOF struct {
+	io.ReadCloser
+	eof bool
+}
+
+func (b *readToEOF) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if err == io.EOF {
+		b.eof = true
+	}
+	return n, err
 }
 
 // headerBytes is the size of r's request line and headers as sent, near

@@ -369,3 +369,61 @@ func TestAdminAccountKeyBound(t *testing.T) {
 		t.Errorf("%d keys: %d %.200s, want 201", fake.MaxAccountKeys, r.status, r.body)
 	}
 }
+
+// TestUnauthenticatedWhileSendingTheBody pins a review's finding: a
+// request that fails authentication while its body is still arriving got
+// no answer until the read timeout. The fake answers 401 without reading
+// the body, and net/http read the rest of it before a keep-alive answer.
+// The answer now closes the connection and goes out at once. (synctest:
+// the bubble's clock tells "at once" from "at the read timeout" exactly.)
+func TestUnauthenticatedWhileSendingTheBody(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		srv, err := fake.New(fake.WithoutListener())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer srv.Close()
+		f := &frontend{api: srv.Handler(), newID: srv.NewOperationID, maxHeaderBytes: 64 << 10, timeout: time.Minute, shutdown: context.Background()}
+		l := pipeListener{make(chan net.Conn, 1)}
+		hs := &http.Server{Handler: f, ReadTimeout: time.Hour}
+		go hs.Serve(l)
+		client, server := net.Pipe()
+		l.conns <- server
+		close(l.conns)
+		br := bufio.NewReader(client)
+		answered := make(chan *http.Response, 1)
+		go func() {
+			resp, err := http.ReadResponse(br, nil)
+			if err != nil {
+				t.Errorf("reading the answer: %v", err)
+			}
+			answered <- resp
+		}()
+		go io.WriteString(client, "POST /service_users HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer wrong\r\nService-Version: 2\r\n"+
+			"Content-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"name\":")
+		start := time.Now()
+		resp := <-answered
+		if resp != nil && (resp.StatusCode != http.StatusUnauthorized || !resp.Close) {
+			t.Errorf("answered %d (close %t); want 401 with the connection closed", resp.StatusCode, resp.Close)
+		}
+		if waited := time.Since(start); waited >= f.timeout {
+			t.Errorf("answered after %v of the bubble's clock; want at once", waited)
+		}
+		client.Close()
+		hs.Close()
+		time.Sleep(time.Second)
+		synctest.Wait()
+	})
+}
+
+// TestOptionsStar: OPTIONS * reaches the handler, as other requests do (a
+// review found net/http's bare 200, without the JSON body or an operation
+// id, and without authentication).
+func TestOptionsStar(t *testing.T) {
+	t.Parallel()
+	p := startProgram(t)
+	resp := rawAnswer(t, p.base, "OPTIONS * HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+	if resp.StatusCode != http.StatusUnauthorized || resp.Header.Get("Operation-Id") == "" || resp.Header.Get("Content-Type") != "application/json" {
+		t.Errorf("OPTIONS *: %d %v; want the API's 401 in JSON with an operation id", resp.StatusCode, resp.Header)
+	}
+}

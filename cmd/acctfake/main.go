@@ -180,6 +180,9 @@ func httpServer(cfg config, h http.Handler, base context.Context) *http.Server {
 		WriteTimeout:      cfg.writeTimeout,
 		IdleTimeout:       cfg.idleTimeout,
 		MaxHeaderBytes:    netHTTPHeaderLimit(cfg.maxHeaderBytes),
+		// OPTIONS * reaches the handler, which answers it as the API does
+		// any path it does not serve; net/http's own answer is a bare 200.
+		DisableGeneralOptionsHandler: true,
 	}
 }
 
