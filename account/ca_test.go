@@ -167,3 +167,24 @@ func ExampleCertificateAuthorityCreate_ValidateParsed() {
 	// Example Root CA 2034 <nil>
 	// acctapi: ca_pem: is required
 }
+
+// TestParseCAExtKeyUsageOrder pins a review's finding: ExtendedKeyUsages
+// promised certificate order, but listed the usages crypto/x509 knows
+// before the others whatever their order in the certificate.
+func TestParseCAExtKeyUsageOrder(t *testing.T) {
+	t.Parallel()
+	oids := []asn1.ObjectIdentifier{{1, 2, 3, 4}, {1, 3, 6, 1, 5, 5, 7, 3, 1}, {1, 2, 3, 5}, {1, 3, 6, 1, 5, 5, 7, 3, 2}}
+	value, err := asn1.Marshal(oids)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ca := selfSigned(x509.Certificate{BasicConstraintsValid: true, IsCA: true,
+		ExtraExtensions: []pkix.Extension{{Id: asn1.ObjectIdentifier{2, 5, 29, 37}, Value: value}}})
+	info, err := account.ParseCA(ca)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"1.2.3.4", "server_auth", "1.2.3.5", "client_auth"}, info.ExtendedKeyUsages); diff != "" {
+		t.Errorf("extended key usages (-want +got):\n%s", diff)
+	}
+}

@@ -3,6 +3,7 @@ package account
 import (
 	"context"
 	"crypto/x509"
+	"encoding/asn1"
 	"encoding/pem"
 	"errors"
 	"fmt"
@@ -98,17 +99,51 @@ func ParseCA(pemText string) (*CAInfo, error) {
 			info.KeyUsages = append(info.KeyUsages, name)
 		}
 	}
-	for _, u := range cert.ExtKeyUsage {
-		name, ok := extKeyUsageNames[u]
-		if !ok {
-			name = fmt.Sprintf("unknown_%d", u)
-		}
-		info.ExtendedKeyUsages = append(info.ExtendedKeyUsages, name)
-	}
-	for _, oid := range cert.UnknownExtKeyUsage {
-		info.ExtendedKeyUsages = append(info.ExtendedKeyUsages, oid.String())
-	}
+	info.ExtendedKeyUsages = extKeyUsagesInOrder(cert)
 	return info, nil
+}
+
+// extKeyUsagesInOrder names cert's extended key usages in the order of
+// its extension. crypto/x509 parses them into two lists, the usages it
+// knows (ExtKeyUsage) and the others (UnknownExtKeyUsage), each in
+// certificate order; the extension's own list of OIDs says how they
+// interleave.
+func extKeyUsagesInOrder(cert *x509.Certificate) []string {
+	names := []string{}
+	known, unknown := cert.ExtKeyUsage, cert.UnknownExtKeyUsage
+	var oids []asn1.ObjectIdentifier
+	for _, ext := range cert.Extensions {
+		if ext.Id.Equal(oidExtKeyUsage) {
+			_, _ = asn1.Unmarshal(ext.Value, &oids) // parsed once already, by x509
+		}
+	}
+	for _, oid := range oids {
+		if len(unknown) > 0 && unknown[0].Equal(oid) {
+			names, unknown = append(names, oid.String()), unknown[1:]
+		} else if len(known) > 0 {
+			names, known = append(names, extKeyUsageName(known[0])), known[1:]
+		}
+	}
+	// What the OIDs did not account for (none, for a certificate x509
+	// parsed), after them.
+	for _, u := range known {
+		names = append(names, extKeyUsageName(u))
+	}
+	for _, oid := range unknown {
+		names = append(names, oid.String())
+	}
+	return names
+}
+
+// oidExtKeyUsage is the extended key usage extension's OID.
+var oidExtKeyUsage = asn1.ObjectIdentifier{2, 5, 29, 37}
+
+// extKeyUsageName names an extended key usage crypto/x509 knows.
+func extKeyUsageName(u x509.ExtKeyUsage) string {
+	if name, ok := extKeyUsageNames[u]; ok {
+		return name
+	}
+	return fmt.Sprintf("unknown_%d", u)
 }
 
 // keyUsageNames names the bits of x509.KeyUsage, lowest first.
