@@ -57,6 +57,14 @@
 // empty buckets: in a window spanning the restart, the server before it
 // and the one after it may each admit up to capacity. Each server alone
 // never admits more.
+//
+// A Redis that cannot be reached (down, or a wrong address) shows as a
+// timeout, not as "connection refused": go-redis retries the dial until
+// the decision's context ends, so each decision waits the limiter's whole
+// timeout (ratelimit.WithStore) before the failure mode applies, and the
+// error is ratelimit.ErrStoreTimeout around the context's. Dial errors
+// reach go-redis's own log; redis.Options.DialTimeout, MaxRetries and
+// the pool's options decide how long a dial is tried.
 package redisstore
 
 import (
