@@ -57,7 +57,9 @@ type Entry struct {
 	// OperationID is the op_ id of the answer (also in every error body).
 	OperationID string
 	// RequestBody is the request's body, secrets redacted; cut when long
-	// (see above).
+	// (see above). It is empty for a body the server did not read: that of
+	// a request that failed authentication or the version check, or whose
+	// declared length is over MaxBodyBytes.
 	RequestBody string
 	// ResponseBody is the answer's body, secrets redacted; cut when long
 	// (see above).

@@ -104,6 +104,9 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	var readErr error
 	switch {
 	case authErr != nil || r.Body == nil || r.Body == http.NoBody:
+	case checkVersion(r.Header, c.dialect) != nil:
+		// Refused unread too (serve answers the version first): a body
+		// still arriving would hold the answer until it had.
 	case r.ContentLength > MaxBodyBytes:
 		// Refused unread: a client that sent "Expect: 100-continue" then
 		// gets the 413 instead of "100 Continue" and never uploads it.
