@@ -127,8 +127,9 @@ func checkFaultHeader(h http.Header) error {
 // Reactor decides whether to take over a request: it returns the [Fault]
 // to answer with, or nil to let the request go on. It runs after the
 // request's authentication has been checked (a Fault's answer still wins
-// over an authentication error; the request of one that failed it has no
-// body), never while the store is locked, and may be called from several
+// over an authentication error; the request of one that failed it, or
+// that fails the version check, has no body: the server does not read
+// it), never while the store is locked, and may be called from several
 // goroutines at once.
 type Reactor func(r *http.Request) *Fault
 
@@ -696,8 +697,8 @@ type reaction struct {
 
 // react runs the reactors, with no lock of the server held. Each sees the
 // request with its body, which the server has already read — or, for a
-// request that failed authentication, whose body is never read, with an
-// empty body. A reactor that panics, or returns a Fault that
+// request that failed authentication or fails the version check, whose
+// body is never read, with an empty body. A reactor that panics, or returns a Fault that
 // [Fault.Validate] refuses (which only a Reactor of React's can: the
 // helpers check theirs when added), is answered with 500 and the reason.
 func (s *Server) react(c *call) reaction {

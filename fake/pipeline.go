@@ -89,9 +89,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // serveHTTP is ServeHTTP for a request already counted in flight.
 //
-// The body is read only once the request has authenticated: a client that
-// sent "Expect: 100-continue" gets no 100 Continue without a valid token,
-// and the journal keeps no body of a request that failed authentication.
+// The body is read only once the request has authenticated and named a
+// version the fake serves (and declares no more than MaxBodyBytes): a
+// client that sent "Expect: 100-continue" gets no 100 Continue without a
+// valid token, and the journal keeps no body of such a request.
 // Reactors (faults) then see the request, body included; one that failed
 // authentication they see without its body, and the answer of a fault still
 // wins over that of authentication.
