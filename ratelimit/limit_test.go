@@ -534,3 +534,20 @@ func TestUnusedProviderRefused(t *testing.T) {
 		t.Errorf("NewPolicy with a reader: %v", err)
 	}
 }
+
+// TestUnusedProviderSkipped: under WithSkipUnsupported, a provider read
+// only by a skipped rule or action is not refused (a review found "no
+// expression of the policy reads what it provides" for a document that
+// visibly did).
+func TestUnusedProviderSkipped(t *testing.T) {
+	t.Parallel()
+	ep := WithEndpoint(Endpoint{ID: "ep_1"})
+	for _, doc := range []string{
+		`{"on_http_request":[{"expressions":["endpoint.id == 'x'"],"actions":[{"type":"deny"}]},{"actions":[{"type":"custom-response","config":{"status_code":418}}]}]}`,
+		`{"on_http_request":[{"actions":[{"type":"add-headers","config":{"headers":{"x":"${endpoint.id}"}}},{"type":"custom-response","config":{"status_code":418}}]}]}`,
+	} {
+		if _, err := NewPolicy([]byte(doc), ep, WithSkipUnsupported()); err != nil {
+			t.Errorf("%s: %v", doc, err)
+		}
+	}
+}

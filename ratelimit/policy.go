@@ -184,7 +184,8 @@ var actionTypes = []string{
 // action, ..."): each would do nothing. So is a provider of outside data
 // ([WithIPIntel], [WithServerRegion], [WithEndpoint], [WithSecrets],
 // [WithServerCertificate], [WithTLSFingerprint], [WithPodIdentity]) that
-// no expression of the document reads.
+// no expression of the document reads, unless [WithSkipUnsupported]
+// skipped some of it (what it skips is not compiled).
 func NewPolicy(doc []byte, opts ...PolicyOption) (*Policy, error) {
 	top, err := decodeDocument(doc)
 	if err != nil {
@@ -240,7 +241,9 @@ func NewPolicy(doc []byte, opts ...PolicyOption) (*Policy, error) {
 	if !limited && decodeErr == nil { // (a document that did not decode may have lost its rate-limit actions)
 		errs = append(errs, unusedOptions(opts)...)
 	}
-	if len(errs) == 0 {
+	if len(errs) == 0 && len(p.skipped) == 0 {
+		// (With rules or actions skipped, unchecked, a provider they read
+		// is not known to be unused.)
 		errs = append(errs, o.providers.unused("expression of the policy")...)
 	}
 	if len(errs) > 0 {

@@ -58,13 +58,15 @@
 // and the one after it may each admit up to capacity. Each server alone
 // never admits more.
 //
-// A Redis that cannot be reached (down, or a wrong address) shows as a
-// timeout, not as "connection refused": go-redis retries the dial until
-// the decision's context ends, so each decision waits the limiter's whole
-// timeout (ratelimit.WithStore) before the failure mode applies, and the
-// error is ratelimit.ErrStoreTimeout around the context's. Dial errors
-// reach go-redis's own log; redis.Options.DialTimeout, MaxRetries and
-// the pool's options decide how long a dial is tried.
+// A Redis that cannot be reached (down, or a wrong address) is retried by
+// go-redis, which decides how long through redis.Options (DialTimeout,
+// MaxRetries, the retry backoffs): with its default options, about 1.7 s
+// (go-redis v9.23, measured by a review). A decision's timeout
+// (ratelimit.WithStore) shorter than that ends first: the decision waits
+// the whole timeout, and its error is ratelimit.ErrStoreTimeout around
+// the context's, not "connection refused", which reaches go-redis's own
+// log only. With a longer timeout the error is the dial's, after the
+// retries. Either way the failure mode applies.
 package redisstore
 
 import (
