@@ -71,7 +71,7 @@
 //	-fixtures FILE        JSON resources (and accounts) to create on start; see fake.Server.LoadFixtures
 //	-public-url URL       the base of every uri and next_page_uri written (fake.WithPublicBaseURL), such as
 //	                      https://fake.example behind a TLS proxy (default: the scheme and host each request reached)
-//	-id-seed N            deterministic ids and tokens (fake.WithIDSeed)
+//	-id-seed N            deterministic tokens, and ids with -clock manual (ids carry the time; fake.WithIDSeed)
 //	-clock real|manual    manual: the clock moves only through the admin API
 //	-clock-start TIME     the manual clock's start, RFC 3339 (default: the time acctfake starts)
 //	-journal-budget BYTES the most memory the journal holds (default 64 MiB): oldest entries dropped
@@ -197,7 +197,7 @@ func parseFlags(args []string, stderr io.Writer) (config, int) {
 	fs.StringVar(&cfg.adminToken, "admin-token", "", "the admin API's token (default: a fresh random token)")
 	fs.StringVar(&cfg.fixtures, "fixtures", "", "JSON file of resources and accounts to create on start")
 	fs.StringVar(&cfg.publicURL, "public-url", "", "the base of every uri and next_page_uri written, such as https://fake.example behind a TLS proxy (default: the scheme and host each request reached)")
-	fs.Func("id-seed", "make ids and tokens deterministic from this seed (an unsigned integer)", func(v string) error {
+	fs.Func("id-seed", "make tokens deterministic from this seed (an unsigned integer), and ids with -clock manual (ids carry the time)", func(v string) error {
 		n, err := strconv.ParseUint(v, 10, 64)
 		cfg.idSeed, cfg.seeded = n, true
 		return err
