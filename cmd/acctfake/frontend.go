@@ -136,13 +136,22 @@ func (f *frontend) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// net/http still drains the body before closing, so reads end now: the
 	// connection closes at once, not at the read timeout (a review saw
 	// acctfake's defaults, a read timeout longer than the request timeout,
-	// hold it for minutes). Known defect: with a client stalled mid-body,
-	// the connection is still sometimes held past the read timeout after
-	// the 503 (a review saw it open at 36 s with -request-timeout 1s; the
-	// build before drainWait did the same in 3 runs of 4).
+	// hold it for minutes). The deadline alone did not always do: when the
+	// handler was still blocked reading the body as this returned,
+	// net/http cleared the deadline (to end that read) before its drain,
+	// which then waited for a stalled client indefinitely (a review saw the
+	// connection open at 36 s with -request-timeout 1s, in 3 runs of 4; a
+	// goroutine dump showed the drain in body.Close). So the connection is
+	// taken over and closed once the answer is out.
 	w.Header().Set("Connection", "close")
 	writeError(w, opID, http.StatusServiceUnavailable, acctapi.CodeUnavailable, "", msg)
-	_ = http.NewResponseController(w).SetReadDeadline(time.Now())
+	rc := http.NewResponseController(w)
+	_ = rc.SetReadDeadline(time.Now())
+	if err := rc.Flush(); err == nil {
+		if conn, _, err := rc.Hijack(); err == nil {
+			_ = conn.Close()
+		}
+	}
 }
 
 // drainWait bounds how long net/http reads the rest of a request's body
@@ -242,6 +251,9 @@ func writeError(w http.ResponseWriter, opID string, status int, code, field, msg
 	h := w.Header()
 	h.Set("Content-Type", "application/json")
 	h.Set("Operation-Id", opID)
+	// Its length, so that a flush before the handler returns (the 503's,
+	// see ServeHTTP) does not make the answer chunked.
+	h.Set("Content-Length", strconv.Itoa(len(raw)))
 	w.WriteHeader(status)
 	_, _ = w.Write(raw)
 }
