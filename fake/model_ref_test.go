@@ -201,22 +201,13 @@ func deref[T any](p *T) T {
 	return *p
 }
 
-// sent reports whether an update sends a list or map member: a pointer to
-// a nil one is encoded as JSON null, which the contract treats as absent.
+// sent reports whether an update sends a list or map member: the client
+// sends a pointer to a nil one as an empty one, which removes every
+// element (see TestUpdateWithPointerToNil), as a pointer to an empty one
+// does; only a nil pointer leaves the member out. (The model had read a
+// pointer to nil as absent, as JSON null would be, which a long run found.)
 func sent[P interface{ ~*S }, S any](p P) bool {
-	return p != nil && !isNil(*p)
-}
-
-func isNil(v any) bool {
-	switch v := v.(type) {
-	case []string:
-		return v == nil
-	case []events.SubscriptionSource:
-		return v == nil
-	case map[string]string:
-		return v == nil
-	}
-	return false
+	return p != nil
 }
 
 // first returns the first non-nil failure.
@@ -1184,6 +1175,11 @@ func (m *refModel) updateOp(a *refAccount, in k8sop.OperatorUpdate, now time.Tim
 		}
 		if in.EnabledFeatures != nil {
 			v.EnabledFeatures = normalFeatures(*in.EnabledFeatures)
+		}
+		if !hasBindings(v.EnabledFeatures) {
+			// Bindings off: the binding goes with it (contract §6; the model
+			// had kept it, which a long run found).
+			v.Binding = &k8sop.Binding{}
 		}
 		if d := in.Deployment; d != nil {
 			if d.Name != nil {
