@@ -88,13 +88,44 @@ func TestFrontendTimeout(t *testing.T) {
 }
 
 // newIDs returns a fake's operation id sequence, for a front end.
-func newIDs(t *testing.T) func() string {
+func newIDs(t *testing.T) func() string { return newFake(t).NewOperationID }
+
+// newFake returns a fake without a listener, closed when the test ends.
+func newFake(t *testing.T) *fake.Server {
+	t.Helper()
 	srv, err := fake.New(fake.WithoutListener())
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(srv.Close)
-	return srv.NewOperationID
+	return srv
+}
+
+// pipeExchange serves h with hs on one in-memory connection, whose server
+// end is wrap's (nil: as it is), sends raw from the client's end, and
+// returns the channel of the answer (nil on an error, reported), the
+// reader of the client's end, for what follows the answer, and the
+// client's end.
+func pipeExchange(t *testing.T, hs *http.Server, wrap func(net.Conn) net.Conn, raw string) (<-chan *http.Response, *bufio.Reader, net.Conn) {
+	l := pipeListener{make(chan net.Conn, 1)}
+	go hs.Serve(l)
+	client, server := net.Pipe()
+	if wrap != nil {
+		server = wrap(server)
+	}
+	l.conns <- server
+	close(l.conns)
+	answered := make(chan *http.Response, 1)
+	br := bufio.NewReader(client)
+	go func() {
+		resp, err := http.ReadResponse(br, nil)
+		if err != nil {
+			t.Errorf("reading the answer: %v", err)
+		}
+		answered <- resp
+	}()
+	go io.WriteString(client, raw)
+	return answered, br, client
 }
 
 // TestFrontendTimeoutJournaled checks, in a synctest bubble, that the 503
@@ -102,11 +133,7 @@ func newIDs(t *testing.T) func() string {
 // the request's journal entry, so a client can find what the fake did.
 func TestFrontendTimeoutJournaled(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		srv, err := fake.New(fake.WithoutListener())
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer srv.Close()
+		srv := newFake(t)
 		srv.Latency("GET", "/service_users", time.Hour)
 		f := &frontend{api: srv.Handler(), admin: newAdmin(srv, "admin", nil), newID: srv.NewOperationID,
 			maxHeaderBytes: 64 << 10, timeout: time.Second, shutdown: context.Background()}
@@ -188,22 +215,9 @@ func TestFrontendTimeoutWhileReadingTheBody(t *testing.T) {
 			}),
 			newID: newIDs(t), maxHeaderBytes: 64 << 10, timeout: time.Second, shutdown: context.Background(),
 		}
-		l := pipeListener{make(chan net.Conn, 1)}
 		srv := &http.Server{Handler: f, ReadTimeout: time.Hour}
-		go srv.Serve(l)
-		client, server := net.Pipe()
-		l.conns <- lateReads{server, time.Now().Add(f.timeout), new(atomic.Bool), t}
-		close(l.conns)
-		answered := make(chan *http.Response, 1)
-		br := bufio.NewReader(client)
-		go func() {
-			resp, err := http.ReadResponse(br, nil)
-			if err != nil {
-				t.Errorf("reading the answer: %v", err)
-			}
-			answered <- resp
-		}()
-		go io.WriteString(client, "POST /service_users HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"name\":")
+		late := func(c net.Conn) net.Conn { return lateReads{c, time.Now().Add(f.timeout), new(atomic.Bool), t} }
+		answered, br, client := pipeExchange(t, srv, late, "POST /service_users HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"name\":")
 		start := time.Now()
 		select {
 		case resp := <-answered:
@@ -380,28 +394,10 @@ func TestAdminAccountKeyBound(t *testing.T) {
 // the bubble's clock tells "at once" from "at the read timeout" exactly.)
 func TestUnauthenticatedWhileSendingTheBody(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		srv, err := fake.New(fake.WithoutListener())
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer srv.Close()
+		srv := newFake(t)
 		f := &frontend{api: srv.Handler(), newID: srv.NewOperationID, maxHeaderBytes: 64 << 10, timeout: time.Minute, shutdown: context.Background()}
-		l := pipeListener{make(chan net.Conn, 1)}
 		hs := &http.Server{Handler: f, ReadTimeout: time.Hour}
-		go hs.Serve(l)
-		client, server := net.Pipe()
-		l.conns <- server
-		close(l.conns)
-		br := bufio.NewReader(client)
-		answered := make(chan *http.Response, 1)
-		go func() {
-			resp, err := http.ReadResponse(br, nil)
-			if err != nil {
-				t.Errorf("reading the answer: %v", err)
-			}
-			answered <- resp
-		}()
-		go io.WriteString(client, "POST /service_users HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer wrong\r\nService-Version: 2\r\n"+
+		answered, _, client := pipeExchange(t, hs, nil, "POST /service_users HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer wrong\r\nService-Version: 2\r\n"+
 			"Content-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"name\":")
 		start := time.Now()
 		resp := <-answered
