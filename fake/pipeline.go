@@ -102,10 +102,11 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	c.opID = s.operationID(r.Context(), c.now)
 	entry := Entry{Time: c.now, Method: r.Method, Path: r.URL.EscapedPath(), Query: r.URL.RawQuery, OperationID: c.opID}
 	authErr := guard(func() error { return s.authenticate(c) })
+	versionErr := checkVersion(r.Header, c.dialect) // answered by serve, after the rate limit
 	var readErr error
 	switch {
 	case authErr != nil || r.Body == nil || r.Body == http.NoBody:
-	case checkVersion(r.Header, c.dialect) != nil:
+	case versionErr != nil:
 		// Refused unread too (serve answers the version first): a body
 		// still arriving would hold the answer until it had.
 	case r.ContentLength > MaxBodyBytes:
@@ -136,7 +137,7 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	case authErr != nil:
 		err = authErr
 	default:
-		status, out, err = s.serve(c, readErr)
+		status, out, err = s.serve(c, versionErr, readErr)
 	}
 	var raw []byte
 	if !re.drop {
@@ -220,8 +221,9 @@ func guard(fn func() error) (err error) {
 	return fn()
 }
 
-// serve runs the pipeline after authentication and fault injection.
-func (s *Server) serve(c *call, readErr error) (status int, out any, err error) {
+// serve runs the pipeline after authentication and fault injection, given
+// the version check's result and the body's read error.
+func (s *Server) serve(c *call, versionErr, readErr error) (status int, out any, err error) {
 	defer func() {
 		if v := recover(); v != nil {
 			if v == http.ErrAbortHandler {
@@ -233,8 +235,8 @@ func (s *Server) serve(c *call, readErr error) (status int, out any, err error) 
 	if err := s.limiter.check(c.account, c.now); err != nil {
 		return 0, nil, err
 	}
-	if err := checkVersion(c.r.Header, c.dialect); err != nil {
-		return 0, nil, err
+	if versionErr != nil {
+		return 0, nil, versionErr
 	}
 	// Messages name the path as sent, escapes and all: routes match it so
 	// ("/service_users%2Fx" is one segment, not the path its unescaped
