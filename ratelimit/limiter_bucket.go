@@ -62,16 +62,18 @@ import (
 //	22  times  [nGroups]uint16
 //	38  pend   uint16  with four-byte counters and a ring of counters (see
 //	                   below)
-//	38  grouped T, aligned to T: the sum of counts
+//	38  grouped T, aligned to T: the sum of the groups' counts
 //	    total  T       the sum of the ring
-//	    counts [nGroups]T
+//	    counts [nGroups]T, the groups' counts; or, with a ring of
+//	                   counters, cur T, the newest group's count alone
+//	                   (see below)
 //	    ring   the ring in unary, uwords words aligned to 8 (see
 //	           unaryRing), when the limiter's uwords is not 0; or
 //	    pend   uint16  with one- or two-byte counters and a ring of
-//	                   counters: admissions counted in total but not yet
-//	                   in the ring, all in last's slot (at most 65,535:
-//	                   update leaves a decision that would count more
-//	                   to updateAll)
+//	                   counters, aligned to 2: admissions counted in
+//	                   total but not yet in the ring, all in last's slot
+//	                   (at most 65,535: update leaves a decision that
+//	                   would count more to updateAll)
 //
 // A ring of counters, [ring]T where position p holds the slot congruent to
 // p, is kept apart from the record, in a part of its own (bucket.r), so
@@ -79,7 +81,19 @@ import (
 // common one, an admission in the same second as the key's last request,
 // counts in pend, and the first decision that needs the ring (updateAll)
 // adds pend to last's slot. The records of many keys then lie close
-// together. On ratelimit/bench's Keys100kParallel (capacity 2^30 an hour:
+// together. The groups' counts go with it, before the ring: the common
+// decision counts in the newest group, whose count the record keeps (cur);
+// the other groups' counts, read only when a group leaves or to answer a
+// rejection, are written when their group stops being the newest. With
+// four-byte counters that makes a record of 56 bytes where it took 80
+// (the bytes a key takes in all stay within 8 of what they were, see
+// TestMemoryPerBucket): on Keys100kParallel's workload, the two limiters
+// taken in turns within one process (as ratelimit/bench's
+// Keys100kPaired does), a decision took 0.83 and 0.81 of its time with
+// the 80-byte records (medians of 40 and 30 rounds, 2026-11-24). Records
+// padded to 64 bytes, one cache line each, took 0.94 of the 56-byte
+// records' time (0.89 to 1.07 between the quartiles): not kept, for 8
+// more bytes a key. On ratelimit/bench's Keys100kParallel (capacity 2^30 an hour:
 // four-byte counters, 61 slots), a record of 384 bytes with its ring (a
 // record of more than two cache lines started on one) became one of 80
 // and a ring of 248: 38 MB of records for 100,000 keys became 8 MB, and
@@ -130,12 +144,18 @@ func groupedOffset(width int) int {
 
 // pendOffset is the offset of pend, in a record whose ring is one of
 // counters: with four-byte counters in the two bytes before grouped, so
-// that the record is no larger than without it.
+// that the record is no larger than without it; otherwise after cur.
 func pendOffset(width int) int {
 	if width == 4 {
 		return offTimes + 2*nGroups
 	}
-	return countsEnd(width)
+	return (curEnd(width) + 1) / 2 * 2
+}
+
+// curEnd is the offset of the byte after cur, in a record whose ring is
+// one of counters.
+func curEnd(width int) int {
+	return groupedOffset(width) + 3*width
 }
 
 // countsEnd is the offset of the byte after counts.
@@ -151,7 +171,8 @@ func ringOffset(width int) int {
 // recordBytes is the size of a bucket's record and of its ring's part
 // (0 when the ring is in the record or there is none), each a multiple of
 // 8, with a ring of ring slots of width bytes, or uwords words in the
-// record when uwords is not 0.
+// record when uwords is not 0. A ring of counters's part holds the
+// groups' counts, then the ring.
 func recordBytes(width int, ring uint32, uwords int) (record, ringPart int) {
 	switch {
 	case uwords != 0:
@@ -159,7 +180,7 @@ func recordBytes(width int, ring uint32, uwords int) (record, ringPart int) {
 	case ring == 0:
 		return ringOffset(width), 0
 	}
-	return (max(countsEnd(width), pendOffset(width)+2) + 7) / 8 * 8, (int(ring)*width + 7) / 8 * 8
+	return (max(curEnd(width), pendOffset(width)+2) + 7) / 8 * 8, ((nGroups+int(ring))*width + 7) / 8 * 8
 }
 
 // bucket is a view of one record, p, and of its ring of counters, r, if
@@ -315,17 +336,32 @@ func (b bucket[T]) total() *T {
 	return (*T)(unsafe.Add(b.p, groupedOffset(b.width())+b.width()))
 }
 
+// counts returns the groups' counts: in the record, or, with a ring of
+// counters (b.r is not nil), in the ring's part, where the newest group's
+// is not kept (see cur).
 func (b bucket[T]) counts() *[nGroups]T {
+	if b.r != nil {
+		return (*[nGroups]T)(b.r)
+	}
 	return (*[nGroups]T)(unsafe.Add(b.p, groupedOffset(b.width())+2*b.width()))
+}
+
+// cur returns the count of group i, the newest: in the record with a ring
+// of counters, else among counts.
+func (b bucket[T]) cur(i uint8) *T {
+	if b.r != nil {
+		return (*T)(unsafe.Add(b.p, groupedOffset(b.width())+2*b.width()))
+	}
+	return &b.counts()[i]
 }
 
 // pend is the count of admissions in last's slot not yet in the ring of
 // counters.
 func (b bucket[T]) pend() *uint16 { return (*uint16)(unsafe.Add(b.p, pendOffset(b.width()))) }
 
-// ring returns the ring of counters, of n slots.
+// ring returns the ring of counters, of n slots, after the counts.
 func (b bucket[T]) ring(n uint32) []T {
-	return unsafe.Slice((*T)(b.r), n)
+	return unsafe.Slice((*T)(unsafe.Add(b.r, nGroups*b.width())), n)
 }
 
 // unary returns the ring in its unary form, of n words.
@@ -417,7 +453,7 @@ func (b bucket[T]) update(l *Limiter, t uint64) Decision {
 	if start := sec * uint64(time.Second); last < start {
 		return b.updateAll(l, t) // (last <= t: the same second)
 	}
-	times, counts := b.times(), b.counts()
+	times := b.times()
 	h := uint8(w>>headBit) & headMask
 	ni := (h + n - 1) % nGroups
 	q := l.gridSec(t, sec)
@@ -433,8 +469,9 @@ func (b bucket[T]) update(l *Limiter, t uint64) Decision {
 		counted = min(counted, int64(*b.total()))
 	}
 	same := t == newest
+	cur := b.cur(ni)
 	if counted >= l.capacity || grouped >= 2*l.capacity ||
-		!same && counts[ni] >= T(l.group) && n < nGroups ||
+		!same && *cur >= T(l.group) && n < nGroups ||
 		l.ring != 0 && l.uwords == 0 && *b.pend() == math.MaxUint16 {
 		return b.updateAll(l, t) // rejected, collapsing, a new group, or pend full
 	}
@@ -448,7 +485,7 @@ func (b bucket[T]) update(l *Limiter, t uint64) Decision {
 		*wp = withSub(w, gt-t)
 		times[ni] = uint16(q)
 	}
-	counts[ni]++
+	*cur++
 	*b.grouped()++
 	*b.last() = t
 	if ring := l.ring; ring != 0 {
@@ -637,7 +674,7 @@ func (b bucket[T]) addGroup(l *Limiter, t, q uint64, same bool, counted int64) {
 	newest := (h + n - 1) % nGroups
 	full := int64(*b.grouped()) >= 2*l.capacity
 	if same && !full {
-		counts[newest]++ // the same instant: nothing is lost
+		*b.cur(newest)++ // the same instant: nothing is lost
 		*b.grouped()++
 		return
 	}
@@ -653,15 +690,20 @@ func (b bucket[T]) addGroup(l *Limiter, t, q uint64, same bool, counted int64) {
 	switch {
 	case full:
 		b.setHeadN(0, 1)
-		counts[0], times[0] = T(counted+1), tq
+		*b.cur(0), times[0] = T(counted+1), tq
 		*b.grouped() = T(counted + 1)
 		return
-	case n > 0 && (counts[newest] < T(l.group) || n == nGroups):
-		counts[newest]++
+	case n > 0 && (*b.cur(newest) < T(l.group) || n == nGroups):
+		*b.cur(newest)++
 		times[newest] = tq
 	default:
+		// The newest group becomes an older one: its count goes among
+		// counts (where it is already, unless the record keeps it).
+		if n > 0 {
+			counts[newest] = *b.cur(newest)
+		}
 		i := (h + n) % nGroups
-		counts[i], times[i] = 1, tq
+		*b.cur(i), times[i] = 1, tq
 		b.setHeadN(h, n+1)
 	}
 	*b.grouped()++
