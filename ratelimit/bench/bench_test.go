@@ -88,8 +88,14 @@ func (x *xrate) get(key string) *rate.Limiter {
 type sethvargo struct {
 	s interface {
 		Take(context.Context, string) (uint64, uint64, uint64, bool, error)
+		Close(context.Context) error
 	}
 }
+
+// close stops the store's sweeping goroutine and lets its keys go, for
+// benchmarks that make many (the test's cleanup closes it too, which does
+// nothing more).
+func (s sethvargo) close() { _ = s.s.Close(context.Background()) }
 
 func (s sethvargo) allow(key string, _ time.Time) bool { return s.take(key) }
 
@@ -157,6 +163,88 @@ func randomKeys(b *testing.B, l allower, ks []string) {
 			l.take(ks[r.IntN(len(ks))])
 		}
 	})
+}
+
+// BenchmarkKeys100kPaired is Keys100kParallel for acctapi and sethvargo
+// taken in turns within one process, for the ratio of their times: each
+// iteration builds a fresh limiter of each (in alternating order), gives
+// it the 100,000 keys, and times pairedOps decisions for random keys from
+// GOMAXPROCS goroutines. It reports each one's median time a decision and
+// the median of the iterations' ratios, sethvargo's time over acctapi's
+// (x-sethvargo). The two rounds of an iteration are a fraction of a
+// second apart, so they see the same state of a shared machine, whose
+// speed changes from minute to minute; run it with -benchtime 20x or more.
+func BenchmarkKeys100kPaired(b *testing.B) {
+	ks := keys(100_000)
+	pair := [2]impl{byName(b, "acctapi"), byName(b, "sethvargo")}
+	var times [2][]float64
+	var ratios []float64
+	i := 0
+	for b.Loop() {
+		var d [2]float64
+		for j := range 2 {
+			k := (i + j) % 2
+			d[k] = pairedRound(b, pair[k], ks)
+		}
+		times[0], times[1] = append(times[0], d[0]), append(times[1], d[1])
+		ratios = append(ratios, d[1]/d[0])
+		i++
+	}
+	b.ReportMetric(median(times[0]), "ns/op")
+	b.ReportMetric(median(times[1]), "sethvargo-ns/op")
+	b.ReportMetric(median(ratios), "x-sethvargo")
+}
+
+// pairedOps is the number of decisions a round of Keys100kPaired times.
+const pairedOps = 2_000_000
+
+// pairedRound builds im's limiter, gives it a request for each of ks, and
+// returns the time a decision took over pairedOps decisions for random
+// keys of ks from GOMAXPROCS goroutines (after a quarter as many to warm
+// up), as Keys100kParallel does.
+func pairedRound(b *testing.B, im impl, ks []string) float64 {
+	l := im.new(b, 1<<30, time.Hour)
+	if c, ok := l.(interface{ close() }); ok {
+		defer c.close()
+	}
+	now := time.Now()
+	for _, k := range ks {
+		l.allow(k, now)
+	}
+	runtime.GC()
+	run := func(n int) time.Duration {
+		procs := runtime.GOMAXPROCS(0)
+		var wg sync.WaitGroup
+		start := time.Now()
+		for range procs {
+			wg.Go(func() {
+				r := rand.New(rand.NewPCG(rand.Uint64(), 1))
+				for range n / procs {
+					l.take(ks[r.IntN(len(ks))])
+				}
+			})
+		}
+		wg.Wait()
+		return time.Since(start)
+	}
+	run(pairedOps / 4)
+	return float64(run(pairedOps).Nanoseconds()) / pairedOps
+}
+
+func byName(tb testing.TB, name string) impl {
+	for _, im := range impls {
+		if im.name == name {
+			return im
+		}
+	}
+	tb.Fatalf("no library %q", name)
+	return impl{}
+}
+
+func median(x []float64) float64 {
+	y := slices.Clone(x)
+	slices.Sort(y)
+	return y[len(y)/2]
 }
 
 // BenchmarkHotKeyParallel: one existing key, always admitted, from all
