@@ -1694,8 +1694,8 @@ func TestLongWindowSameInstant(t *testing.T) {
 func TestSubFits(t *testing.T) {
 	t.Parallel()
 	for _, w := range []time.Duration{time.Second, time.Minute, 65528 * time.Second, 65529 * time.Second, 24 * time.Hour, maxWindow} {
-		if l := mustLimiter(t, 10, w); l.gridNs > 1<<41 {
-			t.Errorf("window %v: grid step %d ns does not fit 41 bits", w, l.gridNs)
+		if l := mustLimiter(t, 10, w); l.gridNs >= subAtLast {
+			t.Errorf("window %v: grid step %d ns leaves no 41-bit sub for subAtLast", w, l.gridNs)
 		}
 	}
 	size, _ := recordBytes(1, 0, 0)
