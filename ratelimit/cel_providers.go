@@ -25,12 +25,15 @@ const (
 	provServerCert
 	provTLSFingerprint
 	provPod
+	// provUserAgent is the User-Agent parser: never missing (a built-in
+	// one stands in), but refused when given and never read (see unused).
+	provUserAgent
 )
 
 // option returns the name of the option that supplies p.
 func (p provider) option() string {
 	return [...]string{"", "WithIPIntel", "WithServerRegion", "WithEndpoint", "WithSecrets",
-		"WithServerCertificate", "WithTLSFingerprint", "WithPodIdentity"}[p]
+		"WithServerCertificate", "WithTLSFingerprint", "WithPodIdentity", "WithUserAgentParser"}[p]
 }
 
 // providers holds the user's providers; a nil or absent one is missing.
@@ -59,15 +62,24 @@ func (ps *providers) unused(where string) []error {
 	if ps.used == nil {
 		return nil
 	}
-	for p := provIPIntel; p <= provPod; p++ {
-		if ps.has(p) && *ps.used&(1<<p) == 0 {
+	for p := provIPIntel; p <= provUserAgent; p++ {
+		if ps.given(p) && *ps.used&(1<<p) == 0 {
 			errs = append(errs, fmt.Errorf("ratelimit: %s: no %s reads what it provides, so it would do nothing; drop it", p.option(), where))
 		}
 	}
 	return errs
 }
 
-// has reports whether the provider p is configured.
+// given reports whether the user gave the provider p.
+func (ps *providers) given(p provider) bool {
+	if p == provUserAgent {
+		return ps.userAgent != nil
+	}
+	return ps.has(p)
+}
+
+// has reports whether the provider p is configured (the User-Agent
+// parser always is: the built-in one stands in).
 func (ps *providers) has(p provider) bool {
 	switch p {
 	case provIPIntel:
@@ -209,6 +221,8 @@ type UserAgent struct {
 // browsers, systems, clients and crawlers by their usual tokens; use it
 // for a full user-agent database. fn receives the User-Agent header and
 // is called at most once per request. fn must be safe for concurrent use.
+// NewLimit and NewPolicy refuse it when no expression reads one of those
+// fields: it would do nothing.
 func WithUserAgentParser(fn func(userAgent string) UserAgent) LimitOption {
 	return funcOption("WithUserAgentParser", fn, func(o *options, fn func(string) UserAgent) { o.providers.userAgent = fn })
 }

@@ -441,10 +441,10 @@ func withAncestors(cats []string) []string {
 
 func reqVars() []varSpec {
 	ua := func(name string, fn func(*UserAgent) string) varSpec {
-		return strVar("req.user_agent."+name, provNone, func(a *activation) string { return fn(a.userAgent()) })
+		return strVar("req.user_agent."+name, provUserAgent, func(a *activation) string { return fn(a.userAgent()) })
 	}
 	uab := func(name string, fn func(*UserAgent) bool) varSpec {
-		return boolVar("req.user_agent."+name, provNone, func(a *activation) bool { return fn(a.userAgent()) })
+		return boolVar("req.user_agent."+name, provUserAgent, func(a *activation) bool { return fn(a.userAgent()) })
 	}
 	return []varSpec{
 		listVar("req.content_encoding", provNone, func(a *activation) []string {

@@ -82,7 +82,8 @@ type Limit struct {
 // result exists, so it could only read the empty one. (In a [Policy], a
 // later rate-limit action may read an earlier one's.) So is a provider of
 // outside data ([WithEndpoint], [WithIPIntel], ...) that no bucket key
-// reads: it would do nothing.
+// reads, and a [WithUserAgentParser] when no key reads a parsed
+// req.user_agent field: it would do nothing.
 func NewLimit(cfg Config, opts ...LimitOption) (*Limit, error) {
 	o, err := buildOptions(opts)
 	if err != nil {

@@ -533,6 +533,21 @@ func TestUnusedProviderRefused(t *testing.T) {
 	if _, err := NewPolicy(doc("endpoint.id == 'ep_1'"), ep); err != nil {
 		t.Errorf("NewPolicy with a reader: %v", err)
 	}
+	// The User-Agent parser, which a built-in one stands in for, is
+	// refused the same way when no parsed field is read (the raw header,
+	// req.user_agent, does not use it).
+	ua := WithUserAgentParser(func(string) UserAgent { return UserAgent{Name: "x"} })
+	for _, key := range []string{"conn.client_ip", "req.user_agent"} {
+		if _, err := NewLimit(keyConfig(key), ua); err == nil || !strings.Contains(err.Error(), "WithUserAgentParser: no bucket key reads what it provides") {
+			t.Errorf("NewLimit(%s) = %v; want WithUserAgentParser refused", key, err)
+		}
+	}
+	if _, err := NewLimit(keyConfig("req.user_agent.name"), ua); err != nil {
+		t.Errorf("NewLimit(req.user_agent.name) with the parser: %v", err)
+	}
+	if _, err := NewPolicy(doc("req.user_agent.is_bot"), ua); err != nil {
+		t.Errorf("NewPolicy reading req.user_agent.is_bot with the parser: %v", err)
+	}
 }
 
 // TestUnusedProviderSkipped: under WithSkipUnsupported, a provider read

@@ -183,8 +183,9 @@ var actionTypes = []string{
 // are errors ("ratelimit: WithDecisionHook: the policy has no rate-limit
 // action, ..."): each would do nothing. So is a provider of outside data
 // ([WithIPIntel], [WithServerRegion], [WithEndpoint], [WithSecrets],
-// [WithServerCertificate], [WithTLSFingerprint], [WithPodIdentity]) that
-// no expression of the document reads, unless [WithSkipUnsupported]
+// [WithServerCertificate], [WithTLSFingerprint], [WithPodIdentity]), or
+// a [WithUserAgentParser], that no expression of the document reads (a
+// parsed req.user_agent field, for the parser), unless [WithSkipUnsupported]
 // skipped some of it (what it skips is not compiled).
 func NewPolicy(doc []byte, opts ...PolicyOption) (*Policy, error) {
 	top, err := decodeDocument(doc)
