@@ -38,7 +38,8 @@ import (
 // client that retried a POST or PATCH would repeat it.
 //
 // [Fault.Validate] says which Faults make no sense; the helpers that take
-// one panic with it, and a reactor's Fault that fails it is answered 500.
+// one panic with it, and a reactor's Fault that fails it is answered 500
+// and fails the test of [Start]'s server.
 type Fault struct {
 	// Status is the answer's status, from 400 to 599; 0 answers nothing.
 	// (A fault's answer is the contract's error body, which under a
@@ -700,7 +701,8 @@ type reaction struct {
 // request that failed authentication or fails the version check, whose
 // body is never read, with an empty body. A reactor that panics, or returns a Fault that
 // [Fault.Validate] refuses (which only a Reactor of React's can: the
-// helpers check theirs when added), is answered with 500 and the reason.
+// helpers check theirs when added), is answered with 500 and the reason,
+// and fails Start's test (see misuse).
 func (s *Server) react(c *call) reaction {
 	s.faults.mu.Lock()
 	rs := s.faults.reactors // never modified in place: React and remove copy
@@ -717,6 +719,7 @@ func (s *Server) react(c *call) reaction {
 		}
 		f, err := callReactor(r.fn, c)
 		if err != nil {
+			s.misuse(fmt.Sprintf("%s %s: %s", c.r.Method, c.r.URL.EscapedPath(), err.msg))
 			re.answer = err
 			return re
 		}
@@ -725,6 +728,7 @@ func (s *Server) react(c *call) reaction {
 		}
 		if err := f.Validate(); err != nil {
 			re.answer = errorf(http.StatusInternalServerError, acctapi.CodeInternal, "A reactor returned an invalid fault: %s.", faultMessage(err))
+			s.misuse(fmt.Sprintf("%s %s: %s", c.r.Method, c.r.URL.EscapedPath(), re.answer.msg))
 			return re
 		}
 		if f.Delay > 0 {

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
@@ -237,17 +238,45 @@ func TestDropNext(t *testing.T) {
 	})
 }
 
+// misuseTB is a testing.TB that records Errorf instead of failing the
+// test: the server of fake.Start reports a reactor's bug there.
+type misuseTB struct {
+	testing.TB
+	mu   sync.Mutex
+	errs []string
+}
+
+func (m *misuseTB) Errorf(format string, args ...any) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.errs = append(m.errs, fmt.Sprintf(format, args...))
+}
+
+// take returns the errors recorded since the last call.
+func (m *misuseTB) take() []string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	errs := m.errs
+	m.errs = nil
+	return errs
+}
+
 // TestReactorMisbehaving checks that a reactor that panics, or returns a
 // fault with a status that is not an answer, gets a 500 with the contract's
-// body and that the server goes on serving; and that reactors see the
-// request's body.
+// body, fails the test of fake.Start's server (once, naming the request
+// and the bug), and that the server goes on serving; and that reactors see
+// the request's body.
 func TestReactorMisbehaving(t *testing.T) {
 	t.Parallel()
-	srv, _ := start(t)
+	tb := &misuseTB{TB: t}
+	srv, _ := start(tb)
 	remove := srv.React("GET", "/service_users", func(*http.Request) *fake.Fault { panic("reactor bug") })
 	r := raw(t, srv, "GET", "/service_users", nil, "")
 	if r.status != 500 || r.apiErr(t).ErrorCode != acctapi.CodeInternal || !strings.Contains(r.apiErr(t).Msg, "reactor bug") {
 		t.Errorf("panicking reactor: %d %s", r.status, r.body)
+	}
+	if errs := tb.take(); len(errs) != 1 || !strings.Contains(errs[0], "GET /service_users: A reactor panicked: reactor bug") {
+		t.Errorf("panicking reactor: the test was told %q; want one error naming the request and the panic", errs)
 	}
 	remove()
 	for _, f := range []fake.Fault{{Status: 101}, {Status: 200}, {Drop: true, Status: 503}, {Msg: "no status"},
@@ -256,6 +285,13 @@ func TestReactorMisbehaving(t *testing.T) {
 		want := fmt.Sprint(f.Validate())
 		if r := raw(t, srv, "GET", "/service_users", nil, ""); r.status != 500 || !strings.Contains(r.apiErr(t).Msg, "A reactor returned an invalid fault: Fault.") {
 			t.Errorf("reactor's fault %+v (%s): %d %s", f, want, r.status, r.body)
+		}
+		var fe *acctapi.FieldError
+		if !errors.As(f.Validate(), &fe) {
+			t.Fatalf("Validate of %+v: %v, want a FieldError", f, f.Validate())
+		}
+		if errs := tb.take(); len(errs) != 1 || !strings.Contains(errs[0], "GET /service_users: A reactor returned an invalid fault: Fault."+fe.Field+" ") {
+			t.Errorf("reactor's fault %+v: the test was told %q; want one error naming Fault.%s", f, errs, fe.Field)
 		}
 		remove()
 	}

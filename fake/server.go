@@ -61,6 +61,7 @@ type Server struct {
 	initial       *Snapshot       // the state New left, for Reset
 
 	httpSrv  *httptest.Server
+	tb       TB         // Start's, for reactors' misuse (see misuse); nil from New
 	closeMu  sync.Mutex // guards closing, and inflight.Add against Close's Wait
 	closing  bool
 	inflight sync.WaitGroup
@@ -163,20 +164,38 @@ type TB interface {
 	// Fatalf reports an error and stops the test; Start calls it when the
 	// server cannot start.
 	Fatalf(format string, args ...any)
+	// Errorf reports an error and lets the test go on; the server calls
+	// it, from the goroutine serving the request, when a [Reactor]
+	// panics or returns a Fault that [Fault.Validate] refuses.
+	Errorf(format string, args ...any)
 }
 
 // Start is [New] for tests: it fails tb if the options are invalid and closes
 // the server when tb ends. Inside a testing/synctest bubble it makes an
 // in-memory server (see New), so that fake.Start(t) works there as it
 // does outside; [Server.URL] is then "http://acctfake.invalid".
+//
+// A [Reactor] that panics or returns a Fault that [Fault.Validate] refuses
+// fails tb too (tb.Errorf), besides the 500 that answers the request: a
+// client that retries a 500, or a test that only counts failures, would
+// otherwise pass on the reactor's bug.
 func Start(tb TB, opts ...Option) *Server {
 	tb.Helper()
 	s, err := New(opts...)
 	if err != nil {
 		tb.Fatalf("fake.Start: %v", err)
 	}
+	s.tb = tb
 	tb.Cleanup(s.Close)
 	return s
+}
+
+// misuse reports a reactor's bug to Start's test, if any: the request
+// that met it is answered 500 with msg as well.
+func (s *Server) misuse(msg string) {
+	if s.tb != nil {
+		s.tb.Errorf("fake: %s", msg)
+	}
 }
 
 // Close stops the server and waits for requests in flight to finish.
