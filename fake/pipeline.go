@@ -97,6 +97,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // authentication they see without its body, and the answer of a fault still
 // wins over that of authentication.
 func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
+	var tracked *iox.Body
+	if r.Body != nil && r.Body != http.NoBody {
+		tracked = &iox.Body{ReadCloser: r.Body}
+		r.Body = tracked
+	}
 	r = canonicalHeader(r)
 	c := &call{s: s, r: r, now: s.now(), base: s.baseURL(r), header: w.Header(), dialect: requestDialect(r.Header)}
 	c.opID = s.operationID(r.Context(), c.now)
@@ -153,9 +158,22 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	if raw != nil {
 		h["Content-Type"] = []string{"application/json"}
 	}
+	// An answer that did not read the whole body (authentication or the
+	// version failed, or the body is over MaxBodyBytes) closes the
+	// connection, so that net/http sends it at once rather than first
+	// read what a client still sends, and then reads the rest, so that
+	// the close does not reset the connection under the answer (see
+	// iox.DrainBody).
+	unread := tracked != nil && !tracked.EOF
+	if unread {
+		h["Connection"] = []string{"close"}
+	}
 	w.WriteHeader(status)
 	if raw != nil {
 		_, _ = w.Write(raw)
+	}
+	if unread {
+		iox.DrainBody(w, tracked)
 	}
 }
 

@@ -910,3 +910,56 @@ func TestVersionBeforeBody(t *testing.T) {
 type readFunc func([]byte) (int, error)
 
 func (f readFunc) Read(p []byte) (int, error) { return f(p) }
+
+// TestAnswerBeforeBodyNotReset: an answer given without reading the
+// request's body (a 401, which never reads it; a 413 for a body over
+// MaxBodyBytes) reaches a Go client that is still sending the body, over
+// the real loopback listener fake.Start makes. Closing the socket with the
+// body still arriving made the kernel reset the connection, and the client
+// reported "connection reset" or "broken pipe" instead of the answer
+// (without the drain, 8 of 40 401s and 19 of 40 413s were lost here, on
+// 2026-11-24). Each case is
+// tried 40 times: the loss is a race the old code lost often, not always.
+func TestAnswerBeforeBodyNotReset(t *testing.T) {
+	t.Parallel()
+	srv := fake.Start(t)
+	client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
+	for _, c := range []struct {
+		name, token string
+		size        int
+		status      int
+	}{
+		{"401 with a 256 KiB body", "wrong", 256 << 10, http.StatusUnauthorized},
+		{"413 with a 2 MiB body", srv.APIKey(), 2 << 20, http.StatusRequestEntityTooLarge},
+		{"413 with a 2 MiB body, length not declared", srv.APIKey(), -(2 << 20), http.StatusRequestEntityTooLarge},
+	} {
+		body := strings.Repeat("x", max(c.size, -c.size))
+		lost := 0
+		for range 40 {
+			var rd io.Reader = strings.NewReader(body)
+			if c.size < 0 {
+				rd = io.MultiReader(rd) // no length: sent chunked
+			}
+			req, err := http.NewRequest("POST", srv.URL+"/service_users", rd)
+			if err != nil {
+				t.Fatal(err)
+			}
+			req.Header.Set("Authorization", "Bearer "+c.token)
+			req.Header.Set("Service-Version", "2")
+			req.Header.Set("Content-Type", "application/json")
+			resp, err := client.Do(req)
+			if err != nil {
+				lost++
+				continue
+			}
+			_, _ = io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != c.status {
+				t.Errorf("%s: answered %d, want %d", c.name, resp.StatusCode, c.status)
+			}
+		}
+		if lost != 0 {
+			t.Errorf("%s: %d of 40 answers lost to a transport error", c.name, lost)
+		}
+	}
+}

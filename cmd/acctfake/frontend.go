@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"strconv"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/acctapi/acctapi"
 	"github.com/acctapi/acctapi/fake"
+	"github.com/acctapi/acctapi/internal/iox"
 )
 
 // adminPrefix is the admin API's path prefix, which no path of the account
@@ -85,9 +85,9 @@ func (f *frontend) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// The handler writes into a buffer, in a goroutine of its own, so that
 	// a request that runs too long can still be answered here.
 	buf := &bufferedResponse{header: http.Header{}}
-	var body *readToEOF
+	var body *iox.Body
 	if r.Body != nil && r.Body != http.NoBody {
-		body = &readToEOF{ReadCloser: r.Body}
+		body = &iox.Body{ReadCloser: r.Body}
 		r.Body = body
 	}
 	done := make(chan any, 1)
@@ -97,15 +97,16 @@ func (f *frontend) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}()
 	select {
 	case p := <-done:
-		if body != nil && !body.eof {
+		if body != nil && !body.EOF {
 			// An answer given without reading the whole body (a 401, which
 			// never reads it): before a keep-alive answer net/http would
 			// read the rest, which a client still sending holds until the
 			// read timeout (a review saw a 401 never arrive). Closing the
-			// connection sends it at once; see drainWait for after it.
+			// connection sends it at once; iox.DrainBody then reads the
+			// rest, so that the close resets nothing.
 			w.Header().Set("Connection", "close")
 			buf.answer(w, p, opID)
-			_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(drainWait))
+			iox.DrainBody(w, body)
 			return
 		}
 		buf.answer(w, p, opID)
@@ -152,32 +153,6 @@ func (f *frontend) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			_ = conn.Close()
 		}
 	}
-}
-
-// drainWait bounds how long net/http reads the rest of a request's body
-// after an answer that closes the connection. Reads that ended at once
-// closed the socket with the client's body still arriving, and the kernel
-// reset the connection: a Go client still writing a body of 48 to 256 KB
-// then reported "broken pipe" or "connection reset" instead of the answer
-// (a review saw 2 to 25 of 100 such 401s lost). Half a second, net/http's
-// own wait before it closes a connection whose body it gave up on, lets a
-// client that is sending finish, and still ends a stalled one's
-// connection long before the read timeout.
-const drainWait = 500 * time.Millisecond
-
-// readToEOF is a request body that records whether it was read to its
-// end.
-type readToEOF struct {
-	io.ReadCloser
-	eof bool
-}
-
-func (b *readToEOF) Read(p []byte) (int, error) {
-	n, err := b.ReadCloser.Read(p)
-	if err == io.EOF {
-		b.eof = true
-	}
-	return n, err
 }
 
 // headerBytes is the size of r's request line and headers as sent, near

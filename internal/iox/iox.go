@@ -1,7 +1,12 @@
-// Package iox holds the I/O helper that the client and the fake share.
+// Package iox holds the I/O helpers that the client, the fake and
+// acctfake share.
 package iox
 
-import "io"
+import (
+	"io"
+	"net/http"
+	"time"
+)
 
 // maxFirst bounds the first buffer ReadAll makes from a declared size:
 // the size comes from the other end of a connection, and a body is only
@@ -38,4 +43,52 @@ func ReadAll(r io.Reader, size int64) ([]byte, error) {
 			b = append(b, 0)[:len(b)] // grow as append does
 		}
 	}
+}
+
+// DrainWait bounds how long DrainBody reads the rest of a request's body
+// after an answer that did not read it. Half a second is net/http's own
+// wait before it closes a connection whose body it gave up on: it lets a
+// client that is sending finish, and ends a stalled one's connection long
+// before any read timeout.
+const DrainWait = 500 * time.Millisecond
+
+// DrainBytes bounds what DrainBody reads: the cost of a body the answer
+// refused is bounded in bytes as well as in time.
+const DrainBytes = 32 << 20
+
+// DrainBody reads and discards what is left of body, a request's body
+// that w's answer, already written, did not read, for at most DrainWait
+// and DrainBytes; it does nothing where w cannot bound the read by a
+// deadline (an in-memory connection). Closing a socket while the
+// client's body is still arriving makes the kernel reset the connection,
+// and a client still sending then reports "connection reset" or "broken
+// pipe" instead of the answer; net/http reads at most 256 KiB of it
+// first. The answer should close the connection ("Connection: close"),
+// so that net/http does not read the rest before writing it.
+func DrainBody(w http.ResponseWriter, body io.Reader) {
+	rc := http.NewResponseController(w)
+	if err := rc.Flush(); err != nil {
+		return
+	}
+	if err := rc.SetReadDeadline(time.Now().Add(DrainWait)); err != nil {
+		return
+	}
+	_, _ = io.Copy(io.Discard, io.LimitReader(body, DrainBytes))
+}
+
+// Body is a request body that records whether it was read to its end:
+// an answer that did not read it closes the connection and drains it
+// (DrainBody).
+type Body struct {
+	io.ReadCloser
+	// EOF is set once a read met the end of the body.
+	EOF bool
+}
+
+func (b *Body) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if err == io.EOF {
+		b.EOF = true
+	}
+	return n, err
 }
