@@ -185,8 +185,8 @@ func (s *shards[T]) sweep(l *Limiter, t uint64) int {
 // 80, and records of 56 (the groups' counts moved to the ring's part,
 // see bucket) 0.81 to 0.83 as long. Reading the clock first, or between
 // the index and the record (so that it might overlap the record's miss),
-// and records and rings in 2 MB pages from one mapping, changed nothing
-// beyond the quartiles.
+// and the records in one mapping advised to use huge pages, changed
+// nothing beyond the quartiles.
 func (s *shards[T]) allow(l *Limiter, h uint64, t uint64) Decision {
 	sh := &(*s)[h&l.shardMask]
 	k := h | keyBits
