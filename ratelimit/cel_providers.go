@@ -64,7 +64,12 @@ func (ps *providers) unused(where string) []error {
 	}
 	for p := provIPIntel; p <= provUserAgent; p++ {
 		if ps.given(p) && *ps.used&(1<<p) == 0 {
-			errs = append(errs, fmt.Errorf("ratelimit: %s: no %s reads what it provides, so it would do nothing; drop it", p.option(), where))
+			what := "what it provides"
+			if p == provUserAgent {
+				// The raw header, req.user_agent, does not use the parser.
+				what = "a field it parses (req.user_agent.name, .version, .os, .is_bot, ...; not req.user_agent itself)"
+			}
+			errs = append(errs, fmt.Errorf("ratelimit: %s: no %s reads %s, so it would do nothing; drop it", p.option(), where, what))
 		}
 	}
 	return errs

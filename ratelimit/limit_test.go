@@ -538,7 +538,7 @@ func TestUnusedProviderRefused(t *testing.T) {
 	// req.user_agent, does not use it).
 	ua := WithUserAgentParser(func(string) UserAgent { return UserAgent{Name: "x"} })
 	for _, key := range []string{"conn.client_ip", "req.user_agent"} {
-		if _, err := NewLimit(keyConfig(key), ua); err == nil || !strings.Contains(err.Error(), "WithUserAgentParser: no bucket key reads what it provides") {
+		if _, err := NewLimit(keyConfig(key), ua); err == nil || !strings.Contains(err.Error(), "WithUserAgentParser: no bucket key reads a field it parses (req.user_agent.name") {
 			t.Errorf("NewLimit(%s) = %v; want WithUserAgentParser refused", key, err)
 		}
 	}
