@@ -930,3 +930,49 @@ func TestEscapedPathAsRouted(t *testing.T) {
 		t.Errorf("MatchPath(/api_keys, %q) = false; want the path it was served as", e.Path)
 	}
 }
+
+// FuzzReactorMisuse: with fake.Start(f) in a fuzz test, a reactor that
+// panics inside the fuzz target gets its request a 500, as documented: the
+// F may not report from the fuzz target, and calling its Errorf there had
+// crashed the target with "f.Errorf was called inside the fuzz target" (a
+// review's finding), or, behind the real listener, left the client an EOF
+// and the test passing.
+func FuzzReactorMisuse(f *testing.F) {
+	mem, tcp := fake.Start(f, fake.WithoutListener()), fake.Start(f)
+	for _, srv := range []*fake.Server{mem, tcp} {
+		srv.React("GET", "/service_users", func(r *http.Request) *fake.Fault {
+			if strings.Contains(r.Header.Get("X-Fuzz"), "z") {
+				panic("fuzz boom")
+			}
+			return nil
+		})
+	}
+	f.Add("a")
+	f.Add("zz")
+	f.Fuzz(func(t *testing.T, q string) {
+		for _, srv := range []*fake.Server{mem, tcp} {
+			req, err := http.NewRequest("GET", srv.URL+"/service_users", nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			req.Header.Set("Authorization", "Bearer "+srv.APIKey())
+			req.Header.Set("Service-Version", "2")
+			req.Header.Set("X-Fuzz", strings.Map(func(r rune) rune {
+				if r < ' ' || r > '~' {
+					return -1
+				}
+				return r
+			}, q))
+			resp, err := srv.HTTPClient().Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if strings.Contains(req.Header.Get("X-Fuzz"), "z") != (resp.StatusCode == http.StatusInternalServerError) ||
+				resp.StatusCode == http.StatusInternalServerError && !strings.Contains(string(body), "fuzz boom") {
+				t.Errorf("X-Fuzz %q: %d %s", req.Header.Get("X-Fuzz"), resp.StatusCode, body)
+			}
+		}
+	})
+}

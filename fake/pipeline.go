@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -163,10 +164,13 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	// connection, so that net/http sends it at once rather than first
 	// read what a client still sends, and then reads the rest, so that
 	// the close does not reset the connection under the answer (see
-	// iox.DrainBody).
-	unread := tracked != nil && !tracked.EOF
+	// iox.DrainDeadline; nothing of this in memory).
+	unread := tracked != nil && !tracked.EOF && iox.DrainDeadline(w)
 	if unread {
 		h["Connection"] = []string{"close"}
+		if iox.BodyAllowed(status) {
+			h["Content-Length"] = []string{strconv.Itoa(len(raw))}
+		}
 	}
 	w.WriteHeader(status)
 	if raw != nil {

@@ -963,3 +963,54 @@ func TestAnswerBeforeBodyNotReset(t *testing.T) {
 		}
 	}
 }
+
+// TestAnswerBeforeBodyWhole: over fake.Start's real listener, an answer
+// given without reading the body declares its length, so that a client
+// that sends no more of it (one that sent "Expect: 100-continue", or that
+// stalled) has the whole answer at once; sent chunked, its end came only
+// after the half second the drain waits. In memory, where nothing is
+// drained, the answer keeps the connection open.
+func TestAnswerBeforeBodyWhole(t *testing.T) {
+	t.Parallel()
+	srv := fake.Start(t)
+	for _, c := range []struct{ name, head string }{
+		{"413, Expect: 100-continue", "POST /service_users HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + srv.APIKey() + "\r\nService-Version: 2\r\n" +
+			"Content-Type: application/json\r\nExpect: 100-continue\r\nContent-Length: 2097152\r\n\r\n"},
+		{"401, body stalled", "POST /service_users HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer wrong\r\nService-Version: 2\r\n" +
+			"Content-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"name\":"},
+	} {
+		conn, err := net.Dial("tcp", strings.TrimPrefix(srv.URL, "http://"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := io.WriteString(conn, c.head); err != nil {
+			t.Fatal(err)
+		}
+		resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if resp.ContentLength <= 0 || len(resp.TransferEncoding) != 0 || !resp.Close {
+			t.Errorf("%s: %d with Content-Length %d, Transfer-Encoding %q, close %t; want a declared length, not chunked, and the connection closed",
+				c.name, resp.StatusCode, resp.ContentLength, resp.TransferEncoding, resp.Close)
+		}
+		resp.Body.Close()
+		conn.Close()
+	}
+	mem := fake.Start(t, fake.WithoutListener())
+	req, err := http.NewRequest("POST", mem.URL+"/service_users", strings.NewReader(strings.Repeat("x", 2<<20)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+mem.APIKey())
+	req.Header.Set("Service-Version", "2")
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := mem.HTTPClient().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusRequestEntityTooLarge || resp.Header.Get("Connection") != "" {
+		t.Errorf("in memory: %d, Connection %q; want 413 and no Connection header", resp.StatusCode, resp.Header.Get("Connection"))
+	}
+}

@@ -153,8 +153,8 @@ func inBubble(now time.Time) bool {
 	return now == now.Round(0)
 }
 
-// TB is the part of testing.TB that [Start] needs; *testing.T, *testing.B
-// and *rapid.T have it.
+// TB is the part of testing.TB that [Start] needs; *testing.T, *testing.B,
+// *testing.F and *rapid.T have it.
 type TB interface {
 	// Helper marks the caller as a test helper.
 	Helper()
@@ -166,7 +166,8 @@ type TB interface {
 	Fatalf(format string, args ...any)
 	// Errorf reports an error and lets the test go on; the server calls
 	// it, from the goroutine serving the request, when a [Reactor]
-	// panics or returns a Fault that [Fault.Validate] refuses.
+	// panics or returns a Fault that [Fault.Validate] refuses (never a
+	// *testing.F's, see Start).
 	Errorf(format string, args ...any)
 }
 
@@ -178,24 +179,31 @@ type TB interface {
 // A [Reactor] that panics or returns a Fault that [Fault.Validate] refuses
 // fails tb too (tb.Errorf), besides the 500 that answers the request: a
 // client that retries a 500, or a test that only counts failures, would
-// otherwise pass on the reactor's bug.
+// otherwise pass on the reactor's bug. Not a *testing.F's: the requests
+// of a fuzz test come from its fuzz target, where the F may not report
+// (only the 500 says it there).
 func Start(tb TB, opts ...Option) *Server {
 	tb.Helper()
 	s, err := New(opts...)
 	if err != nil {
 		tb.Fatalf("fake.Start: %v", err)
 	}
-	s.tb = tb
+	if _, fuzz := tb.(interface{ Fuzz(ff any) }); !fuzz {
+		s.tb = tb
+	}
 	tb.Cleanup(s.Close)
 	return s
 }
 
 // misuse reports a reactor's bug to Start's test, if any: the request
-// that met it is answered 500 with msg as well.
+// that met it is answered 500 with msg as well, whatever tb.Errorf does
+// (a panic of it is dropped: the 500 still says it).
 func (s *Server) misuse(msg string) {
-	if s.tb != nil {
-		s.tb.Errorf("fake: %s", msg)
+	if s.tb == nil {
+		return
 	}
+	defer func() { _ = recover() }()
+	s.tb.Errorf("fake: %s", msg)
 }
 
 // Close stops the server and waits for requests in flight to finish.

@@ -105,8 +105,13 @@ func (f *frontend) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			// connection sends it at once; iox.DrainBody then reads the
 			// rest, so that the close resets nothing.
 			w.Header().Set("Connection", "close")
+			if iox.DrainDeadline(w) {
+				buf.length = true
+				buf.answer(w, p, opID)
+				iox.DrainBody(w, body)
+				return
+			}
 			buf.answer(w, p, opID)
-			iox.DrainBody(w, body)
 			return
 		}
 		buf.answer(w, p, opID)
@@ -176,6 +181,10 @@ type bufferedResponse struct {
 	header http.Header
 	status int
 	body   []byte
+	// length makes answer declare the body's length: an answer flushed
+	// before the handler returns (see iox.DrainBody) is otherwise sent
+	// chunked, its end only after the flush's caller is done.
+	length bool
 }
 
 func (b *bufferedResponse) Header() http.Header { return b.header }
@@ -210,6 +219,9 @@ func (b *bufferedResponse) answer(w http.ResponseWriter, p any, opID string) {
 	}
 	if b.status == 0 {
 		b.status = http.StatusOK
+	}
+	if b.length && iox.BodyAllowed(b.status) {
+		h.Set("Content-Length", strconv.Itoa(len(b.body)))
 	}
 	w.WriteHeader(b.status)
 	_, _ = w.Write(b.body)

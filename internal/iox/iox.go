@@ -56,24 +56,36 @@ const DrainWait = 500 * time.Millisecond
 // refused is bounded in bytes as well as in time.
 const DrainBytes = 32 << 20
 
-// DrainBody reads and discards what is left of body, a request's body
-// that w's answer, already written, did not read, for at most DrainWait
-// and DrainBytes; it does nothing where w cannot bound the read by a
-// deadline (an in-memory connection). Closing a socket while the
-// client's body is still arriving makes the kernel reset the connection,
-// and a client still sending then reports "connection reset" or "broken
-// pipe" instead of the answer; net/http reads at most 256 KiB of it
-// first. The answer should close the connection ("Connection: close"),
-// so that net/http does not read the rest before writing it.
+// DrainDeadline prepares the drain of a request's body that w's answer
+// will not have read: it bounds reads on w's connection to DrainWait from
+// now, and reports whether it could (not on an in-memory connection,
+// where there is nothing to drain). Closing a socket while the client's
+// body is still arriving makes the kernel reset the connection, and a
+// client still sending then reports "connection reset" or "broken pipe"
+// instead of the answer; net/http reads at most 256 KiB of it first. When
+// it reports true, the answer should close the connection
+// ("Connection: close", so that net/http does not read the rest before
+// writing it) and declare its length (so that DrainBody's flush sends it
+// whole, not chunked with its end after the drain), and DrainBody should
+// follow it.
+func DrainDeadline(w http.ResponseWriter) bool {
+	return http.NewResponseController(w).SetReadDeadline(time.Now().Add(DrainWait)) == nil
+}
+
+// DrainBody sends w's answer, already written, and then reads and
+// discards what is left of body, for at most DrainWait (see
+// DrainDeadline) and DrainBytes.
 func DrainBody(w http.ResponseWriter, body io.Reader) {
-	rc := http.NewResponseController(w)
-	if err := rc.Flush(); err != nil {
-		return
-	}
-	if err := rc.SetReadDeadline(time.Now().Add(DrainWait)); err != nil {
+	if err := http.NewResponseController(w).Flush(); err != nil {
 		return
 	}
 	_, _ = io.Copy(io.Discard, io.LimitReader(body, DrainBytes))
+}
+
+// BodyAllowed reports whether an answer of status may have a body, and
+// so a Content-Length (not 1xx, 204 or 304).
+func BodyAllowed(status int) bool {
+	return status >= 200 && status != http.StatusNoContent && status != http.StatusNotModified
 }
 
 // Body is a request body that records whether it was read to its end:
