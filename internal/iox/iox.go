@@ -97,6 +97,7 @@ type Body struct {
 	EOF bool
 }
 
+// Read reads from the body, setting EOF when it meets the end.
 func (b *Body) Read(p []byte) (int, error) {
 	n, err := b.ReadCloser.Read(p)
 	if err == io.EOF {
