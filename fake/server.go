@@ -154,7 +154,8 @@ func inBubble(now time.Time) bool {
 }
 
 // TB is the part of testing.TB that [Start] needs; *testing.T, *testing.B,
-// *testing.F and *rapid.T have it.
+// *testing.F and *rapid.T have it. (It gained Errorf on 2026-11-24: a type
+// of one's own written to the earlier TB needs that method too.)
 type TB interface {
 	// Helper marks the caller as a test helper.
 	Helper()

@@ -65,7 +65,8 @@ import (
 //	22  times  [nGroups]uint16
 //	38  pend   uint16  with four-byte counters and a ring of counters (see
 //	                   below)
-//	38  grouped T, aligned to T: the sum of the groups' counts
+//	38  grouped T, aligned to T (at 40 with four-byte counters): the sum
+//	                   of the groups' counts
 //	    total  T       the sum of the ring
 //	    counts [nGroups]T, the groups' counts; or, with a ring of
 //	                   counters, cur T, the newest group's count alone
@@ -94,9 +95,10 @@ import (
 // taken in turns within one process (as ratelimit/bench's
 // Keys100kPaired does), a decision took 0.83 and 0.81 of its time with
 // the 80-byte records (medians of 40 and 30 rounds, 2026-11-24). Records
-// padded to 64 bytes, one cache line each, took 0.94 of the 56-byte
-// records' time (0.89 to 1.07 between the quartiles): not kept, for 8
-// more bytes a key. On ratelimit/bench's Keys100kParallel (capacity 2^30 an hour:
+// padded to 64 bytes, one cache line each, took 0.94 and 0.97 of the
+// 56-byte records' time (medians of 30 and 40 rounds the same evening,
+// quartiles 0.89 to 1.07 and 0.83 to 1.11): not kept, for 8 more bytes a
+// key. On ratelimit/bench's Keys100kParallel (capacity 2^30 an hour:
 // four-byte counters, 61 slots), a record of 384 bytes with its ring (a
 // record of more than two cache lines started on one) became one of 80
 // and a ring of 248: 38 MB of records for 100,000 keys became 8 MB, and

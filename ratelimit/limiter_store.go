@@ -181,9 +181,10 @@ func (s *shards[T]) sweep(l *Limiter, t uint64) int {
 // copy: without the record (no lock, no update) a decision took 0.25 of
 // its time, without update alone 0.81, without the clock read 0.78
 // (time passed in), without the atomic lock and unlock 0.98. The record's
-// memory is what counts: records of 128 bytes took 1.2 times as long as
-// 80, and records of 56 (the groups' counts moved to the ring's part,
-// see bucket) 0.81 to 0.83 as long. Reading the clock first, or between
+// memory is what counts: records of 128 bytes took 1.20 and 1.21 times as
+// long as 80 (medians of 20 and 16 rounds), and records of 56 (the
+// groups' counts moved to the ring's part, see bucket) 0.81 to 0.83 as
+// long (30 and 40 rounds). Reading the clock first, or between
 // the index and the record (so that it might overlap the record's miss),
 // and the records in one mapping advised to use huge pages, changed
 // nothing beyond the quartiles.

@@ -169,11 +169,14 @@ func randomKeys(b *testing.B, l allower, ks []string) {
 // taken in turns within one process, for the ratio of their times: each
 // iteration builds a fresh limiter of each (in alternating order), gives
 // it the 100,000 keys, and times pairedOps decisions for random keys from
-// GOMAXPROCS goroutines. It reports each one's median time a decision and
-// the median of the iterations' ratios, sethvargo's time over acctapi's
-// (x-sethvargo). The two rounds of an iteration are a fraction of a
-// second apart, so they see the same state of a shared machine, whose
-// speed changes from minute to minute; run it with -benchtime 20x or more.
+// GOMAXPROCS goroutines. It reports acctapi's median time a decision as
+// ns/op (not an iteration's time: an iteration is two rounds), sethvargo's
+// as sethvargo-ns/op, and the median of the iterations' ratios,
+// sethvargo's time over acctapi's, as x-sethvargo: the paired figure,
+// which need not equal the quotient of the two medians. The two rounds of
+// an iteration are a fraction of a second apart, so they see the same
+// state of a shared machine, whose speed changes from minute to minute;
+// run it with -benchtime 20x or more, on a machine doing nothing else.
 func BenchmarkKeys100kPaired(b *testing.B) {
 	ks := keys(100_000)
 	pair := [2]impl{byName(b, "acctapi"), byName(b, "sethvargo")}
@@ -241,10 +244,16 @@ func byName(tb testing.TB, name string) impl {
 	return impl{}
 }
 
+// median returns the median of x, the mean of the middle two for an even
+// count.
 func median(x []float64) float64 {
 	y := slices.Clone(x)
 	slices.Sort(y)
-	return y[len(y)/2]
+	n := len(y)
+	if n%2 == 0 {
+		return (y[n/2-1] + y[n/2]) / 2
+	}
+	return y[n/2]
 }
 
 // BenchmarkHotKeyParallel: one existing key, always admitted, from all
