@@ -853,8 +853,9 @@ func TestLongKeysHashed(t *testing.T) {
 	}
 }
 
-// TestShortKeysHashed checks the inline hash of keys of up to 16 bytes
-// (and one past it, through maphash): every byte of every length counts,
+// TestShortKeysHashed checks the inline hashes of keys of up to 16 and of
+// 17 to 32 bytes (and one past them, through maphash): every byte of
+// every length counts,
 // keys that differ only in length differ, and two limiters hash apart.
 func TestShortKeysHashed(t *testing.T) {
 	t.Parallel()
@@ -871,7 +872,9 @@ func TestShortKeysHashed(t *testing.T) {
 		}
 	}
 	add("")
-	for n := 1; n <= 17; n++ {
+	// Up to 33: keys of 17 to 32 bytes are hashed inline too, and 33
+	// by maphash.
+	for n := 1; n <= 33; n++ {
 		k := []byte(strings.Repeat("a", n))
 		add(string(k))
 		for i := range n {
