@@ -21,6 +21,7 @@ import (
 	"github.com/acctapi/acctapi/backends"
 	"github.com/acctapi/acctapi/events"
 	"github.com/acctapi/acctapi/fake"
+	"github.com/acctapi/acctapi/internal/apitest"
 	"github.com/acctapi/acctapi/k8sop"
 	"github.com/google/go-cmp/cmp"
 )
@@ -911,92 +912,24 @@ type readFunc func([]byte) (int, error)
 
 func (f readFunc) Read(p []byte) (int, error) { return f(p) }
 
-// TestAnswerBeforeBodyNotReset: an answer given without reading the
-// request's body (a 401, which never reads it; a 413 for a body over
-// MaxBodyBytes) reaches a Go client that is still sending the body, over
-// the real loopback listener fake.Start makes. Closing the socket with the
-// body still arriving made the kernel reset the connection, and the client
-// reported "connection reset" or "broken pipe" instead of the answer
-// (without the drain, 8 of 40 401s and 19 of 40 413s were lost here, on
-// 2026-11-24). Each case is
-// tried 40 times: the loss is a race the old code lost often, not always.
+// TestAnswerBeforeBodyNotReset: over the real loopback listener fake.Start
+// makes, an answer given without reading the request's body reaches a Go
+// client still sending it (see apitest.AnswersBeforeBodyNotReset): without
+// the drain, 8 of 40 401s and 19 of 40 413s were lost here (2026-11-24).
 func TestAnswerBeforeBodyNotReset(t *testing.T) {
 	t.Parallel()
 	srv := fake.Start(t)
-	client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
-	for _, c := range []struct {
-		name, token string
-		size        int
-		status      int
-	}{
-		{"401 with a 256 KiB body", "wrong", 256 << 10, http.StatusUnauthorized},
-		{"413 with a 2 MiB body", srv.APIKey(), 2 << 20, http.StatusRequestEntityTooLarge},
-		{"413 with a 2 MiB body, length not declared", srv.APIKey(), -(2 << 20), http.StatusRequestEntityTooLarge},
-	} {
-		body := strings.Repeat("x", max(c.size, -c.size))
-		lost := 0
-		for range 40 {
-			var rd io.Reader = strings.NewReader(body)
-			if c.size < 0 {
-				rd = io.MultiReader(rd) // no length: sent chunked
-			}
-			req, err := http.NewRequest("POST", srv.URL+"/service_users", rd)
-			if err != nil {
-				t.Fatal(err)
-			}
-			req.Header.Set("Authorization", "Bearer "+c.token)
-			req.Header.Set("Service-Version", "2")
-			req.Header.Set("Content-Type", "application/json")
-			resp, err := client.Do(req)
-			if err != nil {
-				lost++
-				continue
-			}
-			_, _ = io.Copy(io.Discard, resp.Body)
-			resp.Body.Close()
-			if resp.StatusCode != c.status {
-				t.Errorf("%s: answered %d, want %d", c.name, resp.StatusCode, c.status)
-			}
-		}
-		if lost != 0 {
-			t.Errorf("%s: %d of 40 answers lost to a transport error", c.name, lost)
-		}
-	}
+	apitest.AnswersBeforeBodyNotReset(t, srv.URL, srv.APIKey())
 }
 
-// TestAnswerBeforeBodyWhole: over fake.Start's real listener, an answer
-// given without reading the body declares its length, so that a client
-// that sends no more of it (one that sent "Expect: 100-continue", or that
-// stalled) has the whole answer at once; sent chunked, its end came only
-// after the half second the drain waits. In memory, where nothing is
-// drained, the answer keeps the connection open.
+// TestAnswerBeforeBodyWhole: over fake.Start's real listener, such an
+// answer declares its length (see apitest.AnswersBeforeBodyWhole); sent
+// chunked, its end came only after the half second the drain waits. In
+// memory, where nothing is drained, the answer keeps the connection open.
 func TestAnswerBeforeBodyWhole(t *testing.T) {
 	t.Parallel()
 	srv := fake.Start(t)
-	for _, c := range []struct{ name, head string }{
-		{"413, Expect: 100-continue", "POST /service_users HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + srv.APIKey() + "\r\nService-Version: 2\r\n" +
-			"Content-Type: application/json\r\nExpect: 100-continue\r\nContent-Length: 2097152\r\n\r\n"},
-		{"401, body stalled", "POST /service_users HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer wrong\r\nService-Version: 2\r\n" +
-			"Content-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"name\":"},
-	} {
-		conn, err := net.Dial("tcp", strings.TrimPrefix(srv.URL, "http://"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := io.WriteString(conn, c.head); err != nil {
-			t.Fatal(err)
-		}
-		resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
-		if err != nil {
-			t.Fatalf("%s: %v", c.name, err)
-		}
-		if resp.ContentLength <= 0 || len(resp.TransferEncoding) != 0 || !resp.Close {
-			t.Errorf("%s: %d with Content-Length %d, Transfer-Encoding %q, close %t; want a declared length, not chunked, and the connection closed",
-				c.name, resp.StatusCode, resp.ContentLength, resp.TransferEncoding, resp.Close)
-		}
-		resp.Body.Close()
-		conn.Close()
-	}
+	apitest.AnswersBeforeBodyWhole(t, srv.URL, srv.APIKey())
 	mem := fake.Start(t, fake.WithoutListener())
 	req, err := http.NewRequest("POST", mem.URL+"/service_users", strings.NewReader(strings.Repeat("x", 2<<20)))
 	if err != nil {

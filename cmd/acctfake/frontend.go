@@ -105,13 +105,12 @@ func (f *frontend) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			// connection sends it at once; iox.DrainBody then reads the
 			// rest, so that the close resets nothing.
 			w.Header().Set("Connection", "close")
-			if iox.DrainDeadline(w) {
-				buf.length = true
-				buf.answer(w, p, opID)
-				iox.DrainBody(w, body)
-				return
-			}
+			drain := iox.DrainDeadline(w)
+			buf.length = drain
 			buf.answer(w, p, opID)
+			if drain {
+				iox.DrainBody(w, body)
+			}
 			return
 		}
 		buf.answer(w, p, opID)

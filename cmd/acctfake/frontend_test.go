@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -17,6 +16,7 @@ import (
 
 	"github.com/acctapi/acctapi"
 	"github.com/acctapi/acctapi/fake"
+	"github.com/acctapi/acctapi/internal/apitest"
 )
 
 // TestFrontendPanics checks that a handler's panic is answered 500 in the
@@ -430,75 +430,24 @@ func TestOptionsStar(t *testing.T) {
 }
 
 // TestAnswerBeforeBodyNotReset: an answer given without reading the
-// request's body (a 401, which never reads it; a 413 for a declared
-// Content-Length over the limit) reaches a Go client that is still
-// sending the body, over real TCP. The server used to stop reading at
-// once and close the socket with the body still arriving, and the kernel
-// reset the connection: a review saw the client report "connection reset"
-// or "broken pipe" instead of 2 to 25 of 100 such 401s. A read deadline
-// alone, which left the reading to net/http (256 KiB at most), kept the
-// 401s and lost 14 of 40 413s (2026-11-24). iox.DrainBody reads the rest,
-// so the client finishes sending. Each case is tried 40 times: the loss is a
-// race the old code lost often, not always.
+// request's body reaches a Go client still sending it (see
+// apitest.AnswersBeforeBodyNotReset). acctfake used to stop reading at once
+// and close the socket: a review saw "connection reset" or "broken pipe"
+// instead of 2 to 25 of 100 such 401s. A read deadline alone, which left
+// the reading to net/http (256 KiB at most), kept the 401s and lost 14 of
+// 40 413s (2026-11-24). iox.DrainBody reads the rest.
 func TestAnswerBeforeBodyNotReset(t *testing.T) {
 	t.Parallel()
 	p := startProgram(t)
-	client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
-	for _, c := range []struct {
-		name, token string
-		size        int
-		status      int
-	}{
-		{"401 with a 256 KiB body", "wrong", 256 << 10, http.StatusUnauthorized},
-		{"413 with a 2 MiB body", p.key, 2 << 20, http.StatusRequestEntityTooLarge},
-	} {
-		body := bytes.Repeat([]byte("x"), c.size)
-		lost := 0
-		for range 40 {
-			req, err := http.NewRequest("POST", p.base+"/service_users", bytes.NewReader(body))
-			if err != nil {
-				t.Fatal(err)
-			}
-			req.Header.Set("Authorization", "Bearer "+c.token)
-			req.Header.Set("Service-Version", "2")
-			req.Header.Set("Content-Type", "application/json")
-			resp, err := client.Do(req)
-			if err != nil {
-				lost++
-				continue
-			}
-			_, _ = io.Copy(io.Discard, resp.Body)
-			resp.Body.Close()
-			if resp.StatusCode != c.status {
-				t.Errorf("%s: answered %d, want %d", c.name, resp.StatusCode, c.status)
-			}
-		}
-		if lost != 0 {
-			t.Errorf("%s: %d of 40 answers lost to a transport error", c.name, lost)
-		}
-	}
+	apitest.AnswersBeforeBodyNotReset(t, p.base, p.key)
 }
 
-// TestAnswerBeforeBodyWhole: an answer given without reading the body
-// declares its length, so that a client that sends no more of the body
-// (one that sent "Expect: 100-continue", or that stalled) has the whole
-// answer at once. Sent chunked, its end came only after the drain, half a
-// second later (a review saw curl take 0.501 s for a 413 it used to get in
-// under a millisecond).
+// TestAnswerBeforeBodyWhole: such an answer declares its length (see
+// apitest.AnswersBeforeBodyWhole). Sent chunked, its end came only after
+// the drain, half a second later (a review saw curl take 0.501 s for a
+// 413 it used to get in under a millisecond).
 func TestAnswerBeforeBodyWhole(t *testing.T) {
 	t.Parallel()
 	p := startProgram(t)
-	for _, c := range []struct{ name, head string }{
-		{"413, Expect: 100-continue", "POST /service_users HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + p.key + "\r\nService-Version: 2\r\n" +
-			"Content-Type: application/json\r\nExpect: 100-continue\r\nContent-Length: 2097152\r\n\r\n"},
-		{"401, body stalled", "POST /service_users HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer wrong\r\nService-Version: 2\r\n" +
-			"Content-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"name\":"},
-	} {
-		resp := rawAnswer(t, p.base, c.head)
-		if resp.ContentLength <= 0 || len(resp.TransferEncoding) != 0 || !resp.Close {
-			t.Errorf("%s: %d with Content-Length %d, Transfer-Encoding %q, close %t; want a declared length, not chunked, and the connection closed",
-				c.name, resp.StatusCode, resp.ContentLength, resp.TransferEncoding, resp.Close)
-		}
-		resp.Body.Close()
-	}
+	apitest.AnswersBeforeBodyWhole(t, p.base, p.key)
 }
