@@ -169,8 +169,22 @@ func (s *shards[T]) sweep(l *Limiter, t uint64) int {
 // prefetching the index entry, or the record, before reading the clock
 // (paired ratios 1.05 and 1.00 over 14 pairs); unlocking with a plain
 // store instead of the atomic Or (amd64 assembly: SingleKey 45.0 to 41.0
-// ns, Keys100kParallel 1.01 over 20 pairs); 64-byte records, one line
-// each (two-byte counters against four-byte ones: 1.04 over 10 pairs).
+// ns, Keys100kParallel 1.01 over 20 pairs; tried again on 2026-11-25 as
+// a byte store, the uncontended flag moved to the next byte, SingleKey
+// went from a median of 47.2 to 43.9 ns over 7 alternating runs, but
+// HotKeyParallel from 62-67 to 74-102 ns, where two processors take one
+// key's record in turns, even with the plain store on this fast path
+// alone; with PAUSE in spinWait 102-112, with a waiting decision clearing
+// the uncontended flag so that the holder's next decision queues behind
+// it 68-78); 64-byte records, one line each (two-byte counters against
+// four-byte ones: 1.04 over 10 pairs); the shard's lock and what follows
+// it moved out of allow into a function of its own (SingleKey medians
+// 48.6 and 48.6 ns over 7 alternating runs).
+//
+// On one key (SingleKey, 48-50 ns a decision on 2026-11-25), the clock
+// read (time.Since, as Allow reads it) took 23.5 ns alone and a
+// compare-and-swap with an atomic And 15.8 ns (a micro-benchmark the same
+// hour): the lock and unlock and the clock are four fifths of a decision.
 // What would remove a miss is the record found without the index (records
 // in the hash table itself), which costs the table's empty slots in
 // memory per key.
