@@ -316,16 +316,23 @@ func (l *Limiter) clamp(d time.Duration) uint64 {
 // the next ones the index slot, the top ones the index tag.
 //
 // Keys of 16 bytes or less (an IPv4 address, a short API key) are hashed
-// inline: the key read as two overlapping little-endian words, each mixed
+// inline: the key read as two little-endian words (overlapping below 16
+// bytes; two 32-bit words below 8, three of its bytes below 4), each mixed
 // with a random key, folded twice through a 64x64->128-bit multiplication
 // (a "mum" step) with the length. Replacing maphash.String with it took
 // AllowAt from 593 to 558 instructions a call (callgrind on
 // ratelimit/bench's SingleKey). Keys of 17 to 32 bytes (an IPv6 address,
-// an address and a route) are hashed inline too, as four overlapping
-// words folded through three mum steps: on Keys100kParallel's workload
-// (keys of 21 and 22 bytes), with the limiter before and after taken in
-// turns within one process, a decision took 0.96 and 0.92 of its time
-// (medians of 30 rounds each, 2026-11-25). Longer keys use maphash.
+// an address and a route) are hashed inline too, as four words
+// (overlapping below 32 bytes), each with a random key of its own, folded
+// through three mum steps: on Keys100kParallel's workload (keys of 21 to
+// 25 bytes, most of 24 and 25), with the limiter before and after taken
+// in turns within one process, a decision took 0.96, 0.92 and 0.955 of
+// its time (medians of 30 or 31 rounds, 2026-11-25), where paired.sh,
+// its processes taken in turns, had shown no difference an earlier day.
+// Longer keys use maphash. A review (2026-11-25) found no collision
+// among 5.7 million rearranged keys, and half the output bits flipping
+// for any bit flipped in the key; TestHashSpreadsKeys checks the spread
+// of the bits the limiter uses.
 func (l *Limiter) hash(key string) uint64 {
 	n := len(key)
 	if n > 32 {

@@ -897,6 +897,85 @@ func TestShortKeysHashed(t *testing.T) {
 	}
 }
 
+// TestHashSpreadsKeys checks that the bits of hash the limiter uses are
+// spread evenly over sets of keys a limiter sees: the low six, which
+// choose the shard; bits 9 to 20, among those that choose a key's slot in
+// its shard's index (see entries.home); and the top eight, the index
+// entries' tag. A chi-square statistic far above its mean (k-1, standard
+// deviation sqrt(2(k-1)) for k cells) fails: eight deviations, which
+// chance never gives, where a hash with constant tag or slot bits gives
+// hundreds. (A review found every test passing with the tag or the slot
+// bits forced to 0.) It also checks rearrangements that a hash of
+// overlapping words with the same mixing for each word would collide on.
+func TestHashSpreadsKeys(t *testing.T) {
+	t.Parallel()
+	l := mustLimiter(t, 1, time.Minute)
+	const n = 100_000
+	sets := map[string]func(i int) string{
+		"IPv4":            func(i int) string { return fmt.Sprintf("10.%d.%d.%d", i>>16, i>>8&255, i&255) },
+		"address and key": func(i int) string { return fmt.Sprintf("198.51.%d.%d|key-%06d", i>>8&255, i&255, i) },
+		"IPv6":            func(i int) string { return fmt.Sprintf("2001:db8::%x:%x", i>>12, i&4095) },
+		"17-byte numbers": func(i int) string { return fmt.Sprintf("%017d", i) },
+		"32-byte numbers": func(i int) string { return fmt.Sprintf("%032d", i) },
+		"40-byte numbers": func(i int) string { return fmt.Sprintf("%040d", i) },
+	}
+	ranges := []struct {
+		name        string
+		shift, bits uint
+	}{{"shard (bits 0-5)", 0, 6}, {"slot (bits 9-20)", 9, 12}, {"tag (bits 56-63)", 56, 8}}
+	for name, key := range sets {
+		counts := make([][]int, len(ranges))
+		for r, rg := range ranges {
+			counts[r] = make([]int, 1<<rg.bits)
+		}
+		for i := range n {
+			h := l.hash(key(i))
+			for r, rg := range ranges {
+				counts[r][h>>rg.shift&(1<<rg.bits-1)]++
+			}
+		}
+		for r, rg := range ranges {
+			k := float64(len(counts[r]))
+			want := n / k
+			chi := 0.0
+			for _, c := range counts[r] {
+				chi += (float64(c) - want) * (float64(c) - want) / want
+			}
+			if z := (chi - (k - 1)) / math.Sqrt(2*(k-1)); z > 8 {
+				t.Errorf("%s keys, %s: chi-square %.0f over %.0f cells, %.1f deviations above its mean", name, rg.name, chi, k, z)
+			}
+		}
+	}
+	// Rearranged words, and one change repeated a word or two further on.
+	r := rand.New(rand.NewPCG(1, 2))
+	for size := 1; size <= 40; size++ {
+		base := make([]byte, size)
+		for i := range base {
+			base[i] = byte(r.Uint32())
+		}
+		seen := map[uint64]string{l.hash(string(base)): string(base)}
+		try := func(k []byte) {
+			h := l.hash(string(k))
+			if prev, ok := seen[h]; ok && prev != string(k) {
+				t.Fatalf("hash(%q) = hash(%q)", k, prev)
+			}
+			seen[h] = string(k)
+		}
+		for half := 1; half < size; half++ {
+			try(append(slices.Clone(base[half:]), base[:half]...)) // rotated
+		}
+		for i := range size {
+			for _, d := range []int{0, 8, 16, 24} {
+				if i+d < size {
+					k := slices.Clone(base)
+					k[i+d] ^= 0x5a
+					try(k)
+				}
+			}
+		}
+	}
+}
+
 // TestMaxBuckets checks the documented behaviour at the cap: keys without a
 // bucket share one overflow bucket, existing buckets are untouched, and
 // reclaimed room is reused.
