@@ -44,9 +44,10 @@ const (
 // tagOf returns an entry's tag.
 func tagOf(e uint32) uint32 { return e >> (idBits + 1) }
 
-// home returns h's preferred slot. The low bits of h choose the shard, so
-// the slot uses the bits above them.
-func (x *entries) home(h uint64) uint64 { return (h >> 6) & x.mask }
+// home returns h's preferred slot. The low six bits of h choose the shard,
+// and a record's first word keeps its lock and flags in bits 0 to 8 (see
+// bucket), so the slot uses the bits above them.
+func (x *entries) home(h uint64) uint64 { return (h >> 9) & x.mask }
 
 // size returns the number of slots, 0 for an empty index.
 func (x *index) size() int {

@@ -206,22 +206,40 @@ type bucket[T counter] struct{ p, r unsafe.Pointer }
 // entry), and from then on the shard's lock guards the record, once a
 // decision that locked the record alone before has unlocked it; decisions
 // for the key go to the shard's lock, whose waiting suits a key that
-// requests contend for. The first such decision that finds the shard's
-// lock free makes the record uncontended again (see shards.allowLocked).
+// requests contend for. After calmDecisions decisions in a row that found
+// the shard's lock free, the next makes the record uncontended again (see
+// shards.allowLocked): a key whose requests stopped contending for it
+// returns to decisions without the shard's lock, and one that two
+// processors take in turns stays with the lock rather than go back and
+// forth. The calm bits count those decisions down while the record is
+// contended, and are all set otherwise.
 //
-// The bits are redundant with 64 shards, whose records share the hash's
-// low six bits; with one shard, keys whose hashes differ only in them
-// share a bucket, as keys whose 64-bit hashes collide would.
+// The first word's low nine bits are these flags, and the hash's own bits
+// above them: bits 0 to 5 are redundant with 64 shards, whose records
+// share the hash's low six bits, and bits 6 to 8 are not. Keys whose
+// hashes differ only in bits 6 to 8 (with one shard, 0 to 8) share a
+// bucket, as keys whose 64-bit hashes collide would.
 //
-// Only atomic operations touch the first word. The rest of a record is
-// read and written by whoever holds its lock, or, while it is free,
-// contended or the overflow bucket (whose first word is always 0), by the
-// holder of the shard's lock.
+// Only atomic operations touch the first word, but for unlock, which on
+// amd64 is a plain store to the word's first byte (see unlock_amd64.go):
+// while a record is held, only its holder writes that byte, and the one
+// flag others change then, uncontended, lies in the next. (The calm bits
+// change only under the shard's lock while the record is contended, when
+// no decision holds it without that lock.) The rest of a record is read
+// and written by whoever holds its lock, or, while it is free, contended
+// or the overflow bucket (whose first word is always 0), by the holder of
+// the shard's lock.
 const (
 	unlocked     = 1
-	uncontended  = 4
-	keyBits      = unlocked | 2 | uncontended // 2 keeps a held word non-zero
-	identityBits = unlocked | uncontended
+	calmShift    = 2
+	calmBits     = 63 << calmShift                       // bits 2 to 7
+	uncontended  = 1 << 8                                // not in unlocked's byte (see unlock)
+	keyBits      = unlocked | 2 | calmBits | uncontended // 2 keeps a held word non-zero
+	identityBits = unlocked | calmBits | uncontended
+	// calmDecisions is how many decisions in a row that find the shard's
+	// lock free a contended record takes before the next makes it
+	// uncontended (see calm).
+	calmDecisions = calmBits >> calmShift
 )
 
 func (b bucket[T]) word0() *atomic.Uint64 { return (*atomic.Uint64)(b.p) }
@@ -239,9 +257,6 @@ func (b bucket[T]) tryLock(k uint64) bool {
 	return b.word0().CompareAndSwap(k, k&^unlocked)
 }
 
-// unlock releases b, locked by tryLock or acquire, or created locked.
-func (b bucket[T]) unlock() { b.word0().Or(unlocked) }
-
 // spinWait is the round-th wait for a decision that holds a record
 // without the shard's lock. Such holders keep a record for one decision,
 // so the first rounds spin, and later ones yield the processor in case the
@@ -252,7 +267,8 @@ func spinWait(round int) {
 	}
 }
 
-// contend makes b, whose shard's lock the caller holds, contended, and
+// contend makes b, whose shard's lock the caller holds, contended, with
+// its calm bits all set (the count of calm decisions starts again), and
 // waits until no decision holds it without the shard's lock (spinWait).
 // It reports whether b was uncontended.
 func (b bucket[T]) contend() (was bool) {
@@ -263,6 +279,9 @@ func (b bucket[T]) contend() (was bool) {
 		case v&uncontended != 0:
 			was = w.CompareAndSwap(v, v&^uncontended) || was
 		case v&unlocked != 0:
+			// Contended and free: only holders of the shard's lock
+			// change the word now.
+			w.Store(v | calmBits)
 			return was
 		default:
 			spinWait(i)
@@ -270,15 +289,32 @@ func (b bucket[T]) contend() (was bool) {
 	}
 }
 
+// calm counts a decision that found the shard's lock free, whose holder
+// the caller is, for b if it is contended, and reports whether b stays
+// so: until calmDecisions such decisions in a row (contend starts the
+// count again), after which the caller makes it uncontended
+// (lockUncontended).
+func (b bucket[T]) calm() bool {
+	w := b.word0()
+	v := w.Load()
+	if v&uncontended != 0 || v&calmBits == 0 {
+		return false
+	}
+	// Contended: no decision holds b without the shard's lock.
+	w.Store(v - 1<<calmShift)
+	return true
+}
+
 // lockUncontended locks b, whose shard's lock the caller holds without
-// having waited for it, and makes it uncontended again: the requests that
-// contended for it have gone. It waits while a decision without the
-// shard's lock holds b (spinWait), and reports whether b was contended.
+// having waited for it, and makes it uncontended again, its calm bits all
+// set: the requests that contended for it have gone. It waits while a
+// decision without the shard's lock holds b (spinWait), and reports
+// whether b was contended.
 func (b bucket[T]) lockUncontended() (was bool) {
 	w := b.word0()
 	for i := 0; ; i++ {
 		v := w.Load()
-		if v&unlocked != 0 && w.CompareAndSwap(v, (v|uncontended)&^unlocked) {
+		if v&unlocked != 0 && w.CompareAndSwap(v, (v|uncontended|calmBits)&^unlocked) {
 			return v&uncontended == 0
 		}
 		spinWait(i)

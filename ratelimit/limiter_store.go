@@ -168,29 +168,35 @@ func (s *shards[T]) sweep(l *Limiter, t uint64) int {
 // (madvise; medians of 12 alternating runs 56.2 against 58.2 ns);
 // prefetching the index entry, or the record, before reading the clock
 // (paired ratios 1.05 and 1.00 over 14 pairs); unlocking with a plain
-// store instead of the atomic Or (amd64 assembly: SingleKey 45.0 to 41.0
-// ns, Keys100kParallel 1.01 over 20 pairs; tried again on 2026-11-25 as
-// a byte store, the uncontended flag moved to the next byte, SingleKey
-// went from a median of 47.2 to 43.9 ns over 7 alternating runs, but
-// HotKeyParallel from 62-67 to 74-102 ns, where two processors take one
-// key's record in turns, even with the plain store on this fast path
-// alone; with PAUSE in spinWait 102-112, with a waiting decision clearing
-// the uncontended flag so that the holder's next decision queues behind
-// it 68-78); 64-byte records, one line each (two-byte counters against
-// four-byte ones: 1.04 over 10 pairs); the shard's lock and what follows
-// it moved out of allow into a function of its own (SingleKey medians
-// 48.6 and 48.6 ns over 7 alternating runs).
+// store instead of the atomic Or (amd64 assembly: Keys100kParallel 1.01
+// over 20 pairs; kept later for one key, see below); 64-byte records, one
+// line each (two-byte counters against four-byte ones: 1.04 over 10
+// pairs). What would remove a miss is the record found without the index
+// (records in the hash table itself), which costs the table's empty slots
+// in memory per key.
 //
-// On one key (SingleKey, 48-50 ns a decision on 2026-11-25), the clock
-// read (time.Since, as Allow reads it) took 23.5 ns alone and a
-// compare-and-swap with an atomic And 15.8 ns (a micro-benchmark the same
-// hour): the lock and unlock and the clock are four fifths of a decision.
-// What would remove a miss is the record found without the index (records
-// in the hash table itself), which costs the table's empty slots in
-// memory per key.
+// On one key (SingleKey, about 49 ns a decision on 2026-11-25, on a
+// 2-vCPU Intel Xeon VM), knocking parts out of a copy gave, as medians of
+// 5 alternating runs: without the clock read 23.5 ns (the read is over
+// half of it), without the record's lock and unlock 40.3, with the unlock
+// a plain store 44.4, without update 45.0. The plain store (unlock, on
+// amd64) is what was kept: a byte store, the flags others change moved
+// out of the lock's byte. Alone it took HotKeyParallel, where two
+// processors take one key's record in turns, from 62-77 to 74-120 ns, the
+// key going back and forth between decisions with and without the shard's
+// lock (neither PAUSE in spinWait, 102-112, nor a waiting decision
+// clearing the uncontended flag, 68-78, helped); a contended record that
+// stays so for calmDecisions (63) decisions (see bucket) took it to
+// 55-63 (with 7, to 84-94).
+// Kept together, 7 alternating runs at 01:30: SingleKey 45.7-47.8 ns
+// (median 46.3) against 47.7-51.5 (48.7), sethvargo's time over
+// acctapi's 1.45-1.53 (median 1.51) against 1.38-1.47 (1.42);
+// HotKeyParallel 59-76 (64.4) against 62-77 (66.9). Splitting the shard's
+// lock and what follows it out of allow into a function of its own
+// changed nothing (SingleKey medians 48.6 and 48.6 over 7 runs).
 //
-// Measured later the same day with the two limiters taken in turns
-// within one process (as ratelimit/bench's Keys100kPaired does; an A/A
+// Measured on the evening of 2026-11-24 with the two limiters taken in
+// turns within one process (as ratelimit/bench's Keys100kPaired does; an A/A
 // run gave 0.996, quartiles 0.97 and 1.04), by knocking parts out of a
 // copy: without the record (no lock, no update) a decision took 0.25 of
 // its time, without update alone 0.81, without the clock read 0.78
@@ -239,6 +245,8 @@ func (sh *shard[T]) allowLocked(l *Limiter, k, t uint64, waited bool, id int32, 
 		if b.contend() {
 			sh.ids.setContended(k, id, true)
 		}
+		return b.update(l, t)
+	case ok && b.calm():
 		return b.update(l, t)
 	case ok:
 		if b.lockUncontended() {

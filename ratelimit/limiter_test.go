@@ -1043,6 +1043,41 @@ func TestConcurrentUse(t *testing.T) {
 	}
 }
 
+// TestHotKeyCountsEvery takes one key from several goroutines at once, so
+// that decisions take its record in turns, with and without the shard's
+// lock, and the record goes between contended and uncontended: every
+// admission must be counted, none lost to a decision that read the record
+// before another's unlock (on amd64 a plain store; see unlock). Run
+// without the race detector too, which builds the atomic unlock instead.
+func TestHotKeyCountsEvery(t *testing.T) {
+	t.Parallel()
+	const (
+		capacity   = 1 << 20
+		goroutines = 8
+		each       = 20_000
+	)
+	l := mustLimiter(t, capacity, time.Hour)
+	var wg sync.WaitGroup
+	var rejected atomic.Int64
+	for g := range goroutines {
+		wg.Go(func() {
+			for i := range each {
+				if !l.AllowAt("hot", at(time.Duration(i*goroutines+g)*time.Microsecond)).Allowed {
+					rejected.Add(1)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if n := rejected.Load(); n != 0 {
+		t.Fatalf("%d of %d requests rejected, capacity %d", n, goroutines*each, capacity)
+	}
+	d := l.AllowAt("hot", at(time.Second))
+	if want := int64(capacity - goroutines*each - 1); d.Remaining != want {
+		t.Fatalf("after %d admissions and one more: %d remaining, want %d", goroutines*each, d.Remaining, want)
+	}
+}
+
 // TestConcurrentSlidingWindows hammers a few keys from several goroutines
 // while time moves on across many windows, with Sweep running alongside:
 // per key, never more than capacity admitted in any window, and the
@@ -1161,8 +1196,10 @@ func TestConcurrentLookupsWhileReclaiming(t *testing.T) {
 // shard's lock would, and checks that a decision that waited for the
 // shard's lock meanwhile waits for the record and makes the bucket
 // contended (in the record and its index entry); that a contended bucket
-// counts every admission; that a decision that did not wait makes it
-// uncontended again; and that a contended bucket is swept when idle.
+// counts every admission; that calmDecisions decisions in a row that did
+// not wait keep it contended, a decision that waited starting the count
+// again, and the next makes it uncontended again; and that a contended
+// bucket is swept when idle.
 func TestContendedBucket(t *testing.T) {
 	t.Parallel()
 	l := mustLimiter(t, 4, time.Minute)
@@ -1230,12 +1267,30 @@ func TestContendedBucket(t *testing.T) {
 	if d := waitedDecision(at(2 * time.Second)); !d.Allowed || d.Remaining != 1 || !contended() {
 		t.Fatalf("third request: %+v, contended %v; want admitted with 1 remaining, contended", d, contended())
 	}
-	// A decision that finds the shard's lock free: the contention is over.
-	if d := l.AllowAt("k", at(3*time.Second)); !d.Allowed || d.Remaining != 0 || contended() {
-		t.Fatalf("fourth request: %+v, contended %v; want admitted with 0 remaining, uncontended", d, contended())
+	// Decisions that find the shard's lock free: the bucket stays
+	// contended for calmDecisions of them in a row (a decision that
+	// waited starts the count again), and the next makes it uncontended.
+	calmRun := func(n int, now time.Time) {
+		t.Helper()
+		for i := range n {
+			if d := l.AllowAt("k", now); d.Allowed || !contended() {
+				t.Fatalf("calm decision %d of %d: %+v, contended %v; want rejected, contended", i+1, n, d, contended())
+			}
+		}
 	}
-	if d := l.AllowAt("k", at(4*time.Second)); d.Allowed {
-		t.Fatalf("fifth request admitted: %+v", d)
+	if d := l.AllowAt("k", at(3*time.Second)); !d.Allowed || d.Remaining != 0 || !contended() {
+		t.Fatalf("fourth request: %+v, contended %v; want admitted with 0 remaining, contended", d, contended())
+	}
+	calmRun(10, at(3*time.Second))
+	if d := waitedDecision(at(4 * time.Second)); d.Allowed || !contended() {
+		t.Fatalf("decision that waited: %+v, contended %v; want rejected, contended", d, contended())
+	}
+	calmRun(calmDecisions, at(4*time.Second))
+	if d := l.AllowAt("k", at(4*time.Second)); d.Allowed || contended() {
+		t.Fatalf("decision after %d calm ones in a row: %+v, contended %v; want rejected, uncontended", calmDecisions, d, contended())
+	}
+	if _, _, w, ok := sh.find(k, true); !ok || w != k {
+		t.Fatalf("after the contention: the lookup without the lock found k %v, word %#x; want found, word %#x", ok, w, k)
 	}
 	waitedDecision(at(5 * time.Second)) // rejected, and contended again
 	if !contended() {
@@ -1263,7 +1318,7 @@ func TestContendedEntryHidesNoOtherKey(t *testing.T) {
 	s := *l.t.(*shards[uint8])
 	sh := &s[0]
 	now := l.since(at(0))
-	const home = 5 << 6
+	const home = 5 << 9
 	hA := uint64(0xAB)<<56 | 1<<40 | home
 	hB := uint64(0xAB)<<56 | 2<<40 | home // A's tag and home, after A
 	for _, h := range []uint64{hA, hB} {
