@@ -206,13 +206,16 @@ type bucket[T counter] struct{ p, r unsafe.Pointer }
 // entry), and from then on the shard's lock guards the record, once a
 // decision that locked the record alone before has unlocked it; decisions
 // for the key go to the shard's lock, whose waiting suits a key that
-// requests contend for. After calmDecisions decisions in a row that found
-// the shard's lock free, the next makes the record uncontended again (see
-// shards.allowLocked): a key whose requests stopped contending for it
-// returns to decisions without the shard's lock, and one that two
-// processors take in turns stays with the lock rather than go back and
-// forth. The calm bits count those decisions down while the record is
-// contended, and are all set otherwise.
+// requests contend for. After calmDecisions decisions that found the
+// shard's lock free since it became contended, the next makes the record
+// uncontended again (see shards.allowLocked): a key whose requests
+// stopped contending for it returns to decisions without the shard's
+// lock, and one that two processors take in turns stays with the lock for
+// a while rather than go back and forth at once. The calm bits count
+// those decisions down while the record is contended, and are all set
+// otherwise. (Decisions that waited do not start the count again: whether
+// a decision waits depends on every key of the shard, and a quiet key
+// beside a busy one would stay with the shard's lock.)
 //
 // The first word's low nine bits are these flags, and the hash's own bits
 // above them: bits 0 to 5 are redundant with 64 shards, whose records
@@ -220,10 +223,14 @@ type bucket[T counter] struct{ p, r unsafe.Pointer }
 // hashes differ only in bits 6 to 8 (with one shard, 0 to 8) share a
 // bucket, as keys whose 64-bit hashes collide would.
 //
-// Only atomic operations touch the first word, but for unlock, which on
-// amd64 is a plain store to the word's first byte (see unlock_amd64.go):
-// while a record is held, only its holder writes that byte, and the one
-// flag others change then, uncontended, lies in the next. (The calm bits
+// A key's word has its first byte all ones (flags and calm bits set), and
+// a held record's is 0xFE: unlocked is the only flag of that byte that
+// changes while the record is uncontended. Only atomic operations touch
+// the first word, but for unlock, which on amd64 is a plain store of 0xFF
+// to the word's first byte (see unlock_amd64.go): while a record is held,
+// only its holder changes that byte (another decision's failed
+// compare-and-swap writes the word back unchanged), and the one flag
+// others change then, uncontended, lies in the next. (The calm bits
 // change only under the shard's lock while the record is contended, when
 // no decision holds it without that lock.) The rest of a record is read
 // and written by whoever holds its lock, or, while it is free, contended
@@ -236,9 +243,9 @@ const (
 	uncontended  = 1 << 8                                // not in unlocked's byte (see unlock)
 	keyBits      = unlocked | 2 | calmBits | uncontended // 2 keeps a held word non-zero
 	identityBits = unlocked | calmBits | uncontended
-	// calmDecisions is how many decisions in a row that find the shard's
-	// lock free a contended record takes before the next makes it
-	// uncontended (see calm).
+	// calmDecisions is how many decisions that find the shard's lock
+	// free a contended record takes before the next makes it uncontended
+	// (see calm).
 	calmDecisions = calmBits >> calmShift
 )
 
@@ -267,10 +274,10 @@ func spinWait(round int) {
 	}
 }
 
-// contend makes b, whose shard's lock the caller holds, contended, with
-// its calm bits all set (the count of calm decisions starts again), and
-// waits until no decision holds it without the shard's lock (spinWait).
-// It reports whether b was uncontended.
+// contend makes b, whose shard's lock the caller holds, contended (its
+// calm bits all set, as they are while it is uncontended), and waits until
+// no decision holds it without the shard's lock (spinWait). It reports
+// whether b was uncontended.
 func (b bucket[T]) contend() (was bool) {
 	w := b.word0()
 	for i := 0; ; i++ {
@@ -279,9 +286,6 @@ func (b bucket[T]) contend() (was bool) {
 		case v&uncontended != 0:
 			was = w.CompareAndSwap(v, v&^uncontended) || was
 		case v&unlocked != 0:
-			// Contended and free: only holders of the shard's lock
-			// change the word now.
-			w.Store(v | calmBits)
 			return was
 		default:
 			spinWait(i)
@@ -291,9 +295,8 @@ func (b bucket[T]) contend() (was bool) {
 
 // calm counts a decision that found the shard's lock free, whose holder
 // the caller is, for b if it is contended, and reports whether b stays
-// so: until calmDecisions such decisions in a row (contend starts the
-// count again), after which the caller makes it uncontended
-// (lockUncontended).
+// so: for calmDecisions such decisions after contend, after which the
+// caller makes it uncontended (lockUncontended).
 func (b bucket[T]) calm() bool {
 	w := b.word0()
 	v := w.Load()

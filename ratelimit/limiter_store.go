@@ -183,17 +183,17 @@ func (s *shards[T]) sweep(l *Limiter, t uint64) int {
 // amd64) is what was kept: a byte store, the flags others change moved
 // out of the lock's byte. Alone it took HotKeyParallel, where two
 // processors take one key's record in turns, from 62-77 to 74-120 ns, the
-// key going back and forth between decisions with and without the shard's
-// lock (neither PAUSE in spinWait, 102-112, nor a waiting decision
-// clearing the uncontended flag, 68-78, helped); a contended record that
-// stays so for calmDecisions (63) decisions (see bucket) took it to
-// 55-63 (with 7, to 84-94).
-// Kept together, 7 alternating runs at 01:30: SingleKey 45.7-47.8 ns
-// (median 46.3) against 47.7-51.5 (48.7), sethvargo's time over
-// acctapi's 1.45-1.53 (median 1.51) against 1.38-1.47 (1.42);
-// HotKeyParallel 59-76 (64.4) against 62-77 (66.9). Splitting the shard's
-// lock and what follows it out of allow into a function of its own
-// changed nothing (SingleKey medians 48.6 and 48.6 over 7 runs).
+// key going back and forth between decisions with and without the
+// shard's lock (neither PAUSE in spinWait, 102-112, nor a waiting
+// decision clearing the uncontended flag, 68-78, helped); with a
+// contended record staying so for calmDecisions (63) decisions (see
+// bucket) it took 65-71 against 58-69 (medians 69.5 and 66.2 over 7
+// alternating runs at 01:43; with 7 decisions, 84-94). Kept, 7
+// alternating runs at 01:41: SingleKey 46.1-48.5 ns (median 48.1)
+// against 50.0-52.5 (50.5), sethvargo's time over acctapi's 1.47-1.54
+// (median 1.51) against 1.39-1.43 (1.41). Splitting the shard's lock and
+// what follows it out of allow into a function of its own changed
+// nothing (SingleKey medians 48.6 and 48.6 over 7 runs).
 //
 // Measured on the evening of 2026-11-24 with the two limiters taken in
 // turns within one process (as ratelimit/bench's Keys100kPaired does; an A/A
@@ -233,7 +233,8 @@ func (s *shards[T]) allow(l *Limiter, h uint64, t uint64) Decision {
 // if ok).
 //
 // Under the shard's lock, a record that holds k is k's bucket, and stays
-// so. A decision that waited makes the bucket contended, one that did not
+// so. A decision that waited makes the bucket contended; one that did not
+// counts for a contended bucket (calm), and after calmDecisions of them
 // makes it uncontended again: a key whose requests stopped contending for
 // it returns to decisions without the shard's lock.
 func (sh *shard[T]) allowLocked(l *Limiter, k, t uint64, waited bool, id int32, b bucket[T], ok bool) Decision {

@@ -5,5 +5,5 @@
 // func setUnlocked(p unsafe.Pointer)
 TEXT ·setUnlocked(SB), NOSPLIT, $0-8
 	MOVQ p+0(FP), AX
-	ORB  $1, (AX)
+	MOVB $0xFF, (AX)
 	RET
