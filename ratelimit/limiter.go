@@ -88,7 +88,8 @@ type Decision struct {
 // for one key are made one at a time. Decisions for keys that have
 // buckets share no lock, except while requests contend for a key: its
 // decisions then wait on a lock shared with a 64th of the keys (all keys
-// below 4,096 buckets), as do decisions that create buckets. The zero
+// below 4,096 buckets), until 63 of them have found that lock free, as do
+// decisions that create buckets. The zero
 // value is not usable; create one with [NewLimiter].
 type Limiter struct {
 	capacity  int64
