@@ -147,4 +147,9 @@
 // [Result] as [CodeStoreFailed]. Each rate-limit action of a [Policy]
 // keeps its own buckets in the store, as in process, even when two share
 // a name (see [Bucket]). This package imports no Redis code.
+//
+// On amd64 the [Limiter] releases a bucket's lock with a few lines of
+// assembly (a plain store, cheaper than an atomic instruction); the
+// purego build tag, or the race detector, builds the portable atomic
+// version instead.
 package ratelimit

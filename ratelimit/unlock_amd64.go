@@ -1,4 +1,4 @@
-//go:build amd64 && !race
+//go:build amd64 && !race && !purego
 
 package ratelimit
 
@@ -9,8 +9,9 @@ import "unsafe"
 //
 // On amd64 it stores 0xFF, the first byte of the word with the unlocked
 // bit set (see bucket), with a plain store, where other architectures,
-// and builds with the race detector (which sees only atomic operations as
-// synchronising), use an atomic Or (unlock_other.go). That is enough here:
+// builds with the race detector (which sees only atomic operations as
+// synchronising) and builds with the purego tag (no assembly) use an
+// atomic Or (unlock_other.go). That is enough here:
 // amd64 keeps stores in order and never lets a load pass a later store,
 // so whoever next locks the record sees everything its holder did; the
 // call to assembly keeps the compiler from moving the holder's reads and
