@@ -88,8 +88,9 @@ type Decision struct {
 // for one key are made one at a time. Decisions for keys that have
 // buckets share no lock, except while requests contend for a key: its
 // decisions then wait on a lock shared with a 64th of the keys (all keys
-// below 4,096 buckets), until 63 of them have found that lock free, as do
-// decisions that create buckets. The zero
+// below 4,096 buckets), as do decisions that create buckets; once 63 of
+// its decisions have found that lock free, the key goes back to deciding
+// without it. The zero
 // value is not usable; create one with [NewLimiter].
 type Limiter struct {
 	capacity  int64
@@ -265,8 +266,9 @@ func (l *Limiter) Window() time.Duration { return l.window }
 
 // Allow is AllowAt(key, time.Now()), with half the cost of reading the
 // clock: it reads only the monotonic clock (time.Now reads the wall clock
-// too, which the limiter does not use; on ratelimit/bench's machine
-// time.Now took 44 ns and the monotonic read 24).
+// too, which the limiter does not use): time.Now took 44 ns and the
+// monotonic read 24 on a 2-vCPU AMD EPYC VM (2026-11-24), 41.4 and 23.5
+// on a 2-vCPU Intel Xeon VM (2026-11-25).
 func (l *Limiter) Allow(key string) Decision {
 	if l.shared != nil {
 		return l.allowShared(key, time.Now())

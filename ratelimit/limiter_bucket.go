@@ -217,20 +217,19 @@ type bucket[T counter] struct{ p, r unsafe.Pointer }
 // a decision waits depends on every key of the shard, and a quiet key
 // beside a busy one would stay with the shard's lock.)
 //
-// The first word's low nine bits are these flags, and the hash's own bits
-// above them: bits 0 to 5 are redundant with 64 shards, whose records
-// share the hash's low six bits, and bits 6 to 8 are not. Keys whose
-// hashes differ only in bits 6 to 8 (with one shard, 0 to 8) share a
-// bucket, as keys whose 64-bit hashes collide would.
+// The word's low nine bits hold these flags in place of the hash's bits 0
+// to 8. Bits 0 to 5 are shared anyway by the records of one shard (with
+// 64 shards); bits 6 to 8 are lost, so keys whose hashes differ only there
+// (with one shard, only in bits 0 to 8) share a bucket, as keys whose
+// hashes collide would.
 //
-// A key's word has its first byte all ones (flags and calm bits set), and
-// a held record's is 0xFE: unlocked is the only flag of that byte that
-// changes while the record is uncontended. Only atomic operations touch
-// the first word, but for unlock, which on amd64 is a plain store of 0xFF
+// An unlocked, uncontended record's first byte is 0xFF (flags and calm
+// bits set); a held record's is always 0xFE. Only atomic operations touch
+// the first word, except unlock, which on amd64 is a plain store of 0xFF
 // to the word's first byte (see unlock_amd64.go): while a record is held,
 // only its holder changes that byte (another decision's failed
 // compare-and-swap writes the word back unchanged), and the one flag
-// others change then, uncontended, lies in the next. (The calm bits
+// others change then, uncontended, lies in the next byte (bit 8). (The calm bits
 // change only under the shard's lock while the record is contended, when
 // no decision holds it without that lock.) The rest of a record is read
 // and written by whoever holds its lock, or, while it is free, contended
@@ -274,10 +273,11 @@ func spinWait(round int) {
 	}
 }
 
-// contend makes b, whose shard's lock the caller holds, contended (its
-// calm bits all set, as they are while it is uncontended), and waits until
-// no decision holds it without the shard's lock (spinWait). It reports
-// whether b was uncontended.
+// contend makes b, whose shard's lock the caller holds, contended, and
+// waits until no decision holds it without the shard's lock (spinWait).
+// It reports whether b was uncontended. (A record that was uncontended has
+// its calm bits all set, so its count starts at calmDecisions; a contended
+// one keeps its count.)
 func (b bucket[T]) contend() (was bool) {
 	w := b.word0()
 	for i := 0; ; i++ {
@@ -293,10 +293,10 @@ func (b bucket[T]) contend() (was bool) {
 	}
 }
 
-// calm counts a decision that found the shard's lock free, whose holder
-// the caller is, for b if it is contended, and reports whether b stays
-// so: for calmDecisions such decisions after contend, after which the
-// caller makes it uncontended (lockUncontended).
+// calm is called by a decision that holds the shard's lock and did not
+// wait for it. If b is contended and its count is not spent, it counts one
+// down and reports true (b stays contended); otherwise it reports false,
+// and the caller makes b uncontended (lockUncontended).
 func (b bucket[T]) calm() bool {
 	w := b.word0()
 	v := w.Load()

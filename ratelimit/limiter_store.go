@@ -177,7 +177,7 @@ func (s *shards[T]) sweep(l *Limiter, t uint64) int {
 //
 // On one key (SingleKey, about 49 ns a decision on 2026-11-25, on a
 // 2-vCPU Intel Xeon VM), knocking parts out of a copy gave, as medians of
-// 5 alternating runs: without the clock read 23.5 ns (the read is over
+// 5 alternating runs: without the clock read 23.5 ns (the read is about
 // half of it), without the record's lock and unlock 40.3, with the unlock
 // a plain store 44.4, without update 45.0. The plain store (unlock, on
 // amd64) is what was kept: a byte store, the flags others change moved
@@ -187,8 +187,8 @@ func (s *shards[T]) sweep(l *Limiter, t uint64) int {
 // shard's lock (neither PAUSE in spinWait, 102-112, nor a waiting
 // decision clearing the uncontended flag, 68-78, helped); with a
 // contended record staying so for calmDecisions (63) decisions (see
-// bucket) it took 65-71 against 58-69 (medians 69.5 and 66.2 over 7
-// alternating runs at 01:43; with 7 decisions, 84-94). Kept, 7
+// bucket) it took 65.5-71.5 against 57.6-69.2 (medians 69.5 and 66.2 over
+// 7 alternating runs at 01:43; with 7 decisions, 84-94). Kept, 7
 // alternating runs at 01:41: SingleKey 46.1-48.5 ns (median 48.1)
 // against 50.0-52.5 (50.5), sethvargo's time over acctapi's 1.47-1.54
 // (median 1.51) against 1.39-1.43 (1.41). Splitting the shard's lock and
