@@ -62,6 +62,7 @@ type Result struct {
 // one with [NewLimit].
 type Limit struct {
 	cfg      Config
+	id       string // the name the decision hook and a store see (see Policy.nameStoreBuckets)
 	enforce  bool
 	limiter  *Limiter
 	keys     []keyProgram
@@ -119,6 +120,7 @@ func newLimit(cfg Config, o options) (*Limit, error) {
 	lim := newLimiter(cfg.Capacity, window, o.maxBuckets, store)
 	l := &Limit{
 		cfg:      cfg,
+		id:       cfg.Name,
 		enforce:  cfg.Enforced(),
 		limiter:  lim,
 		keys:     keys,
@@ -181,7 +183,7 @@ func (l *Limit) EvaluateAt(r *http.Request, now time.Time) Result {
 func (l *Limit) evaluate(a *activation, now time.Time) Result {
 	res := l.decide(a, now)
 	if l.hook != nil {
-		l.hook(a.r, l.cfg.Name, res)
+		l.hook(a.r, l.id, res)
 	}
 	return res
 }

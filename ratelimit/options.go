@@ -147,12 +147,16 @@ func WithClock(now func() time.Time) LimitOption {
 }
 
 // WithDecisionHook makes every evaluation of a rate-limit action call fn
-// with the request, the action's name (its config's name) and the
-// [Result], after the bucket is updated and before any response is
+// with the request, the action's name and the [Result], after the bucket
+// is updated and before any response is
 // written; with enforce: false too, so it suits counting decisions for
-// metrics. fn runs on the request's goroutine, so it must be safe for
-// concurrent use and should be quick. [NewPolicy] refuses it for a
-// policy with no rate-limit action, where it would do nothing.
+// metrics. The name is the action's config name, and for the second and
+// later rate-limit actions of a [Policy] with the same name, that name and
+// " #2", " #3" and so on, as in [Bucket]'s Limit: each action's
+// decisions are told apart. fn runs on the request's goroutine, so it
+// must be safe for concurrent use and should be quick. [NewPolicy]
+// refuses it for a policy with no rate-limit action, where it would do
+// nothing.
 func WithDecisionHook(fn func(r *http.Request, name string, res Result)) LimitOption {
 	return funcOption("WithDecisionHook", fn, func(o *options, fn func(*http.Request, string, Result)) { o.hook = fn })
 }

@@ -299,12 +299,13 @@ func unusedOptions(opts []PolicyOption) []error {
 	return errs
 }
 
-// nameStoreBuckets names each rate-limit action's buckets in a store
-// (Bucket.Limit) apart from every other action's, as they are apart in
-// process: by the action's name, or, for the second and later actions
-// sharing a name, by the name and " #2", " #3", ... (the first such that
-// no action has as its name). The names depend on the document alone, so
-// every process running the policy shares each action's buckets.
+// nameStoreBuckets names each rate-limit action apart from every other,
+// for its buckets in a store (Bucket.Limit), which are then apart as they
+// are in process, and for the decision hook: by the action's name, or, for
+// the second and later actions sharing a name, by the name and " #2",
+// " #3", ... (the first such that no action has as its name). The names
+// depend on the document alone, so every process running the policy
+// shares each action's buckets.
 func (p *Policy) nameStoreBuckets() {
 	var limits []*Limit
 	names := map[string]bool{}
@@ -325,6 +326,7 @@ func (p *Policy) nameStoreBuckets() {
 			}
 		}
 		used[id] = true
+		l.id = id
 		if s := l.limiter.shared; s != nil {
 			s.limit = id
 		}

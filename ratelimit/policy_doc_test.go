@@ -219,11 +219,14 @@ func TestResultFromContext(t *testing.T) {
 }
 
 // TestDecisionHook checks that the hook sees every evaluation, enforced or
-// not, with the action's name.
+// not, with the action's name, and that two actions of one name are told
+// apart (the second's name ends in " #2", as in a store's Bucket.Limit).
 func TestDecisionHook(t *testing.T) {
 	t.Parallel()
 	const doc = softLimitPolicy + `      - type: rate-limit
         config: {name: hard, algorithm: sliding_window, capacity: 2, rate: 60s, bucket_key: [req.host]}
+      - type: rate-limit
+        config: {name: soft, enforce: false, algorithm: sliding_window, capacity: 3, rate: 60s, bucket_key: [req.host]}
 `
 	var mu sync.Mutex
 	counts := map[string]int{}
@@ -237,7 +240,9 @@ func TestDecisionHook(t *testing.T) {
 	for range 3 {
 		serve(h, newRequest("GET", "http://example.com/"))
 	}
-	want := map[string]int{"soft limited=no": 1, "soft limited=yes": 2, "hard limited=no": 2, "hard limited=yes": 1}
+	// The third request is limited by hard, so the second soft does not
+	// see it.
+	want := map[string]int{"soft limited=no": 1, "soft limited=yes": 2, "hard limited=no": 2, "hard limited=yes": 1, "soft #2 limited=no": 2}
 	if diff := cmp.Diff(want, counts); diff != "" {
 		t.Errorf("decisions (-want +got):\n%s", diff)
 	}
