@@ -113,14 +113,12 @@ func newLimit(cfg Config, o options) (*Limit, error) {
 	cfg = cfg.clone()
 	store := o.store
 	if store != nil {
-		s := *store
-		s.limit = cfg.Name
+		s := *store // each limit names its own buckets (setID)
 		store = &s
 	}
 	lim := newLimiter(cfg.Capacity, window, o.maxBuckets, store)
 	l := &Limit{
 		cfg:      cfg,
-		id:       cfg.Name,
 		enforce:  cfg.Enforced(),
 		limiter:  lim,
 		keys:     keys,
@@ -130,7 +128,18 @@ func newLimit(cfg Config, o options) (*Limit, error) {
 		prov:     &o.providers,
 	}
 	l.pool.New = func() any { return new(activation) }
+	l.setID(cfg.Name)
 	return l, nil
+}
+
+// setID sets the name the decision hook and a store (Bucket.Limit) see
+// for l: its config's name, unless a Policy names it apart (see
+// Policy.nameStoreBuckets).
+func (l *Limit) setID(id string) {
+	l.id = id
+	if s := l.limiter.shared; s != nil {
+		s.limit = id
+	}
 }
 
 // Config returns a copy of the configuration l was built from: changing

@@ -437,6 +437,18 @@ func (l *Limiter) gridTime(q uint64) uint64 {
 	return q * l.gridNs
 }
 
+// gridUp rounds t, whose grid index is q, up to the grid, as a group's
+// time is stored (a group never leaves the window early; sub says by how
+// much it was rounded): it returns the index and its time.
+func (l *Limiter) gridUp(q, t uint64) (uint64, uint64) {
+	gt := l.gridTime(q)
+	if gt < t {
+		q++
+		gt = l.gridTime(q)
+	}
+	return q, gt
+}
+
 // groupTime returns the time, in ns since the epoch, of a group stored as
 // grid index v, given q, the grid index of a time no earlier than the
 // group's latest admission and less than two windows after it. (A stored
@@ -603,12 +615,7 @@ func (b bucket[T]) updateAll(l *Limiter, t uint64) Decision {
 			// update admitted at last: set the newest group's grid time,
 			// rounded up, and sub, as for any admission (see addGroup).
 			newest = last
-			ql := l.grid(last)
-			gt := l.gridTime(ql)
-			if gt < last {
-				ql++
-				gt = l.gridTime(ql)
-			}
+			ql, gt := l.gridUp(l.grid(last), last)
 			b.setSub(gt - last)
 			times[ni] = uint16(ql)
 		} else {
@@ -750,13 +757,8 @@ func (b bucket[T]) addGroup(l *Limiter, t, q uint64, same bool, counted int64) {
 		*b.grouped()++
 		return
 	}
-	// Round up: a group never leaves the window early; sub says by how
-	// much, so the newest group's time is exact.
-	gt := l.gridTime(q)
-	if gt < t {
-		q++
-		gt = l.gridTime(q)
-	}
+	// Rounded up; sub makes the newest group's time exact.
+	q, gt := l.gridUp(q, t)
 	tq := uint16(q)
 	b.setSub(gt - t)
 	switch {

@@ -326,10 +326,7 @@ func (p *Policy) nameStoreBuckets() {
 			}
 		}
 		used[id] = true
-		l.id = id
-		if s := l.limiter.shared; s != nil {
-			s.limit = id
-		}
+		l.setID(id)
 	}
 }
 
