@@ -1,6 +1,10 @@
 package ratelimit
 
-import "sync/atomic"
+import (
+	"math/bits"
+	"sync/atomic"
+	"unsafe"
+)
 
 // index maps key hashes to bucket ids in four bytes an entry: open
 // addressing with linear probing over the hash's own bits (they come from
@@ -18,15 +22,64 @@ import "sync/atomic"
 // deletion is moving back, or find an entry whose bucket has since been
 // reclaimed; it confirms what it finds against the bucket, and on a miss
 // asks again under the lock (see shards.allow).
+//
+// A generation of entries is published as one word: the address of its
+// first entry, aligned to 32 bytes, plus the base-2 logarithm of its size
+// in the five bits the alignment leaves free. A lookup then reaches its
+// entry with one load before it, where a pointer to a slice header and a
+// mask took two dependent ones (see shards.allow for what that saved).
 type index struct {
-	t atomic.Pointer[entries]
-	n int // entries in use; the writer's
+	t atomic.Pointer[byte] // the packed generation; nil when empty
+	n int                  // entries in use; the writer's
 }
 
-// entries is one generation of an index's entries.
+// entries is one generation of an index's entries, unpacked.
 type entries struct {
-	e    []atomic.Uint32
+	e    unsafe.Pointer // the first of mask+1 entries
 	mask uint64
+}
+
+// load returns the current generation, with mask+1 = 0 entries if none.
+func (x *index) load() entries {
+	p := unsafe.Pointer(x.t.Load())
+	if p == nil {
+		return entries{mask: ^uint64(0)}
+	}
+	lg := uintptr(p) & packBits
+	return entries{unsafe.Add(p, -int(lg)), 1<<lg - 1}
+}
+
+// packBits are the bits of a published generation's address that hold
+// the base-2 logarithm of its size: the entries are aligned to 32 bytes.
+const packBits = 31
+
+// newEntries returns an empty generation of size entries, a power of two
+// from 16, and its packed address.
+func newEntries(size int) (entries, *byte) {
+	// Go's allocator aligns blocks of a power of two bytes to at least 32
+	// bytes; should one not be, a block with room to align it is used
+	// instead (slack that would take a block of 8 KiB to the next size
+	// class, of 9 KiB, were it always added).
+	a := make([]atomic.Uint32, size)
+	if uintptr(unsafe.Pointer(&a[0]))&packBits != 0 {
+		a = make([]atomic.Uint32, size+packBits/4)
+	}
+	return packEntries(a, size)
+}
+
+// packEntries returns the generation of size entries (a power of two from
+// 16) that starts at a's first entry aligned to 32 bytes, and its packed
+// address, which points into a.
+func packEntries(a []atomic.Uint32, size int) (entries, *byte) {
+	p := unsafe.Pointer(&a[0])
+	p = unsafe.Add(p, -int(uintptr(p))&packBits)
+	lg := uintptr(bits.TrailingZeros(uint(size)))
+	return entries{p, uint64(size - 1)}, (*byte)(unsafe.Add(p, lg))
+}
+
+// at returns entry i, which must be at most mask.
+func (x entries) at(i uint64) *atomic.Uint32 {
+	return (*atomic.Uint32)(unsafe.Add(x.e, uintptr(i)*unsafe.Sizeof(atomic.Uint32{})))
 }
 
 // An entry: the tag in the top byte, then the contended flag (see
@@ -47,15 +100,10 @@ func tagOf(e uint32) uint32 { return e >> (idBits + 1) }
 // home returns h's preferred slot. The low six bits of h choose the shard,
 // and a record's first word keeps its lock and flags in bits 0 to 8 (see
 // bucket), so the slot uses the bits above them.
-func (x *entries) home(h uint64) uint64 { return (h >> 9) & x.mask }
+func (x entries) home(h uint64) uint64 { return (h >> 9) & x.mask }
 
 // size returns the number of slots, 0 for an empty index.
-func (x *index) size() int {
-	if t := x.t.Load(); t != nil {
-		return len(t.e)
-	}
-	return 0
-}
+func (x *index) size() int { return int(x.load().mask + 1) }
 
 // put adds h, which must not be present, with bucket id.
 func (x *index) put(h uint64, id int32, hashOf func(int32) uint64) {
@@ -67,45 +115,39 @@ func (x *index) put(h uint64, id int32, hashOf func(int32) uint64) {
 	if 8*(x.n+1) > 7*x.size() {
 		x.grow(hashOf)
 	}
-	x.t.Load().put(h, uint32(h>>tagShift)<<(idBits+1)|uint32(id+1))
+	x.load().put(h, uint32(h>>tagShift)<<(idBits+1)|uint32(id+1))
 	x.n++
 }
 
 // put adds entry e of hash h.
-func (x *entries) put(h uint64, e uint32) {
+func (x entries) put(h uint64, e uint32) {
 	i := x.home(h)
-	for x.e[i].Load() != 0 {
+	for x.at(i).Load() != 0 {
 		i = (i + 1) & x.mask
 	}
-	x.e[i].Store(e)
+	x.at(i).Store(e)
 }
 
 // grow publishes a table of twice the size holding the same entries.
 // Readers of the old one still find every key it held.
 func (x *index) grow(hashOf func(int32) uint64) {
-	old := x.t.Load()
-	size := 16
-	if old != nil {
-		size = 2 * len(old.e)
-	}
-	t := &entries{e: make([]atomic.Uint32, size), mask: uint64(size - 1)}
-	if old != nil {
-		for i := range old.e {
-			if e := old.e[i].Load(); e != 0 {
-				t.put(hashOf(int32(e&idMask)-1), e)
-			}
+	old := x.load()
+	t, packed := newEntries(max(16, 2*int(old.mask+1)))
+	for i := range old.mask + 1 {
+		if e := old.at(i).Load(); e != 0 {
+			t.put(hashOf(int32(e&idMask)-1), e)
 		}
 	}
-	x.t.Store(t)
+	x.t.Store(packed)
 }
 
 // setContended sets or clears the contended flag of the entry of bucket
 // id, of hash h.
 func (x *index) setContended(h uint64, id int32, on bool) {
-	t := x.t.Load()
+	t := x.load()
 	i := t.home(h)
-	for range t.e {
-		e := t.e[i].Load()
+	for range t.mask + 1 {
+		e := t.at(i).Load()
 		if e == 0 {
 			return
 		}
@@ -115,7 +157,7 @@ func (x *index) setContended(h uint64, id int32, on bool) {
 			} else {
 				e &^= contended
 			}
-			t.e[i].Store(e)
+			t.at(i).Store(e)
 			return
 		}
 		i = (i + 1) & t.mask
@@ -124,7 +166,7 @@ func (x *index) setContended(h uint64, id int32, on bool) {
 
 // at returns the bucket id in slot i, if any.
 func (x *index) at(i int) (int32, bool) {
-	e := x.t.Load().e[i].Load()
+	e := x.load().at(uint64(i)).Load()
 	return int32(e&idMask) - 1, e != 0
 }
 
@@ -133,16 +175,15 @@ func (x *index) at(i int) (int32, bool) {
 // A reader probing meanwhile may miss an entry moved back behind it; the
 // reader then asks again under the lock.
 func (x *index) deleteAt(i int, hashOf func(int32) uint64) {
-	t := x.t.Load()
-	e := t.e
+	t := x.load()
 	j := uint64(i)
 	for {
 		k := j
 		for {
 			k = (k + 1) & t.mask
-			ek := e[k].Load()
+			ek := t.at(k).Load()
 			if ek == 0 {
-				e[j].Store(0)
+				t.at(j).Store(0)
 				x.n--
 				return
 			}
@@ -152,7 +193,7 @@ func (x *index) deleteAt(i int, hashOf func(int32) uint64) {
 				break
 			}
 		}
-		e[j].Store(e[k].Load())
+		t.at(j).Store(t.at(k).Load())
 		j = k
 	}
 }

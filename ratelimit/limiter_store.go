@@ -195,6 +195,17 @@ func (s *shards[T]) sweep(l *Limiter, t uint64) int {
 // what follows it out of allow into a function of its own changed
 // nothing (SingleKey medians 48.6 and 48.6 over 7 runs).
 //
+// A lookup is a chain of dependent loads: the shard's index, the entry,
+// the chunk's address, the record. Publishing an index generation as one
+// word (see index), where a pointer to a slice header and a mask took two
+// dependent loads, took one from the chain: SingleKey 42.9-44.9 ns
+// (median 44.5) against 45.6-47.8 (46.7), sethvargo's time over acctapi's
+// 1.54-1.63 (1.57) against 1.50-1.55 (1.51), 7 alternating runs at 02:45
+// on 2026-11-25; Keys100kPaired 76.4-80.8 ns (median of 4 runs 77.5)
+// against 79.8-82.6 (80.8). Reaching the shard without loading the
+// shards' slice header (a pointer to the first of them) changed nothing:
+// SingleKey medians of 10 alternating runs 44.8 with it, 43.9 without.
+//
 // Measured on the evening of 2026-11-24 with the two limiters taken in
 // turns within one process (as ratelimit/bench's Keys100kPaired does; an A/A
 // run gave 0.996, quartiles 0.97 and 1.04), by knocking parts out of a
@@ -271,14 +282,11 @@ func (sh *shard[T]) allowLocked(l *Limiter, k, t uint64, waited bool, id int32, 
 // only the shard's lock may take it, and the search fails; if it is
 // another key's with the same tag, k's lies further on.
 func (sh *shard[T]) find(k uint64, fast bool) (int32, bucket[T], uint64, bool) {
-	x := sh.ids.t.Load()
-	if x == nil {
-		return 0, bucket[T]{}, 0, false
-	}
+	x := sh.ids.load()
 	tag := uint32(k >> tagShift)
 	i := x.home(k)
-	for range x.e {
-		e := x.e[i].Load()
+	for range x.mask + 1 {
+		e := x.at(i).Load()
 		if e == 0 {
 			break
 		}

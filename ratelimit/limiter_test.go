@@ -1218,9 +1218,9 @@ func TestContendedBucket(t *testing.T) {
 		if !ok {
 			t.Fatal("no record for k")
 		}
-		x := sh.ids.t.Load()
+		x := sh.ids.load()
 		for i := x.home(k); ; i = (i + 1) & x.mask {
-			if e := x.e[i].Load(); e&idMask == uint32(id+1) {
+			if e := x.at(i).Load(); e&idMask == uint32(id+1) {
 				return b, e
 			}
 		}
