@@ -56,23 +56,28 @@ const packBits = 31
 // newEntries returns an empty generation of size entries, a power of two
 // from 16, and its packed address.
 func newEntries(size int) (entries, *byte) {
-	// Go's allocator aligns blocks of a power of two bytes to at least 32
-	// bytes; should one not be, a block with room to align it is used
-	// instead (slack that would take a block of 8 KiB to the next size
-	// class, of 9 KiB, were it always added).
-	a := make([]atomic.Uint32, size)
-	if uintptr(unsafe.Pointer(&a[0]))&packBits != 0 {
-		a = make([]atomic.Uint32, size+packBits/4)
-	}
-	return packEntries(a, size)
+	return allocEntries(size, func(n int) []atomic.Uint32 { return make([]atomic.Uint32, n) })
 }
 
-// packEntries returns the generation of size entries (a power of two from
-// 16) that starts at a's first entry aligned to 32 bytes, and its packed
-// address, which points into a.
-func packEntries(a []atomic.Uint32, size int) (entries, *byte) {
+// allocEntries is newEntries with the memory from alloc, which returns n
+// zeroed entries; tests give it memory at every alignment.
+func allocEntries(size int, alloc func(n int) []atomic.Uint32) (entries, *byte) {
+	if size < 16 || size&(size-1) != 0 || uint64(size) > 1<<packBits {
+		panic("ratelimit: an index of a size that is not a power of two from 16")
+	}
+	// Go's allocator aligns blocks of a power of two bytes from 32 to at
+	// least 32 bytes (not so under GODEBUG=sbrk=1); should one not be, a
+	// block with room to align it is used instead (room that would take a
+	// block of 8 KiB to the next size class, of 9,472 bytes, were it
+	// always added).
+	a := alloc(size)
+	if uintptr(unsafe.Pointer(&a[0]))&packBits != 0 {
+		a = alloc(size + packBits/4)
+	}
+	// Aligned by slicing, so that too little room is caught.
+	off := (-int(uintptr(unsafe.Pointer(&a[0]))) & packBits) / int(unsafe.Sizeof(a[0]))
+	a = a[off : off+size : off+size]
 	p := unsafe.Pointer(&a[0])
-	p = unsafe.Add(p, -int(uintptr(p))&packBits)
 	lg := uintptr(bits.TrailingZeros(uint(size)))
 	return entries{p, uint64(size - 1)}, (*byte)(unsafe.Add(p, lg))
 }
@@ -164,19 +169,26 @@ func (x *index) setContended(h uint64, id int32, on bool) {
 	}
 }
 
-// at returns the bucket id in slot i, if any.
+// at returns the bucket id in slot i, if any; i must be below size().
 func (x *index) at(i int) (int32, bool) {
-	e := x.load().at(uint64(i)).Load()
+	t := x.load()
+	if uint64(i) > t.mask {
+		panic("ratelimit: index slot out of range")
+	}
+	e := t.at(uint64(i)).Load()
 	return int32(e&idMask) - 1, e != 0
 }
 
 // deleteAt empties slot i and shifts later entries of its probe run back,
 // so lookups never stop early. An entry from after i may move into i.
 // A reader probing meanwhile may miss an entry moved back behind it; the
-// reader then asks again under the lock.
+// reader then asks again under the lock. Slot i must be in use.
 func (x *index) deleteAt(i int, hashOf func(int32) uint64) {
 	t := x.load()
 	j := uint64(i)
+	if j > t.mask {
+		panic("ratelimit: index slot out of range")
+	}
 	for {
 		k := j
 		for {
