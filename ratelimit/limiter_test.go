@@ -1883,3 +1883,37 @@ func TestForgottenKeyInheritsOverflow(t *testing.T) {
 		t.Fatalf("a, forgotten while b's request is in the overflow bucket: %+v; want refused for 1s", d)
 	}
 }
+
+// TestAddGroupCollapses drives addGroup's safety net, which no traffic in
+// the tests reaches: groups that count twice the capacity (their
+// counters' bound) collapse into one group at the admission's time
+// holding what the admission was decided on, itself included, whether or
+// not the admission is at the latest one's instant.
+func TestAddGroupCollapses(t *testing.T) {
+	t.Parallel()
+	for _, same := range []bool{false, true} {
+		l := mustLimiter(t, 20, time.Minute) // a ring; one-byte counters
+		for i := range 4 {
+			l.AllowAt("k", at(time.Duration(i)*time.Second))
+		}
+		h := l.hash("k")
+		sh := &(*l.t.(*shards[uint8]))[h&l.shardMask]
+		_, b, _, ok := sh.find(h|keyBits, false)
+		if !ok || b.n() < 2 {
+			t.Fatalf("no record of several groups for k (%v)", ok)
+		}
+		*b.grouped() = 2 * 20
+		tn := l.since(at(3 * time.Second))
+		if !same {
+			tn = l.since(at(10 * time.Second))
+		}
+		*b.last() = tn // as updateAll sets it before addGroup
+		const counted = 5
+		b.addGroup(l, tn, l.grid(tn), same, counted)
+		q := l.grid(tn)
+		if b.head() != 0 || b.n() != 1 || *b.cur(0) != counted+1 || *b.grouped() != counted+1 || b.newest(l, q) != tn {
+			t.Fatalf("same %v: head %d, %d groups, newest counting %d of %d grouped, at %d; want 0, 1, %d of %d at %d",
+				same, b.head(), b.n(), *b.cur(0), *b.grouped(), b.newest(l, q), counted+1, counted+1, tn)
+		}
+	}
+}
