@@ -618,10 +618,6 @@ func compareCost(fn string, a, b uint64) uint64 {
 	return add(1, tenths(n))
 }
 
-// containsCost is the cost of a substring search, linear where CEL's is
-// the product of the sizes: Go's strings.Index compares at most 63 bytes
-// at a time with vector instructions for short substrings, and falls back
-// to Rabin-Karp, linear, for long ones after a few false starts.
 // inCost is what in charges for one list element of size elem, looking
 // for a value of size lhs: a comparison, taking every element to be at
 // least 10 bytes, so that when lhs is at most 10 bytes every element costs
@@ -631,6 +627,10 @@ func inCost(lhs, elem uint64) uint64 {
 	return compareCost(operators.Equals, lhs, max(elem, 10))
 }
 
+// containsCost is the cost of a substring search, linear where CEL's is
+// the product of the sizes: Go's strings.Index compares at most 63 bytes
+// at a time with vector instructions for short substrings, and falls back
+// to Rabin-Karp, linear, for long ones after a few false starts.
 func containsCost(s, sub uint64) uint64 { return add(1, tenths(add(s, sub))) }
 
 func unaryCost(fn string, n uint64) uint64 {
