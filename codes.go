@@ -41,7 +41,7 @@ const (
 	CodeRateLimited        = "ERR_NGROK_226"                 // 429: management API rate limit exceeded
 	CodeResourceLimit      = "ERR_ACCTAPI_RESOURCE_LIMIT"    // 409: the account stores as many resources as the server allows
 	CodeHeadersTooLarge    = "ERR_ACCTAPI_HEADERS_TOO_LARGE" // 431: request line and headers over the server's limit (acctfake's -max-header-bytes)
-	CodeMalformedRequest   = "ERR_ACCTAPI_MALFORMED_REQUEST" // 400, 501 or 505: acctfake could not read the request as HTTP/1.1 (a malformed request line, header or path escape)
+	CodeMalformedRequest   = "ERR_ACCTAPI_MALFORMED_REQUEST" // 400, 501 or 505: the request could not be read as HTTP/1.1 (a malformed request line, header or path escape; a Host that is not a host with an optional port)
 	CodeInternal           = "ERR_ACCTAPI_INTERNAL"          // 500: anything unexpected
 	CodeUnavailable        = "ERR_ACCTAPI_UNAVAILABLE"       // 503: service unavailable (fault injection, timeout, shutdown)
 )

@@ -407,10 +407,7 @@ func (res *resource[T, X, C, U]) listHandler(c *call, member string, filterField
 	if err != nil {
 		return 0, nil, err
 	}
-	for i := range items {
-		items[i] = res.render(c.base, items[i])
-	}
-	body, err := pageBody(c, member, p, items, ids, more)
+	body, err := pageBody(c, member, p, items, ids, more, func(v T) T { return res.render(c.base, v) })
 	if err != nil {
 		return 0, nil, err
 	}
@@ -426,14 +423,17 @@ func (res *resource[T, X, C, U]) listHandler(c *call, member string, filterField
 // answers, and which is more than a Client reads by default.)
 const MaxPageBytes = 8 << 20
 
-// pageBody is the body of a paged list response: items, rendered, whose
-// ids are ids, cut to MaxPageBytes, and the next page's uri when more
-// follow them or the page was cut.
-func pageBody[T any](c *call, member string, p listParams, items []T, ids []string, more bool) (map[string]any, error) {
+// pageBody is the body of a paged list response: items, rendered by render
+// one at a time as they are encoded (so that no more is rendered than the
+// page holds: an item's uris, up to 100 destination refs' of a
+// subscription, each repeat the base URL), whose ids are ids, cut to
+// MaxPageBytes, and the next page's uri when more follow them or the page
+// was cut.
+func pageBody[T any](c *call, member string, p listParams, items []T, ids []string, more bool, render func(T) T) (map[string]any, error) {
 	raw := make([]json.RawMessage, 0, len(items))
 	size := 0
 	for i := range items {
-		b, err := json.Marshal(items[i])
+		b, err := json.Marshal(render(items[i]))
 		if err != nil {
 			return nil, err
 		}

@@ -73,6 +73,16 @@ func (s *Server) baseURL(r *http.Request) string {
 	return scheme + "://" + host
 }
 
+// checkHost refuses a request whose Host header is not a host with an
+// optional port (see iox.ValidHost); one without a Host (HTTP/1.0) gets
+// the address its connection reached (see baseURL).
+func checkHost(r *http.Request) error {
+	if r.Host == "" || iox.ValidHost(r.Host) {
+		return nil
+	}
+	return errorf(http.StatusBadRequest, acctapi.CodeMalformedRequest, "%s", iox.HostMessage(r.Host))
+}
+
 // ServeHTTP serves one API request: authentication (before the body is
 // read), faults, version, routing, body checks, validation and the
 // operation. After Close it answers 503.
@@ -104,10 +114,20 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		r.Body = tracked
 	}
 	r = canonicalHeader(r)
-	c := &call{s: s, r: r, now: s.now(), base: s.baseURL(r), header: w.Header(), dialect: requestDialect(r.Header)}
+	// A malformed Host is answered first, as net/http answers a request
+	// it cannot read, open to no fault: no uri is made of it.
+	hostErr := checkHost(r)
+	base := inMemoryURL
+	if hostErr == nil {
+		base = s.baseURL(r)
+	}
+	c := &call{s: s, r: r, now: s.now(), base: base, header: w.Header(), dialect: requestDialect(r.Header)}
 	c.opID = s.operationID(r.Context(), c.now)
 	entry := Entry{Time: c.now, Method: r.Method, Path: r.URL.EscapedPath(), Query: r.URL.RawQuery, OperationID: c.opID}
-	authErr := guard(func() error { return s.authenticate(c) })
+	authErr := hostErr
+	if authErr == nil {
+		authErr = guard(func() error { return s.authenticate(c) })
+	}
 	versionErr := checkVersion(r.Header, c.dialect) // answered by serve, after the rate limit
 	var readErr error
 	switch {
@@ -124,7 +144,10 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	body := c.body // as it came, for the journal; checkBody may replace c.body
 
-	re := s.react(c)
+	var re reaction
+	if hostErr == nil {
+		re = s.react(c)
+	}
 	if authErr == nil && re.answer == nil && !re.drop && s.hasReactors() {
 		// A reactor may have delayed the request: serve it from the state
 		// as it is now, as if it had only now arrived, its key included.

@@ -947,3 +947,52 @@ func TestAnswerBeforeBodyWhole(t *testing.T) {
 		t.Errorf("in memory: %d, Connection %q; want 413 and no Connection header", resp.StatusCode, resp.Header.Get("Connection"))
 	}
 }
+
+// TestMalformedHost pins a review's finding: the Host header went into
+// every uri of an answer unchecked, so that one list of subscriptions,
+// each with 100 destination refs, allocated 672 MiB (the review's
+// measurement) to answer with a Host of 60 KB, and a Host such as "%zz" gave uris no client can parse. Such a
+// request is now a 400 ERR_ACCTAPI_MALFORMED_REQUEST, journaled, that no
+// fault answers instead and that reaches no operation.
+func TestMalformedHost(t *testing.T) {
+	t.Parallel()
+	srv, _ := start(t)
+	fired := 0
+	srv.React("", "/service_users", func(*http.Request) *fake.Fault {
+		fired++
+		return nil
+	})
+	for _, host := range []string{"%zz", "[::1", "a b", strings.Repeat("h", 60_000), "example.com:99999"} {
+		req := newRequest(t, srv, "POST", "/service_users", `{"name":"x"}`)
+		req.Header.Set("Authorization", "Bearer "+srv.APIKey())
+		req.Header.Set("Service-Version", "2")
+		req.Header.Set("Content-Type", "application/json")
+		req.Host = host
+		r := roundTrip(t, srv, req)
+		var e acctapi.Error
+		r.decode(t, &e)
+		if r.status != http.StatusBadRequest || e.ErrorCode != acctapi.CodeMalformedRequest || !strings.Contains(e.Msg, "Host") || len(r.body) > 1024 {
+			t.Errorf("Host %.20q: %d %.300s; want a short 400 %s naming the Host", host, r.status, r.body, acctapi.CodeMalformedRequest)
+		}
+		if j := srv.Journal(); j[len(j)-1].Status != http.StatusBadRequest || j[len(j)-1].RequestBody != "" {
+			t.Errorf("Host %.20q: journaled as %d with body %q; want 400 without its body", host, j[len(j)-1].Status, j[len(j)-1].RequestBody)
+		}
+	}
+	if fired != 0 {
+		t.Errorf("a reactor saw %d requests of a malformed Host", fired)
+	}
+	for u, err := range account.NewServiceUsers(srv.Client()).List(t.Context(), nil) {
+		t.Errorf("a service user created through a malformed Host: %+v, %v", u, err)
+	}
+	// A valid Host still makes the uris.
+	req := newRequest(t, srv, "GET", "/service_users", "")
+	req.Header.Set("Authorization", "Bearer "+srv.APIKey())
+	req.Header.Set("Service-Version", "2")
+	req.Host = "[2001:db8::1]:8443"
+	r := roundTrip(t, srv, req)
+	var list struct{ URI string }
+	r.decode(t, &list)
+	if r.status != http.StatusOK || list.URI != "http://[2001:db8::1]:8443/service_users" {
+		t.Errorf("an IPv6 Host: %d %.300s", r.status, r.body)
+	}
+}

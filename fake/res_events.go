@@ -125,7 +125,10 @@ func (s *Server) registerEvents() {
 		list: func(_ *op, _ *store.Txn, sub store.Row[events.Subscription, none], _ listParams) ([]events.Source, []string, bool, error) {
 			return append([]events.Source{}, sub.Value.Sources...), nil, false, nil
 		},
-		listBody: func(c *call, _ listParams, items []events.Source, _ []string, _ bool) (any, error) {
+		listBody: func(c *call, _ listParams, items []events.Source, _ []string, _ bool, render func(events.Source) events.Source) (any, error) {
+			for i := range items { // a subscription's sources: one of each type at most
+				items[i] = render(items[i])
+			}
 			return events.SourceList{Sources: items, URI: itemURI(c.base, kindSubscription, c.params.get("id")) + "/sources"}, nil
 		},
 		find: func(v events.Subscription, typ string) (events.Source, bool) {

@@ -221,8 +221,8 @@ func (s *Server) registerOperators() {
 				return ok, nil
 			})
 		},
-		listBody: func(c *call, p listParams, items []k8sop.Endpoint, ids []string, more bool) (any, error) {
-			return pageBody(c, "endpoints", p, items, ids, more)
+		listBody: func(c *call, p listParams, items []k8sop.Endpoint, ids []string, more bool, render func(k8sop.Endpoint) k8sop.Endpoint) (any, error) {
+			return pageBody(c, "endpoints", p, items, ids, more, render)
 		},
 		render: func(base, _ string, v k8sop.Endpoint) k8sop.Endpoint { return renderEndpoint(base, v) },
 	})

@@ -29,8 +29,8 @@ type subresource[P, PX, T, C, U any] struct {
 	// list returns a page of items (all of them when the list is not
 	// paged), their ids (nil when not paged), and whether more follow.
 	list func(o *op, tx *store.Txn, parent store.Row[P, PX], p listParams) (items []T, ids []string, more bool, err error)
-	// listBody is the list's response.
-	listBody func(c *call, p listParams, items []T, ids []string, more bool) (any, error)
+	// listBody is the list's response, of items that render renders.
+	listBody func(c *call, p listParams, items []T, ids []string, more bool, render func(T) T) (any, error)
 	// find returns the item key of a parent.
 	find func(parent P, key string) (T, bool)
 	// add adds the item a create request describes; it returns the
@@ -154,10 +154,7 @@ func (sub *subresource[P, PX, T, C, U]) listHandler(c *call) (int, any, error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	for i := range items {
-		items[i] = sub.render(c.base, parentID, items[i])
-	}
-	body, err := sub.listBody(c, p, items, ids, more)
+	body, err := sub.listBody(c, p, items, ids, more, func(v T) T { return sub.render(c.base, parentID, v) })
 	if err != nil {
 		return 0, nil, err
 	}

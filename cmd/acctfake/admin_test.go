@@ -3,11 +3,14 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/acctapi/acctapi"
 )
 
 // adm sends a request to the admin API with the program's admin token.
@@ -586,4 +589,52 @@ func TestAdminTakesOnlyWhatItUses(t *testing.T) {
 	}
 	// A body must be JSON where one is taken.
 	p.admWith(t, "POST", "faults", `{"path":"/**","status":503}`, http.Header{"Content-Type": {"text/plain"}}).want(t, 415, "")
+}
+
+// TestAdminMalformedHost pins a review's finding: the admin API built the
+// request that adds an API key from the Host header, so that a Host such
+// as "%zz" made it a 500, and put the Host into the journal's uri. A
+// malformed Host is now a 400 ERR_ACCTAPI_MALFORMED_REQUEST, on the admin
+// API as on the account API.
+func TestAdminMalformedHost(t *testing.T) {
+	t.Parallel()
+	p := startProgram(t)
+	id := decode[struct {
+		Accounts []struct {
+			ID string `json:"id"`
+		} `json:"accounts"`
+	}](t, p.adm(t, "GET", "accounts", "").want(t, 200, "")).Accounts[0].ID
+	for _, tt := range []struct{ path, token, body string }{
+		{"/_acctfake/accounts/" + id + "/api_keys", p.admin, "{}"},
+		{"/_acctfake/journal", p.admin, ""},
+		{"/service_users", p.key, ""},
+	} {
+		for _, host := range []string{"%zz", "[x]:y", "a%", strings.Repeat("h", 1000)} {
+			method := "GET"
+			var body io.Reader
+			if tt.body != "" {
+				method, body = "POST", strings.NewReader(tt.body)
+			}
+			req, err := http.NewRequest(method, p.base+tt.path, body)
+			if err != nil {
+				t.Fatal(err)
+			}
+			req.Host = host
+			req.Header.Set("Authorization", "Bearer "+tt.token)
+			req.Header.Set("Service-Version", "2")
+			if tt.body != "" {
+				req.Header.Set("Content-Type", "application/json")
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatalf("%s with Host %.20q: %v", tt.path, host, err)
+			}
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			r := response{resp.StatusCode, resp.Header, string(b)}
+			if code, _ := r.errorBody(t); r.status != http.StatusBadRequest || code != acctapi.CodeMalformedRequest {
+				t.Errorf("%s with Host %.20q: %d %.200s; want 400 %s", tt.path, host, r.status, r.body, acctapi.CodeMalformedRequest)
+			}
+		}
+	}
 }

@@ -82,6 +82,12 @@ func (f *frontend) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			r.Host = a.String()
 		}
 	}
+	// The fake refuses a malformed Host itself (journaled); the admin API
+	// puts the Host into uris and requests of its own, so refuses it here.
+	if toAdmin && !iox.ValidHost(r.Host) {
+		writeError(w, opID, http.StatusBadRequest, acctapi.CodeMalformedRequest, "", iox.HostMessage(r.Host))
+		return
+	}
 	// The handler writes into a buffer, in a goroutine of its own, so that
 	// a request that runs too long can still be answered here.
 	buf := &bufferedResponse{header: http.Header{}}

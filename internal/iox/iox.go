@@ -3,9 +3,14 @@
 package iox
 
 import (
+	"fmt"
 	"io"
 	"net/http"
+	"net/netip"
+	"strings"
 	"time"
+
+	"github.com/acctapi/acctapi/internal/trunc"
 )
 
 // maxFirst bounds the first buffer ReadAll makes from a declared size:
@@ -104,4 +109,84 @@ func (b *Body) Read(p []byte) (int, error) {
 		b.EOF = true
 	}
 	return n, err
+}
+
+// MaxHostBytes bounds a Host header that ValidHost accepts: a DNS name of
+// at most 253 bytes, a colon and a port of five digits.
+const MaxHostBytes = 253 + 1 + 5
+
+// HostMessage is the error message for a Host header that ValidHost
+// refuses, quoting at most its first 64 bytes.
+func HostMessage(host string) string {
+	return fmt.Sprintf("The Host header %q is not a host name or IP address with an optional port, of at most %d bytes.",
+		trunc.String(host, 64), MaxHostBytes)
+}
+
+// ValidHost reports whether host, a request's Host header, is a host the
+// servers answer and put into the uris they answer with: a DNS name or an
+// IPv4 address (letters, digits, '-', '_' and '.'; at most 253 bytes) or
+// an IPv6 address in brackets (no zone), then optionally a colon and a
+// port from 0 to 65535. net/http lets through much more (any byte a
+// header may hold, '%' and '[' included, up to the header limit); a Host
+// of 60 KB went into every uri of a page, so that one list took hundreds
+// of MiB to answer, and a malformed one made uris no client can parse.
+func ValidHost(host string) bool {
+	if host == "" || len(host) > MaxHostBytes {
+		return false
+	}
+	name, port := host, ""
+	if host[0] == '[' {
+		end := strings.IndexByte(host, ']')
+		if end < 0 {
+			return false
+		}
+		a, err := netip.ParseAddr(host[1:end])
+		if err != nil || !a.Is6() || a.Zone() != "" {
+			return false
+		}
+		name, port = "", host[end+1:]
+		if port != "" {
+			if port[0] != ':' {
+				return false
+			}
+			port = port[1:]
+			if port == "" {
+				return false
+			}
+		}
+	} else if i := strings.IndexByte(host, ':'); i >= 0 {
+		name, port = host[:i], host[i+1:]
+		if port == "" {
+			return false
+		}
+	}
+	if port != "" {
+		if len(port) > 5 {
+			return false
+		}
+		n := 0
+		for _, c := range []byte(port) {
+			if c < '0' || c > '9' {
+				return false
+			}
+			n = n*10 + int(c-'0')
+		}
+		if n > 65535 {
+			return false
+		}
+	}
+	if host[0] == '[' {
+		return true
+	}
+	if name == "" || len(name) > 253 {
+		return false
+	}
+	for _, c := range []byte(name) {
+		switch {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9', c == '-', c == '_', c == '.':
+		default:
+			return false
+		}
+	}
+	return true
 }

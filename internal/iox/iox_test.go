@@ -62,3 +62,48 @@ func TestReadAll(t *testing.T) {
 		t.Errorf("a failing reader: got %v, want its error", err)
 	}
 }
+
+func TestValidHost(t *testing.T) {
+	t.Parallel()
+	long := strings.Repeat("a", 253)
+	for host, want := range map[string]bool{
+		"example.com":                 true,
+		"api.example.com:443":         true,
+		"127.0.0.1:8080":              true,
+		"localhost":                   true,
+		"my_host-1.internal:0":        true,
+		"[::1]":                       true,
+		"[::1]:8080":                  true,
+		"[2001:db8::1]:65535":         true,
+		long:                          true,
+		long + ":65535":               true,
+		"acctfake.invalid":            true,
+		"":                            false,
+		long + "a":                    false, // a name over 253 bytes
+		long + ":655350":              false,
+		"example.com:65536":           false,
+		"example.com:":                false,
+		"example.com:8080:1":          false,
+		"example.com:+80":             false,
+		":8080":                       false,
+		"%zz":                         false,
+		"a%41b":                       false,
+		"[::1":                        false,
+		"[::1]x":                      false,
+		"[::1]:":                      false,
+		"[127.0.0.1]":                 false,
+		"[fe80::1%eth0]":              false,
+		"[x]:y":                       false,
+		"a b":                         false,
+		"a/b":                         false,
+		"user@example.com":            false,
+		"exämple.com":                 false,
+		strings.Repeat("h", 60_000):   false,
+		"example.com\x00":             false,
+		"example.com:80\r\nX-Evil: 1": false,
+	} {
+		if got := ValidHost(host); got != want {
+			t.Errorf("ValidHost(%.40q) = %v, want %v", host, got, want)
+		}
+	}
+}
