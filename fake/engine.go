@@ -335,7 +335,9 @@ type listParams struct {
 
 // parseList reads limit, before_id and filter (checkQuery has already
 // rejected unknown and repeated parameters); in the real service's dialect,
-// before_id may be spelt beforeId, but not both ways at once.
+// before_id may be spelt beforeId, but not both ways at once. An empty
+// filter (filter=, or filter alone) is refused, as any other string that
+// is not an expression.
 func parseList(raw string, d acctapi.Dialect) (listParams, error) {
 	q, _ := url.ParseQuery(raw)
 	p := listParams{limit: acctapi.MaxLimit, beforeID: q.Get("before_id"), filter: q.Get("filter")}
@@ -345,6 +347,12 @@ func parseList(raw string, d acctapi.Dialect) (listParams, error) {
 				msg: "The query parameters before_id and beforeId are the same parameter; give only one."}
 		}
 		p.beforeID = alias[0]
+	}
+	if v, ok := q["filter"]; ok && v[0] == "" {
+		// Not an expression (contract §2): a filter built from an unset
+		// value would otherwise list every item.
+		return p, &apiError{status: http.StatusBadRequest, code: acctapi.CodeBadFilter, field: "filter",
+			msg: "The filter is empty; omit the filter parameter to list every item."}
 	}
 	if v, ok := q["limit"]; ok {
 		n, err := strconv.Atoi(v[0])

@@ -151,6 +151,7 @@ func TestFilterGrammar(t *testing.T) {
 		`obj.created_at >= timestamp(time.now).subtract("7d")`, // the real service's own example
 		`obj.metadata in ["a", "b"] && obj.id in ["ak_1"] && 1 in [1, 2u, 3.0]`,
 		`obj.owner_id in ["x", null] && size(obj.metadata) in [1, 2u, 3.0]`,
+		`obj.created_at in [timestamp("2026-01-01T00:00:00Z"), timestamp("2026-01-02T00:00:00Z")]`,
 		`size(obj.metadata) > 3 && obj.description.size() <= 255`,
 		`obj.description.startsWith("a") || obj.description.endsWith("b") || obj.metadata.contains("c")`,
 		`obj.description == "" || obj.owner_id == null || null != obj.owner_id`,
@@ -244,6 +245,9 @@ func TestFilterGrammar(t *testing.T) {
 		{`obj.owner_id in [1, null]`, "can never equal the int 1"},
 		{`obj.description in ["x", 2.5]`, "can never equal the double 2.5"},
 		{`1 in [1, true]`, "can never equal the bool true"},
+		// An element that is not a literal is checked by its type (a
+		// review found timestamp("…") passed over).
+		{`obj.id in ["ak_1", timestamp("2026-11-25T03:18:26Z")]`, "the string on its left can never equal a timestamp"},
 		{`obj.description.x == ""`, "obj.description has no members"},
 		{`obj.id.startsWith("ak_")`, "startsWith is not supported on obj.id"},
 		{`"ak_123".contains(obj.id)`, "contains is not supported on obj.id"},

@@ -246,6 +246,11 @@ func TestFilterOtherLists(t *testing.T) {
 		{"/kubernetes_operators?filter=true", acctapi.CodeUnknownQueryParam},
 		{"/api_keys?filter=" + url.QueryEscape(`obj.created_at > time.now.subtract("7w")`), acctapi.CodeBadFilter},
 		{"/api_keys?filter=" + url.QueryEscape(`obj`), acctapi.CodeBadFilter},
+		// An empty filter is not an expression: built from an unset value,
+		// it had listed every item (a review's finding).
+		{"/api_keys?filter=", acctapi.CodeBadFilter},
+		{"/api_keys?filter", acctapi.CodeBadFilter},
+		{"/service_users?limit=5&filter=", acctapi.CodeBadFilter},
 	} {
 		r := raw(t, srv, "GET", tt.path, nil, "")
 		if r.status != 400 || r.apiErr(t).ErrorCode != tt.code {

@@ -281,7 +281,8 @@ func literalName(v ref.Val) string {
 //     where obj.created_at in ["2026-01-01T00:00:00Z"] is refused, as a
 //     comparison of a member with a value of another type is. Numbers
 //     may be compared with numbers of any kind, as CEL does across int,
-//     uint and double.
+//     uint and double. An element that is not a literal (timestamp("…"))
+//     is checked by its type: obj.id in ["x", timestamp("…")] is refused.
 func (g *Grammar) CheckTyped(a *celast.AST) error {
 	var bad error
 	celast.PreOrderVisit(a.Expr(), celast.NewExprVisitor(func(e celast.Expr) {
@@ -315,6 +316,11 @@ func (g *Grammar) typedIn(a *celast.AST, left celast.Expr, elems []celast.Expr) 
 	t := a.GetType(left.ID())
 	for _, x := range elems {
 		if x.Kind() != celast.LiteralKind {
+			// timestamp("…") or time.now, say: of a type of its own.
+			if xt := a.GetType(x.ID()); !kindsCanEqual(t.Kind(), xt.Kind()) {
+				return fmt.Errorf("in: the %s on its left can never equal a %s in the list on its right",
+					kindName(t), kindName(xt))
+			}
 			continue
 		}
 		if name := g.neverNull(a, left); name != "" && IsNull(x) {
@@ -392,6 +398,19 @@ func kindName(t *types.Type) string {
 		return "bytes"
 	}
 	return t.String()
+}
+
+// kindsCanEqual reports whether a value of kind k can equal one of kind
+// x; true when either is not known.
+func kindsCanEqual(k, x types.Kind) bool {
+	number := func(k types.Kind) bool { return k == types.IntKind || k == types.UintKind || k == types.DoubleKind }
+	switch {
+	case k == types.DynKind || x == types.DynKind || k == types.AnyKind || x == types.AnyKind:
+		return true
+	case number(k) && number(x):
+		return true
+	}
+	return k == x
 }
 
 // canEqual reports whether a value of kind k can equal a constant of type
