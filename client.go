@@ -142,16 +142,19 @@ func WithMaxResponseBytes(n int64) Option {
 	}
 }
 
-// WithUserAgent adds product to the front of the User-Agent header, before
-// the library's own "acctapi-go/<version>".
+// WithUserAgent puts product (such as "myapp/1.2") at the front of the
+// User-Agent header, before the library's own "acctapi-go/<version>". It
+// must not be empty. Given twice, the later one is used, as for every
+// option.
 func WithUserAgent(product string) Option {
 	return func(c *Client) error {
-		if strings.ContainsAny(product, "\r\n") {
+		switch {
+		case product == "":
+			return errors.New("acctapi: WithUserAgent: empty product; leave the option out for the library's own User-Agent alone")
+		case strings.ContainsAny(product, "\r\n"):
 			return errors.New("acctapi: WithUserAgent: user agent contains a line break")
 		}
-		if product != "" {
-			c.userAgent = product + " " + c.userAgent
-		}
+		c.userAgent = product + " " + userAgent()
 		return nil
 	}
 }

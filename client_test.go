@@ -122,8 +122,9 @@ func TestHeaders(t *testing.T) {
 			wantContentType: "application/json", wantUAPrefix: "acctapi-go/"},
 		{name: "user agent prefix", method: http.MethodGet, opts: []Option{WithUserAgent("myapp/1.2")},
 			wantUAPrefix: "myapp/1.2 acctapi-go/"},
-		{name: "empty user agent prefix", method: http.MethodGet, opts: []Option{WithUserAgent("")},
-			wantUAPrefix: "acctapi-go/"},
+		// Given twice, the later one (a review found both kept).
+		{name: "user agent given twice", method: http.MethodGet, opts: []Option{WithUserAgent("a/1"), WithUserAgent("b/2")},
+			wantUAPrefix: "b/2 acctapi-go/"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -492,12 +493,18 @@ func TestNewClientOptions(t *testing.T) {
 		{name: "key with a tab", key: "a\tb", wantErr: true},
 		{name: "key with a newline", key: "ab\n", wantErr: true},
 		{name: "user agent with a line break", key: "k", opts: []Option{WithUserAgent("a\r\nX-Evil: 1")}, wantErr: true},
+		{name: "empty user agent", key: "k", opts: []Option{WithUserAgent("")}, wantErr: true},
 		{name: "negative MaxAttempts", key: "k", opts: []Option{WithRetry(RetryPolicy{MaxAttempts: -1})}, wantErr: true},
 		{name: "negative MaxWait", key: "k", opts: []Option{WithRetry(RetryPolicy{MaxWait: -time.Second})}, wantErr: true},
 		{name: "negative BaseDelay", key: "k", opts: []Option{WithRetry(RetryPolicy{BaseDelay: -time.Second})}, wantErr: true},
 		{name: "negative MaxDelay", key: "k", opts: []Option{WithRetry(RetryPolicy{MaxDelay: -time.Second})}, wantErr: true},
 		{name: "retries without a BaseDelay", key: "k", opts: []Option{WithRetry(RetryPolicy{MaxAttempts: 3})}, wantErr: true},
-		{name: "zero retry policy", key: "k", opts: []Option{WithRetry(RetryPolicy{})}, wantURL: DefaultBaseURL},
+		// A policy left unset, or one whose delays do nothing, is refused
+		// (a review found both quietly sent every request once).
+		{name: "zero retry policy", key: "k", opts: []Option{WithRetry(RetryPolicy{})}, wantErr: true},
+		{name: "delays without retries", key: "k", opts: []Option{WithRetry(RetryPolicy{BaseDelay: time.Millisecond, MaxDelay: 5 * time.Millisecond, MaxWait: time.Second})}, wantErr: true},
+		{name: "one attempt with a wait", key: "k", opts: []Option{WithRetry(RetryPolicy{MaxAttempts: 1, MaxWait: time.Second})}, wantErr: true},
+		{name: "one attempt", key: "k", opts: []Option{WithRetry(RetryPolicy{MaxAttempts: 1})}, wantURL: DefaultBaseURL},
 		{name: "error stops at the first bad option", key: "k",
 			opts: []Option{WithHTTPClient(nil), WithBaseURL("https://example.com")}, wantErr: true},
 	}

@@ -39,11 +39,14 @@ import (
 // (the first attempt's, or one after 429s only, which the server did not
 // act on) is an error as always.
 //
-// The zero value sends every request once; [DefaultRetryPolicy] returns the
-// policy a [Client] starts with.
+// [DefaultRetryPolicy] returns the policy a [Client] starts with.
+// [WithRetry] refuses the zero value (a policy left unset, which would
+// quietly turn retries off: say MaxAttempts 1, or use [WithoutRetry]), and
+// a policy of at most one attempt that sets a delay or a wait, which would
+// do nothing.
 type RetryPolicy struct {
-	// MaxAttempts is the most attempts per call, the first included.
-	// Zero or one means no retries.
+	// MaxAttempts is the most attempts per call, the first included: at
+	// least 1, which means no retries.
 	MaxAttempts int
 	// MaxWait bounds the total time spent waiting between attempts of one
 	// call. Zero means no bound.
@@ -66,8 +69,14 @@ func (p RetryPolicy) validate() error {
 	if p.MaxAttempts < 0 || p.MaxWait < 0 || p.BaseDelay < 0 || p.MaxDelay < 0 {
 		return errors.New("acctapi: WithRetry: negative value in RetryPolicy")
 	}
+	if p.MaxAttempts == 0 {
+		return errors.New("acctapi: WithRetry: MaxAttempts is 0 (a RetryPolicy left unset?); set it, 1 for no retries, or use WithoutRetry or DefaultRetryPolicy")
+	}
 	if p.MaxAttempts > 1 && p.BaseDelay == 0 {
 		return errors.New("acctapi: WithRetry: retries need a BaseDelay greater than zero")
+	}
+	if p.MaxAttempts == 1 && (p.MaxWait != 0 || p.BaseDelay != 0 || p.MaxDelay != 0) {
+		return errors.New("acctapi: WithRetry: MaxAttempts is 1, so there are no retries and MaxWait, BaseDelay and MaxDelay do nothing; set MaxAttempts above 1, or leave them zero")
 	}
 	return nil
 }

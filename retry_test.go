@@ -225,8 +225,8 @@ func TestRetryBounds(t *testing.T) {
 			wantRequests: 1, wantElapsed: 0,
 		},
 		{
-			name:         "zero policy sends once",
-			policy:       RetryPolicy{},
+			name:         "one attempt sends once",
+			policy:       RetryPolicy{MaxAttempts: 1},
 			retryAfter:   "1",
 			wantRequests: 1, wantElapsed: 0,
 		},
