@@ -220,12 +220,23 @@ func checkProviders(checked *cel.Ast, prov *providers) error {
 			missing = append(missing, fmt.Sprintf("%s needs ratelimit.%s", name, p.option()))
 		}
 	}
+	// addVar records what variable v reads: its provider, and the client
+	// address (which WithClientIP provides, and the remote address stands
+	// in for, so it is never missing).
+	addVar := func(v *varSpec) {
+		if v.need != provNone {
+			add(v.name, v.need)
+		}
+		if v.client {
+			add(v.name, provClientIP)
+		}
+	}
 	native := checked.NativeRep()
 	refs := native.ReferenceMap()
 	ast.PostOrderVisit(native.Expr(), ast.NewExprVisitor(func(e ast.Expr) {
 		if r, ok := refs[e.ID()]; ok && r.Value == nil {
-			if v, ok := varIndex[r.Name]; ok && v.need != provNone {
-				add(v.name, v.need)
+			if v, ok := varIndex[r.Name]; ok {
+				addVar(v)
 			}
 		}
 		if e.Kind() != ast.CallKind {
@@ -238,8 +249,8 @@ func checkProviders(checked *cel.Ast, prov *providers) error {
 			// has(<variable>) reads the variable too.
 			if a := c.Args(); len(a) == 2 && a[1].Kind() == ast.LiteralKind {
 				if name, ok := a[1].AsLiteral().(types.String); ok {
-					if v, ok := varIndex[string(name)]; ok && v.need != provNone {
-						add(v.name, v.need)
+					if v, ok := varIndex[string(name)]; ok {
+						addVar(v)
 					}
 				}
 			}

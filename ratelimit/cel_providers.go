@@ -28,12 +28,18 @@ const (
 	// provUserAgent is the User-Agent parser: never missing (a built-in
 	// one stands in), but refused when given and never read (see unused).
 	provUserAgent
+	// provClientIP is WithClientIP's function: never missing (the
+	// connection's remote address stands in), but refused when given and
+	// never read. A variable marks it with varSpec.client, not need: the
+	// intelligence variables need provIPIntel and read the client address.
+	provClientIP
+	lastProvider = provClientIP
 )
 
 // option returns the name of the option that supplies p.
 func (p provider) option() string {
 	return [...]string{"", "WithIPIntel", "WithServerRegion", "WithEndpoint", "WithSecrets",
-		"WithServerCertificate", "WithTLSFingerprint", "WithPodIdentity", "WithUserAgentParser"}[p]
+		"WithServerCertificate", "WithTLSFingerprint", "WithPodIdentity", "WithUserAgentParser", "WithClientIP"}[p]
 }
 
 // providers holds the user's providers; a nil or absent one is missing.
@@ -46,6 +52,7 @@ type providers struct {
 	tlsFingerprint func(*http.Request) string
 	userAgent      func(string) UserAgent
 	pod            func(*http.Request) PodIdentity
+	clientIP       func(*http.Request) string // WithClientIP's; nil: the remote address
 	// used has bit p set once a compiled expression reads what provider
 	// p supplies (see checkProviders), so that one given and never read
 	// is found (see unused). It is shared by the copies of one
@@ -62,12 +69,16 @@ func (ps *providers) unused(where string) []error {
 	if ps.used == nil {
 		return nil
 	}
-	for p := provIPIntel; p <= provUserAgent; p++ {
+	for p := provIPIntel; p <= lastProvider; p++ {
 		if ps.given(p) && *ps.used&(1<<p) == 0 {
 			what := "what it provides"
-			if p == provUserAgent {
+			switch p {
+			case provUserAgent:
 				// The raw header, req.user_agent, does not use the parser.
 				what = "a field it parses (req.user_agent.name, .version, .os, .is_bot, ...; not req.user_agent itself)"
+			case provClientIP:
+				// conn.client_port is the connection's, whatever fn says.
+				what = "the client address it provides (conn.client_ip, conn.client_ip.*, conn.geo.*; not conn.client_port)"
 			}
 			errs = append(errs, fmt.Errorf("ratelimit: %s: no %s reads %s, so it would do nothing; drop it", p.option(), where, what))
 		}
@@ -77,14 +88,18 @@ func (ps *providers) unused(where string) []error {
 
 // given reports whether the user gave the provider p.
 func (ps *providers) given(p provider) bool {
-	if p == provUserAgent {
+	switch p {
+	case provUserAgent:
 		return ps.userAgent != nil
+	case provClientIP:
+		return ps.clientIP != nil
 	}
 	return ps.has(p)
 }
 
 // has reports whether the provider p is configured (the User-Agent
-// parser always is: the built-in one stands in).
+// parser and the client address always are: the built-in parser and the
+// connection's remote address stand in).
 func (ps *providers) has(p provider) bool {
 	switch p {
 	case provIPIntel:

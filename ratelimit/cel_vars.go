@@ -37,6 +37,10 @@ type varSpec struct {
 	// fail, if set, reports why str's value for a is not one (see
 	// conn.client_ip).
 	fail func(*activation) error
+	// client reports that the variable reads the client address
+	// (conn.client_ip, or what is looked up for it), which WithClientIP
+	// provides; see checkProviders.
+	client bool
 }
 
 // value returns the variable's CEL value for a.
@@ -133,7 +137,7 @@ func buildCatalogue() []varSpec {
 		// conn.*
 		valVar("conn.bytes_in", intT, provNone, func(a *activation) ref.Val { return a.connBytes("conn.bytes_in", true) }),
 		valVar("conn.bytes_out", intT, provNone, func(a *activation) ref.Val { return a.connBytes("conn.bytes_out", false) }),
-		{name: "conn.client_ip", typ: strT, need: provNone, str: (*activation).clientIPValue, fail: func(a *activation) error { return a.ipErr }},
+		{name: "conn.client_ip", typ: strT, need: provNone, str: (*activation).clientIPValue, fail: func(a *activation) error { return a.ipErr }, client: true},
 		intVar("conn.client_port", provNone, func(a *activation) int64 {
 			a.clientIPValue()
 			p, _ := strconv.Atoi(a.port)
@@ -204,9 +208,9 @@ func buildCatalogue() []varSpec {
 		strVar("conn.k8s.pod.metadata.error_code", provPod, func(a *activation) string { return pod(a).ErrorCode }),
 		strVar("conn.k8s.pod.metadata.error_message", provPod, func(a *activation) string { return pod(a).ErrorMessage }),
 	)
-	c = append(c, intelVars("conn.client_ip", func(a *activation) *IPIntel {
+	c = append(c, clientVars(intelVars("conn.client_ip", func(a *activation) *IPIntel {
 		return a.intel(&a.more().clientIntel, a.clientIPValue())
-	})...)
+	}))...)
 	c = append(c, intelVars("conn.server_ip", func(a *activation) *IPIntel {
 		h, _ := a.serverAddr()
 		return a.intel(&a.more().serverIntel, h)
@@ -243,9 +247,19 @@ func tlsVar(name string, fn func(*tls.ConnectionState) string) varSpec {
 }
 
 func geoVar(name string, fn func(*GeoLocation) string) varSpec {
-	return strVar(name, provIPIntel, func(a *activation) string {
+	v := strVar(name, provIPIntel, func(a *activation) string {
 		return fn(&a.intel(&a.more().clientIntel, a.clientIPValue()).Location)
 	})
+	v.client = true
+	return v
+}
+
+// clientVars marks vs as reading the client address (see varSpec.client).
+func clientVars(vs []varSpec) []varSpec {
+	for i := range vs {
+		vs[i].client = true
+	}
+	return vs
 }
 
 // cipherSuites names the suites crypto/tls knows, so that reading

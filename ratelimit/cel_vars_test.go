@@ -139,7 +139,7 @@ func evalExpr(t testing.TB, expr string, r *http.Request, opts ...LimitOption) r
 		t.Fatalf("%s: %v", expr, err)
 	}
 	var a activation
-	a.reset(r, base, o.clientIP, &o.providers)
+	a.reset(r, base, o.providers.clientIP, &o.providers)
 	v, _, err := c.prog.Eval(&a)
 	if err != nil {
 		return types.WrapErr(err)

@@ -25,7 +25,11 @@
 // [NewLimit] and [NewPolicy]; a [LimitOption] ([WithClock],
 // [WithClientIP], [WithDecisionHook] and the providers below) to NewLimit
 // and NewPolicy; a [PolicyOption] ([WithRateLimitHeaders],
-// [WithSkipUnsupported]) to NewPolicy only.
+// [WithSkipUnsupported]) to NewPolicy only. An option given a nil or
+// unusable value (a nil [Store], [WithMaxBuckets](0)), and one that would
+// do nothing (a provider, or [WithClientIP], that no expression reads;
+// WithMaxBuckets with WithStore), makes the constructor return an error
+// naming it.
 //
 // # Bucket keys and rule expressions
 //

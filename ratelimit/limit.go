@@ -83,8 +83,10 @@ type Limit struct {
 // result exists, so it could only read the empty one. (In a [Policy], a
 // later rate-limit action may read an earlier one's.) So is a provider of
 // outside data ([WithEndpoint], [WithIPIntel], ...) that no bucket key
-// reads, and a [WithUserAgentParser] when no key reads a parsed
-// req.user_agent field: it would do nothing.
+// reads, a [WithUserAgentParser] when no key reads a parsed
+// req.user_agent field, and a [WithClientIP] when no key reads the client
+// address (conn.client_ip, conn.client_ip.*, conn.geo.*): it would do
+// nothing. So is [WithMaxBuckets] with [WithStore].
 func NewLimit(cfg Config, opts ...LimitOption) (*Limit, error) {
 	o, err := buildOptions(opts)
 	if err != nil {
@@ -122,7 +124,7 @@ func newLimit(cfg Config, o options) (*Limit, error) {
 		enforce:  cfg.Enforced(),
 		limiter:  lim,
 		keys:     keys,
-		clientIP: o.clientIP,
+		clientIP: o.providers.clientIP,
 		now:      o.now,
 		hook:     o.hook,
 		prov:     &o.providers,

@@ -5,6 +5,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"strconv"
 	"strings"
 	"testing"
@@ -228,9 +229,9 @@ func TestWithClientIP(t *testing.T) {
 	if got := l.EvaluateAt(r, base).BucketKey; got != "198.51.100.2" {
 		t.Errorf("bucket key %q, want the proxy's last address", got)
 	}
-	l2 := mustLimit(t, keyConfig("conn.client_port"), WithClientIP(trusted))
-	if got := l2.EvaluateAt(r, base).BucketKey; got != "51234" {
-		t.Errorf("client port %q, want the connection's", got)
+	l2 := mustLimit(t, keyConfig("conn.client_ip + ' ' + string(conn.client_port)"), WithClientIP(trusted))
+	if got := l2.EvaluateAt(r, base).BucketKey; got != "198.51.100.2 51234" {
+		t.Errorf("client address and port %q, want the proxy's last address and the connection's port", got)
 	}
 }
 
@@ -547,6 +548,72 @@ func TestUnusedProviderRefused(t *testing.T) {
 	}
 	if _, err := NewPolicy(doc("req.user_agent.is_bot"), ua); err != nil {
 		t.Errorf("NewPolicy reading req.user_agent.is_bot with the parser: %v", err)
+	}
+}
+
+// TestWithClientIPUnread pins a review's finding: WithClientIP was
+// accepted when no expression read the client address, while every other
+// provider option was refused then, so a test relying on it passed
+// without it. NewLimit and NewPolicy refuse it, naming it; each variable
+// that reads the client address (conn.client_ip, and the intelligence
+// looked up for it: conn.client_ip.*, conn.geo.*) keeps it, also under
+// has(), and conn.client_port, which stays the connection's, does not.
+func TestWithClientIPUnread(t *testing.T) {
+	t.Parallel()
+	ip := WithClientIP(func(*http.Request) string { return "192.0.2.1" })
+	intel := WithIPIntel(func(netip.Addr) IPIntel { return IPIntel{} })
+	const refused = "WithClientIP: no bucket key reads the client address"
+	for _, key := range []string{"req.host", "conn.client_port", "conn.server_ip"} {
+		if _, err := NewLimit(keyConfig(key), ip); err == nil || !strings.Contains(err.Error(), refused) {
+			t.Errorf("NewLimit(%s) = %v; want WithClientIP refused", key, err)
+		}
+	}
+	// conn.server_ip.* is IP intelligence too, but for the server's address.
+	_, err := NewLimit(keyConfig("conn.server_ip.as.organization"), ip, intel)
+	if err == nil || !strings.Contains(err.Error(), refused) || strings.Contains(err.Error(), "WithIPIntel") {
+		t.Errorf("NewLimit(conn.server_ip.as.organization) = %v; want WithClientIP refused, WithIPIntel kept", err)
+	}
+	doc := func(expr string) []byte {
+		return []byte(`{"on_http_request": [{"expressions": [` + strconv.Quote(expr) + `], "actions": [{"type": "custom-response", "config": {"status_code": 418}}]}]}`)
+	}
+	if _, err := NewPolicy(doc("req.method == 'GET'"), ip); err == nil || !strings.Contains(err.Error(), "WithClientIP: no expression of the policy reads the client address") {
+		t.Errorf("NewPolicy without a reader = %v; want WithClientIP refused", err)
+	}
+	for _, tt := range []struct {
+		expr string
+		opts []PolicyOption
+	}{
+		{"conn.client_ip == '192.0.2.1'", []PolicyOption{ip}},
+		{"conn.geo.country_code == 'US'", []PolicyOption{ip, intel}},
+		{"conn.client_ip.is_tor_node", []PolicyOption{ip, intel}},
+	} {
+		if _, err := NewPolicy(doc(tt.expr), tt.opts...); err != nil {
+			t.Errorf("NewPolicy reading %s: %v", tt.expr, err)
+		}
+	}
+	readers := 0
+	for _, v := range catalogue {
+		client := v.name == "conn.client_ip" || strings.HasPrefix(v.name, "conn.client_ip.") || strings.HasPrefix(v.name, "conn.geo.")
+		if v.client != client {
+			t.Errorf("%s: reads the client address = %t; want %t", v.name, v.client, client)
+			continue
+		}
+		if !client {
+			continue
+		}
+		readers++
+		opts := []LimitOption{ip}
+		if v.need == provIPIntel {
+			opts = append(opts, intel)
+		}
+		for _, expr := range []string{"[" + v.name + "]", "[has(" + v.name + ")]"} {
+			if _, err := NewLimit(keyConfig(expr), opts...); err != nil {
+				t.Errorf("NewLimit(%s) with WithClientIP: %v", expr, err)
+			}
+		}
+	}
+	if readers < 20 {
+		t.Errorf("only %d variables read the client address", readers)
 	}
 }
 

@@ -1917,3 +1917,45 @@ func TestAddGroupCollapses(t *testing.T) {
 		}
 	}
 }
+
+// TestWithMaxBucketsMisuse pins a review's finding: WithMaxBuckets took
+// n < 1 as 1 and n > 1<<27 as 1<<27, and with WithStore it was dropped, as
+// the store keeps the buckets; each ran without what the caller asked for.
+// Each is now an error of every constructor, naming WithMaxBuckets (and
+// WithStore for the pair, in either order).
+func TestWithMaxBucketsMisuse(t *testing.T) {
+	t.Parallel()
+	store := WithStore(&countingStore{}, FailOpen, 0)
+	for _, tt := range []struct {
+		name string
+		opts []Option
+		want string
+	}{
+		{"zero", []Option{WithMaxBuckets(0)}, "ratelimit: WithMaxBuckets: 0 is not from 1 to 134217728"},
+		{"negative", []Option{WithMaxBuckets(-1)}, "ratelimit: WithMaxBuckets: -1 is not from 1 to 134217728"},
+		{"above the bound", []Option{WithMaxBuckets(1<<27 + 1)}, "ratelimit: WithMaxBuckets: 134217729 is not from 1 to 134217728"},
+		{"with a store", []Option{WithMaxBuckets(100), store}, "ratelimit: WithMaxBuckets: it caps the buckets kept in the process, but with WithStore"},
+		{"store first", []Option{store, WithMaxBuckets(DefaultMaxBuckets)}, "drop WithMaxBuckets or WithStore"},
+	} {
+		if _, err := NewLimiter(1, time.Minute, tt.opts...); err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s: NewLimiter = %v; want an error containing %q", tt.name, err, tt.want)
+		}
+		limitOpts := make([]LimitOption, len(tt.opts))
+		policyOpts := make([]PolicyOption, len(tt.opts))
+		for i, o := range tt.opts {
+			limitOpts[i], policyOpts[i] = o, o
+		}
+		if _, err := NewLimit(keyConfig("req.host"), limitOpts...); err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s: NewLimit = %v; want an error containing %q", tt.name, err, tt.want)
+		}
+		if _, err := NewPolicy([]byte(sameNamesPolicy), policyOpts...); err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s: NewPolicy = %v; want an error containing %q", tt.name, err, tt.want)
+		}
+	}
+	// The bounds themselves are accepted, and so is each option alone.
+	for _, opt := range []Option{WithMaxBuckets(1), WithMaxBuckets(1 << 27), store} {
+		if _, err := NewLimiter(1, time.Minute, opt); err != nil {
+			t.Error(err)
+		}
+	}
+}

@@ -19,16 +19,18 @@ import (
 // a LimitOption is not an Option. Options apply in order: one given twice
 // (two WithClock) takes the later value, as functional options do in Go.
 //
-// A nil option, and an option given what it cannot use (a nil function,
-// an unknown FailureMode, an empty region, the zero Endpoint), makes the
-// constructor return an error naming it, rather than run without what the
-// caller asked for.
+// A nil option, an option given what it cannot use (a nil function, a
+// nil Store, an unknown FailureMode, a negative timeout, a bucket cap
+// below 1, an empty region, the zero Endpoint), and one that would do
+// nothing (a provider no expression reads, WithMaxBuckets with WithStore)
+// makes the constructor return an error naming it, rather than run
+// without what the caller asked for.
 
 // PolicyOption configures a [Policy]. Every [LimitOption] and [Option] is
 // also a PolicyOption; [WithRateLimitHeaders] and [WithSkipUnsupported]
 // are PolicyOptions only. For every option type, a nil option, and an
-// option given what it cannot use (a nil function, an unknown
-// [FailureMode], an empty region, the zero [Endpoint]), makes the
+// option given what it cannot use (a nil function, a nil [Store], an
+// unknown [FailureMode], an empty region, the zero [Endpoint]), makes the
 // constructor return an error naming it.
 type PolicyOption interface {
 	apply(*options)
@@ -62,21 +64,22 @@ func (f limiterOpt) limitOption()     {}
 func (f limiterOpt) limiterOption()   {}
 
 type options struct {
-	maxBuckets int
-	store      *shared
-	clientIP   func(*http.Request) string
-	now        func() time.Time
-	headers    bool
-	skip       bool
-	hook       func(*http.Request, string, Result)
-	providers  providers
-	errs       []error // options given what they cannot use
+	maxBuckets    int
+	maxBucketsSet bool // WithMaxBuckets was given (see buildOptions)
+	store         *shared
+	now           func() time.Time
+	headers       bool
+	skip          bool
+	hook          func(*http.Request, string, Result)
+	providers     providers
+	errs          []error // options given what they cannot use
 }
 
 // buildOptions applies opts, of whichever option type the constructor
-// takes, over the defaults. A nil option, and an option given what it
-// cannot use (a nil function, an unknown [FailureMode], an empty region),
-// is an error naming it: each is a variable the caller never set, and
+// takes, over the defaults. A nil option, an option given what it cannot
+// use (a nil function, an unknown [FailureMode], an empty region), and
+// WithMaxBuckets with WithStore, is an error naming it: each is a
+// variable the caller never set, or a setting that would be dropped, and
 // running without what they asked for would let a wrong test pass.
 func buildOptions[O PolicyOption](opts []O) (options, error) {
 	o := options{maxBuckets: DefaultMaxBuckets, now: time.Now, providers: providers{used: new(uint32)}}
@@ -86,6 +89,11 @@ func buildOptions[O PolicyOption](opts []O) (options, error) {
 			continue
 		}
 		opt.apply(&o)
+	}
+	if o.maxBucketsSet && o.store != nil {
+		// The store keeps the buckets; the in-process cap would cap nothing.
+		o.errs = append(o.errs, errors.New("ratelimit: WithMaxBuckets: it caps the buckets kept in the process, "+
+			"but with WithStore the store keeps them, so it would do nothing; drop WithMaxBuckets or WithStore"))
 	}
 	return o, errors.Join(o.errs...)
 }
@@ -107,14 +115,22 @@ func funcOption[F any](name string, fn F, set func(*options, F)) LimitOption {
 	})
 }
 
-// WithMaxBuckets caps the number of live buckets of each limiter at n
-// (values below 1 mean 1, values above 1<<27 mean 1<<27). See [Limiter]
-// for what happens when the cap is reached. The default is
-// [DefaultMaxBuckets]. [NewPolicy] refuses it for a policy with no
-// rate-limit action, where it would do nothing.
+// WithMaxBuckets caps the number of live buckets of each limiter at n,
+// which must be from 1 to 1<<27 (134,217,728); any other n makes the
+// constructor return an error naming WithMaxBuckets. See [Limiter] for
+// what happens when the cap is reached. The default is
+// [DefaultMaxBuckets]. It caps buckets kept in the process, so it is
+// refused together with [WithStore], whose store keeps the buckets, and
+// [NewPolicy] refuses it for a policy with no rate-limit action: either
+// way it would do nothing.
 func WithMaxBuckets(n int) Option {
 	return limiterOpt(func(o *options) {
-		o.maxBuckets = min(max(n, 1), maxBuckets)
+		if n < 1 || n > maxBuckets {
+			o.invalid("WithMaxBuckets", "%d is not from 1 to %d", n, maxBuckets)
+			return
+		}
+		o.maxBuckets = n
+		o.maxBucketsSet = true
 	})
 }
 
@@ -135,8 +151,16 @@ const maxBuckets = 1 << 27
 // bucket key on it then counts the request in the one bucket all such
 // requests share (as for the package's other bounds, see [Result]), so a
 // mistaken fn limits more, never less, and the [Result] says why.
+//
+// [NewLimit] and [NewPolicy] refuse it, naming WithClientIP, when no
+// expression (bucket key, rule expression, placeholder) reads the client
+// address: conn.client_ip, or the IP intelligence looked up for it
+// (conn.client_ip.*, conn.geo.*, which also need [WithIPIntel]). It would
+// do nothing then; conn.client_port does not come from fn. As for the
+// providers, NewPolicy does not refuse it when [WithSkipUnsupported]
+// skipped part of the document.
 func WithClientIP(fn func(r *http.Request) string) LimitOption {
-	return funcOption("WithClientIP", fn, func(o *options, fn func(*http.Request) string) { o.clientIP = fn })
+	return funcOption("WithClientIP", fn, func(o *options, fn func(*http.Request) string) { o.providers.clientIP = fn })
 }
 
 // WithClock sets the clock a [Limit] or [Policy] reads for each request

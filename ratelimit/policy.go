@@ -183,10 +183,12 @@ var actionTypes = []string{
 // are errors ("ratelimit: WithDecisionHook: the policy has no rate-limit
 // action, ..."): each would do nothing. So is a provider of outside data
 // ([WithIPIntel], [WithServerRegion], [WithEndpoint], [WithSecrets],
-// [WithServerCertificate], [WithTLSFingerprint], [WithPodIdentity]), or
-// a [WithUserAgentParser], that no expression of the document reads (a
-// parsed req.user_agent field, for the parser), unless [WithSkipUnsupported]
-// skipped some of it (what it skips is not compiled).
+// [WithServerCertificate], [WithTLSFingerprint], [WithPodIdentity]), a
+// [WithUserAgentParser] or a [WithClientIP], that no expression of the
+// document reads (a parsed req.user_agent field, for the parser; the
+// client address, conn.client_ip, conn.client_ip.* or conn.geo.*, for
+// WithClientIP), unless [WithSkipUnsupported] skipped some of it (what it
+// skips is not compiled). So is [WithMaxBuckets] with [WithStore].
 func NewPolicy(doc []byte, opts ...PolicyOption) (*Policy, error) {
 	top, err := decodeDocument(doc)
 	if err != nil {
@@ -196,7 +198,7 @@ func NewPolicy(doc []byte, opts ...PolicyOption) (*Policy, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &Policy{clientIP: o.clientIP, now: o.now, headers: o.headers, prov: &o.providers}
+	p := &Policy{clientIP: o.providers.clientIP, now: o.now, headers: o.headers, prov: &o.providers}
 	p.pool.New = func() any { return new(activation) }
 	var errs []error
 	for _, phase := range sortedKeys(top) {

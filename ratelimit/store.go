@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"time"
 )
 
@@ -81,9 +82,9 @@ const CodeStoreFailed = "ERR_RATELIMIT_STORE"
 // [Policy]) keep its buckets in s, shared with every other limiter using
 // the same store, instead of in the process. Each decision gives s a
 // context whose deadline is timeout away ([DefaultStoreTimeout] when
-// timeout is 0 or less), within the request's context for a Limit or
-// Policy. When s fails, answers after that deadline (a store that ignores
-// its context holds the request as long as it takes, and its late answer
+// timeout is 0), within the request's context for a Limit or Policy.
+// When s fails, answers after that deadline (a store that ignores its
+// context holds the request as long as it takes, and its late answer
 // is not used) or answers with a decision the limiter could not have made
 // (see [Store]), mode decides and the [Result] carries [CodeStoreFailed]
 // and the error (so does the [WithDecisionHook] hook, for metrics).
@@ -97,23 +98,46 @@ const CodeStoreFailed = "ERR_RATELIMIT_STORE"
 // (redisstore.WithPrefix).
 //
 // With a store, [Limiter.Sweep] and [Limiter.Len] see only in-process
-// buckets (none): the store expires its own. A nil s means no store.
-// [NewPolicy] refuses a store for a policy with no rate-limit action.
+// buckets (none): the store expires its own, and [WithMaxBuckets], which
+// caps in-process buckets, is refused alongside WithStore.
+//
+// A nil s (also a nil pointer, map or function of a type that implements
+// Store), an unknown mode and a negative timeout make the constructor
+// return an error naming WithStore: to keep buckets in the process, leave
+// the option out. [NewPolicy] refuses a store for a policy with no
+// rate-limit action.
 func WithStore(s Store, mode FailureMode, timeout time.Duration) Option {
 	return limiterOpt(func(o *options) {
-		if mode != FailOpen && mode != FailClosed {
+		switch {
+		case s == nil:
+			o.invalid("WithStore", "the Store is nil; to keep buckets in the process, leave the option out")
+		case isNil(s):
+			o.invalid("WithStore", "the Store is a nil %T; to keep buckets in the process, leave the option out", s)
+		case mode != FailOpen && mode != FailClosed:
 			o.invalid("WithStore", "unknown FailureMode(%d)", mode)
-			return
+		case timeout < 0:
+			o.invalid("WithStore", "the timeout %v is negative; give 0 for DefaultStoreTimeout (%v)", timeout, DefaultStoreTimeout)
+		default:
+			if timeout == 0 {
+				timeout = DefaultStoreTimeout
+			}
+			o.store = &shared{store: s, mode: mode, timeout: timeout}
 		}
-		if s == nil {
-			o.store = nil
-			return
-		}
-		if timeout <= 0 {
-			timeout = DefaultStoreTimeout
-		}
-		o.store = &shared{store: s, mode: mode, timeout: timeout}
 	})
+}
+
+// isNil reports whether v is nil, or holds a nil pointer, map, slice,
+// channel or function: a value whose methods a caller most likely did not
+// mean to run on nothing.
+func isNil(v any) bool {
+	if v == nil {
+		return true
+	}
+	switch rv := reflect.ValueOf(v); rv.Kind() {
+	case reflect.Pointer, reflect.Map, reflect.Slice, reflect.Chan, reflect.Func, reflect.Interface, reflect.UnsafePointer:
+		return rv.IsNil()
+	}
+	return false
 }
 
 // shared is a limiter's store and what to do when it fails.

@@ -258,16 +258,39 @@ func TestStoreInvalidDecision(t *testing.T) {
 	}
 }
 
-func TestStoreNil(t *testing.T) {
-	l, err := NewLimiter(1, time.Minute, WithStore(nil, FailOpen, 0))
+// TestWithStoreMisuse pins a review's finding: WithStore(nil, ...) meant
+// "no store", so a test that built its store wrong (a nil *Store from a
+// constructor that failed) ran in process and passed; a negative timeout
+// meant the default. Each is now an error of every constructor, naming
+// WithStore; a timeout of 0 still means DefaultStoreTimeout.
+func TestWithStoreMisuse(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		name string
+		opt  Option
+		want string
+	}{
+		{"nil", WithStore(nil, FailOpen, 0), "ratelimit: WithStore: the Store is nil"},
+		{"nil pointer", WithStore((*countingStore)(nil), FailOpen, 0), "ratelimit: WithStore: the Store is a nil *ratelimit.countingStore"},
+		{"nil function", WithStore(storeFunc(nil), FailClosed, 0), "ratelimit: WithStore: the Store is a nil ratelimit.storeFunc"},
+		{"negative timeout", WithStore(&countingStore{}, FailClosed, -time.Second), "ratelimit: WithStore: the timeout -1s is negative"},
+	} {
+		if _, err := NewLimiter(1, time.Minute, tt.opt); err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s: NewLimiter = %v; want an error containing %q", tt.name, err, tt.want)
+		}
+		if _, err := NewLimit(keyConfig("req.host"), tt.opt); err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s: NewLimit = %v; want an error containing %q", tt.name, err, tt.want)
+		}
+		if _, err := NewPolicy([]byte(sameNamesPolicy), tt.opt); err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s: NewPolicy = %v; want an error containing %q", tt.name, err, tt.want)
+		}
+	}
+	l, err := NewLimiter(1, time.Minute, WithStore(&countingStore{}, FailOpen, 0))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d, err := l.AllowContext(context.Background(), "k", base); !d.Allowed || err != nil {
-		t.Fatalf("in process: %+v, %v", d, err)
-	}
-	if l.Len() != 1 {
-		t.Fatal("WithStore(nil) should keep buckets in the process")
+	if l.shared == nil || l.shared.timeout != DefaultStoreTimeout {
+		t.Errorf("WithStore(s, FailOpen, 0): store %+v; want the timeout DefaultStoreTimeout", l.shared)
 	}
 }
 
