@@ -149,7 +149,8 @@ var selectorCosts = celguard.Costs{Size: func(path []string) (uint64, bool) {
 }}
 
 // Selectors is a compiled list of endpoint selectors. It is immutable and
-// safe for concurrent use; a nil *Selectors matches nothing.
+// safe for concurrent use. Matching with a nil *Selectors is an error;
+// compiled from an empty list, Selectors match nothing.
 type Selectors struct {
 	sels []selector
 }
@@ -381,8 +382,8 @@ func (s *Selectors) Match(e *Endpoint) (bool, error) {
 // fails (too costly on an endpoint larger than MaxSelectorCost assumes,
 // or a time.now.subtract() before year 1, say) does not match, and when
 // none matches, those failures are returned, joined: each a
-// [*acctapi.FieldError] on "endpoint_selectors[i]". A nil e is an error
-// (a nil *Selectors, or none, matches nothing). MatchAt has no budget; to
+// [*acctapi.FieldError] on "endpoint_selectors[i]". A nil e, and a nil
+// s, is an error; selectors compiled from an empty list match nothing. MatchAt has no budget; to
 // match many endpoints for one request, use a [Matcher].
 func (s *Selectors) MatchAt(e *Endpoint, now time.Time) (bool, error) {
 	ok, _, err := s.match(e, types.Timestamp{Time: now}, MaxSelectors*MaxSelectorCost)
@@ -421,7 +422,12 @@ func (s *Selectors) match(e *Endpoint, now ref.Val, limit uint64) (bool, uint64,
 		// would pass.
 		return false, 0, errors.New("k8sop: endpoint selectors: the endpoint is nil")
 	}
-	if s == nil || len(s.sels) == 0 {
+	if s == nil {
+		// Not "no match" either: a *Selectors never compiled (a variable
+		// left unset) would bind nothing, silently.
+		return false, 0, errors.New("k8sop: endpoint selectors: the *Selectors is nil; CompileSelectors makes one (of no selectors, it matches nothing)")
+	}
+	if len(s.sels) == 0 {
 		return false, 0, nil
 	}
 	env, _ := selectorEnv() // built before s was compiled with it
@@ -471,7 +477,8 @@ func (a *endpointVar) Parent() interpreter.Activation { return nil }
 // budget of cost units, so that a request that looks at many endpoints
 // (listing an operator's bound endpoints) has a bounded cost whatever the
 // selectors and the endpoints. Such a request checks [Selectors.CheckAt]
-// first. A Matcher is for one goroutine; the zero value matches nothing.
+// first. A Matcher is for one goroutine; the zero value, which has no
+// selectors, is an error to match with (get one from [Selectors.MatcherAt]).
 type Matcher struct {
 	s      *Selectors
 	now    ref.Val

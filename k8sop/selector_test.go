@@ -319,13 +319,29 @@ func TestMatcherBudget(t *testing.T) {
 	}
 }
 
-func TestNilSelectorsMatchNothing(t *testing.T) {
+// TestNilSelectorsFail pins a review's finding: a nil *Selectors (never
+// compiled) and a zero Matcher matched nothing, silently, so a test of
+// bindings whose selectors were never set passed as "nothing bound". They
+// are errors now; selectors compiled from an empty list still match
+// nothing.
+func TestNilSelectorsFail(t *testing.T) {
 	var s *Selectors
-	if ok, err := s.Match(&Endpoint{}); ok || err != nil {
-		t.Errorf("Match = %v, %v; want false, nil", ok, err)
+	if ok, err := s.Match(&Endpoint{}); ok || err == nil || !strings.Contains(err.Error(), "nil") {
+		t.Errorf("Match = %v, %v; want an error naming the nil *Selectors", ok, err)
 	}
-	if ok, err := s.Matcher(1).Match(&Endpoint{}); ok || err != nil {
-		t.Errorf("Matcher.Match = %v, %v; want false, nil", ok, err)
+	if ok, err := s.Matcher(1).Match(&Endpoint{}); ok || err == nil {
+		t.Errorf("Matcher.Match = %v, %v; want an error", ok, err)
+	}
+	var m Matcher
+	if ok, err := m.Match(&Endpoint{}); ok || err == nil {
+		t.Errorf("zero Matcher: Match = %v, %v; want an error", ok, err)
+	}
+	none, err := CompileSelectors(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := none.Match(&Endpoint{}); ok || err != nil {
+		t.Errorf("no selectors: Match = %v, %v; want false, nil", ok, err)
 	}
 }
 
