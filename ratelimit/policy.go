@@ -86,7 +86,12 @@ const ActionTypeCustomResponse = "custom-response"
 // terminating actions are custom-response and, of those
 // [WithSkipUnsupported] skips, deny, close-connection and
 // forward-internal (unless its on_error is continue); redirect is not
-// one, as it answers only when it changes the URL.
+// one, as it answers only when it changes the URL. A rule without
+// expressions that has a terminating action ends every request, so a
+// rate-limit action of a later rule could never run either: NewPolicy
+// refuses it too, naming that rule (a test that no request is limited
+// would pass without it). Other actions of such later rules are left, as
+// the real service leaves them.
 //
 // Each rate-limit action has its own buckets, whatever its name, and its
 // capacity is per process: like the real service, which applies capacity
@@ -173,7 +178,8 @@ var actionTypes = []string{
 // configs (a custom-response header name that is not an HTTP field name,
 // at "on_http_request[0].actions[1].config.headers.X-Reason Code"),
 // an action after a terminating action in its rule (named by its path,
-// "on_http_request[0].actions[2]", skipped or not), and expressions that
+// "on_http_request[0].actions[2]", skipped or not), a rate-limit action
+// after a rule without expressions that always ends the request, and expressions that
 // do not compile or are not boolean or read the rate-limit action's
 // results where none can have run, and a document without rules. A
 // document that is a bare rate-limit action or config gets one error
@@ -222,8 +228,16 @@ func NewPolicy(doc []byte, opts ...PolicyOption) (*Policy, error) {
 		errs = append(errs, noRules(p.skipped))
 	}
 	limited := false // whether a rate-limit action can have run before the rule
+	ended := -1      // the first rule that always ends the request, if any
 	for i, rd := range rules {
 		path := fmt.Sprintf("on_http_request[%d]", i)
+		if ended >= 0 {
+			if err := unreachableRule(path, rd, ended, rules[ended]); err != nil {
+				errs = append(errs, err)
+			}
+		} else if len(rd.Expressions) == 0 && slices.ContainsFunc(rd.Actions, terminating) {
+			ended = i
+		}
 		r, err := p.compileRule(path, rd, limited, o)
 		limited = limited || slices.ContainsFunc(rd.Actions, func(ad actionDoc) bool { return ad.Type == ActionType })
 		if err != nil {
@@ -475,6 +489,27 @@ func unreachable(path, typ string, end int, endType string) error {
 	}
 	return field.Invalid(path, "the %s action is unreachable: actions[%d] (%s) before it always ends the request "+
 		"(ERR_NGROK_2207); move it before actions[%d], or into a rule of its own", typ, end, endType, end)
+}
+
+// unreachableRule is the error for each rate-limit action of the rule at
+// path, rd, which follows rule on_http_request[end], end: a rule without
+// expressions with a terminating action, which ends every request before
+// rd is reached. The action could never run, and a test that no request
+// is limited would pass without it; nil when rd has no rate-limit action
+// (other actions of a rule that cannot run are left, as the real service
+// leaves them).
+func unreachableRule(path string, rd ruleDoc, end int, endDoc ruleDoc) error {
+	var errs []error
+	i := slices.IndexFunc(endDoc.Actions, terminating)
+	for j, ad := range rd.Actions {
+		if ad.Type != ActionType {
+			continue
+		}
+		errs = append(errs, field.Invalid(fmt.Sprintf("%s.actions[%d]", path, j),
+			"the rate-limit action is unreachable: on_http_request[%d] before it has no expressions and its actions[%d] (%s) "+
+				"always ends the request; move this rule before it, or give that rule expressions", end, i, endDoc.Actions[i].Type))
+	}
+	return errors.Join(errs...)
 }
 
 // resultReadAt is a place in an action's config that reads a rate-limit

@@ -390,7 +390,17 @@ func TestPolicyUnreachableAction(t *testing.T) {
 		{"after forward-internal that continues on error", rule("{type: forward-internal, config: {url: 'https://a.internal', on_error: continue}}", rl), true, nil},
 		{"after redirect, which may not redirect", rule("{type: redirect, config: {to: 'https://b'}}", rl), true, nil},
 		{"before custom-response", rule(rl, cr), false, nil},
-		{"in the next rule", rule(cr) + rule(rl), false, nil},
+		// A rule without expressions that ends every request leaves a
+		// rate-limit action of a later rule unreachable (a review found
+		// it accepted, its hook never called); other actions there are
+		// left, as the real service leaves them.
+		{"in the next rule", rule(cr) + rule(rl), false, map[string]string{
+			"on_http_request[1].actions[0]": "the rate-limit action is unreachable: on_http_request[0] before it has no expressions and its actions[0] (custom-response) always ends the request"}},
+		{"two rules after a deny", rule("{type: deny}") + rule(cr) + rule(cr, rl) + rule(rl), true, map[string]string{
+			"on_http_request[2].actions[1]": "unreachable",
+			"on_http_request[3].actions[0]": "on_http_request[0] before it has no expressions and its actions[0] (deny)"}},
+		{"in the next rule, after one with expressions", "  - expressions: ['req.method == \"GET\"']\n    actions: [" + cr + "]\n" + rule(rl), false, nil},
+		{"a custom-response in the next rule", rule(cr) + rule(cr), false, nil},
 		{"both unreachable and invalid", rule(cr, `{type: rate-limit, config: {name: n}}`), false, map[string]string{
 			"on_http_request[0].actions[1]":                   "unreachable",
 			"on_http_request[0].actions[1].config.algorithm":  "required",
@@ -507,7 +517,7 @@ func TestPolicyResultsReadBeforeAnyRateLimit(t *testing.T) {
 			map[string]string{"on_http_request[0].expressions[0]": "reads actions.ngrok.rate_limit.error.code"}},
 		{"a later expression of the rule", rule(`expressions: ["true", "actions.ngrok.rate_limit.bucket_key == 'k'"]`, cr) + rule("", rl),
 			map[string]string{"on_http_request[0].expressions[1]": "reads actions.ngrok.rate_limit.bucket_key"}},
-		{"placeholder before the action", rule("", crWith("${actions.ngrok.rate_limit.limited}")) + rule("", rl),
+		{"placeholder before the action", rule(`expressions: ["req.method == 'GET'"]`, crWith("${actions.ngrok.rate_limit.limited}")) + rule("", rl),
 			map[string]string{"on_http_request[0].actions[0].config.body": tooEarly}},
 		{"placeholder in a header", rule("", `{type: custom-response, config: {status_code: 200, headers: {x-l: "${actions.ngrok.rate_limit.limited}"}}}`),
 			map[string]string{"on_http_request[0].actions[0].config.headers.x-l": tooEarly}},
