@@ -322,9 +322,14 @@ func joinPath(path, name string) string {
 // "target.kinesis.auth.creds.cloud_access_key_id", relative to a request
 // body), with the names of event-target members written in dialect to.
 // A server that speaks both dialects uses it to name a field in the
-// request's dialect. An unknown dialect leaves path as it is.
+// request's dialect. An unknown dialect panics, naming it: it is a
+// programming error, and a path left as it is would name a member the
+// request did not send.
 func TranslateField(path string, to acctapi.Dialect) string {
-	if path == "" || (to != acctapi.DialectSpec && to != acctapi.DialectReal) {
+	if to != acctapi.DialectSpec && to != acctapi.DialectReal {
+		panic(fmt.Sprintf("events: TranslateField: unknown dialect %d", to))
+	}
+	if path == "" {
 		return path
 	}
 	segs := strings.Split(path, ".")

@@ -3,6 +3,7 @@ package events_test
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -232,6 +233,14 @@ func TestTranslateField(t *testing.T) {
 			t.Errorf("TranslateField(%q, %v) = %q, want %q", tt.path, tt.to, got, tt.want)
 		}
 	}
+	// An unknown dialect panics, as Translate and Marshal return an error
+	// for it (a review found the path returned as it was).
+	defer func() {
+		if r := recover(); r == nil || !strings.Contains(fmt.Sprint(r), "unknown dialect 9") {
+			t.Errorf("TranslateField with Dialect(9): recovered %v; want a panic naming the dialect", r)
+		}
+	}()
+	events.TranslateField("target.monitoring.tags", acctapi.Dialect(9))
 }
 
 // TestValidateDialectReasons pins a review's finding: in the real

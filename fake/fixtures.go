@@ -167,12 +167,20 @@ func (s *Server) LoadFixtures(r io.Reader) error {
 // twice. Each fixture and account is decoded on its own so that an error
 // names where it is: "[2]" in the array form, "resources[2]",
 // "accounts[0]" or "accounts[0].resources[2]" in the object form.
+// errNoFixtures refuses fixtures that create nothing ([], or empty
+// "resources" and "accounts"): a file that lost its contents would
+// otherwise start a server a test then finds empty.
+var errNoFixtures = errors.New("the fixtures create nothing (an empty array, or empty \"resources\" and \"accounts\"); give at least one fixture, or no fixtures at all")
+
 func (s *Server) parseFixtures(raw []byte) (fixtureSet, error) {
 	var set fixtureSet
 	var file fixtureFile
 	if trimmed := bytes.TrimSpace(raw); len(trimmed) > 0 && trimmed[0] == '[' {
 		if err := s.decodeFixture(raw, &file.Resources, ""); err != nil {
 			return set, err
+		}
+		if len(file.Resources) == 0 {
+			return set, errNoFixtures
 		}
 		resources, err := s.decodeFixtures(file.Resources, "")
 		set.resources = resources
@@ -183,6 +191,9 @@ func (s *Server) parseFixtures(raw []byte) (fixtureSet, error) {
 	}
 	if file.Resources == nil && file.Accounts == nil {
 		return set, errors.New(`want an array of fixtures, or an object with "resources" or "accounts"`)
+	}
+	if len(file.Resources) == 0 && len(file.Accounts) == 0 {
+		return set, errNoFixtures
 	}
 	var err error
 	if set.resources, err = s.decodeFixtures(file.Resources, "resources"); err != nil {

@@ -265,6 +265,23 @@ func TestLoadFixturesNil(t *testing.T) {
 	}
 }
 
+// TestLoadFixturesEmpty pins a review's finding: fixtures that create
+// nothing ([], or empty "resources" and "accounts") were accepted, while
+// {} and null were refused, so a fixtures file that lost its contents
+// started a server that a test then found empty. All are refused now.
+func TestLoadFixturesEmpty(t *testing.T) {
+	t.Parallel()
+	srv, _ := start(t)
+	for _, raw := range []string{`[]`, ` [ ] `, `{"resources": []}`, `{"accounts": []}`, `{"resources": [], "accounts": []}`} {
+		if err := srv.LoadFixtures(strings.NewReader(raw)); err == nil || !strings.Contains(err.Error(), "create nothing") {
+			t.Errorf("LoadFixtures(%s) = %v; want an error saying they create nothing", raw, err)
+		}
+	}
+	if err := srv.LoadFixtures(strings.NewReader(`{"accounts": [{"id": "ac_x"}]}`)); err != nil {
+		t.Errorf("an account alone: %v", err)
+	}
+}
+
 // TestFixtureAPIKeys pins a review's finding: an API key a fixture made
 // for a service user had a token no one was ever shown, so it could not be
 // used. FixtureAPIKeys gives it, and it authenticates as its owner.
