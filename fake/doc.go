@@ -44,7 +44,9 @@
 //   - See what was sent: [Server.Journal], with the Authorization header never
 //     recorded, secrets redacted, no body of a request that failed
 //     authentication, and at most a byte budget ([WithJournalBudget],
-//     [Server.SetJournalBudget]).
+//     [Server.SetJournalBudget]), or none ([WithoutJournal]); filter it
+//     with [Server.JournalMatching], whose pattern is checked against the
+//     routes.
 //   - Inject faults: [Server.React] and the helpers [Server.FailNext],
 //     [Server.FaultNext], [Server.RateLimitNext], [Server.DropNext],
 //     [Server.DropAfterNext] (the request takes effect, its answer is lost),

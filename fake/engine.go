@@ -6,7 +6,6 @@ import (
 	"net/url"
 	"reflect"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/google/cel-go/common/types/ref"
@@ -355,10 +354,7 @@ func parseList(raw string, d acctapi.Dialect) (listParams, error) {
 			msg: "The filter is empty; omit the filter parameter to list every item."}
 	}
 	if v, ok := q["limit"]; ok {
-		n, err := strconv.Atoi(v[0])
-		if err == nil && strings.HasPrefix(v[0], "+") {
-			err = strconv.ErrSyntax // a sign is not part of an integer here
-		}
+		n, err := field.ParseQueryInt(v[0])
 		if err == nil {
 			err = field.CheckLimit(n)
 		}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/acctapi/acctapi"
 	"github.com/acctapi/acctapi/internal/field"
+	"github.com/acctapi/acctapi/internal/resources"
 )
 
 // Fault is how the server answers a request a reactor takes over.
@@ -361,8 +362,8 @@ const MaxPatternBytes = 256
 const maxSegmentAtoms = 63
 
 // Pattern is a path pattern, parsed once by [ParsePattern], that matches
-// request paths: how reactors and cmd/acctfake's journal filter match
-// paths. A Pattern is immutable and safe for concurrent use; matching one
+// request paths: how reactors and [JournalFilter] (cmd/acctfake's journal
+// filter among them) match paths. A Pattern is immutable and safe for concurrent use; matching one
 // costs time in proportion to the path's length, whatever the pattern.
 type Pattern struct {
 	src  string
@@ -396,6 +397,13 @@ type patternAtom struct {
 // an error for a pattern that does not start with "/", a malformed one,
 // one that is not UTF-8, one longer than [MaxPatternBytes], and one with a
 // segment of more than 63 characters and wildcards that holds a wildcard.
+//
+// ParsePattern checks the pattern's form only, not the fake's routes: a
+// pattern with a typo ("/service_user/*") parses, and matches nothing. To
+// look for requests in the journal, use [Server.JournalMatching] or
+// [Server.JournalFilter], which refuse a pattern that no path the fake
+// serves matches ([Server.CheckTarget]), so that an assertion that no
+// such request was made cannot pass on a typo.
 func ParsePattern(pattern string) (*Pattern, error) {
 	q := strconv.Quote(truncate(pattern, 64))
 	switch {
@@ -592,7 +600,9 @@ func (p *Pattern) Match(path string) bool {
 // MatchPath reports whether the request path p matches pattern, a pattern
 // as [ParsePattern] takes it. It returns an error for a pattern that
 // ParsePattern refuses, whatever p is; to match one pattern against many
-// paths, parse it once.
+// paths, parse it once. Like ParsePattern, it does not check the pattern
+// against the fake's routes: to filter the journal, use
+// [Server.JournalMatching], which does.
 func MatchPath(pattern, p string) (bool, error) {
 	pat, err := ParsePattern(pattern)
 	if err != nil {
@@ -604,7 +614,12 @@ func MatchPath(pattern, p string) (bool, error) {
 // CheckTarget reports, as an error saying what is wrong, whether a
 // reactor for method and pattern could never run: method is neither "",
 // "*" nor one the fake serves (in upper case), pattern is malformed or too
-// long (see [ParsePattern]), or no path the fake serves with that method matches it.
+// long (see [ParsePattern]), or no path the fake serves with that method
+// matches it. A segment where a path has an item's id matches only what
+// can be an id of that collection: the fake's ids are the collection's
+// prefix, "_" and 27 letters and digits ("ak_…" under /api_keys,
+// "service_…" under /service_users and /bot_users, "bkdhr_…" under
+// /backends/http_response), so "/api_keys/service_*" matches nothing.
 // [Server.React] and the helpers panic on what it reports; cmd/acctfake
 // uses it to answer 400.
 func (s *Server) CheckTarget(method, pattern string) error {
@@ -616,10 +631,13 @@ func (s *Server) CheckTarget(method, pattern string) error {
 	if err != nil {
 		return err
 	}
-	if !s.routes.matchable(method, pat) {
+	if ok, miss := s.routes.matchable(method, pat); !ok {
 		with := ""
 		if method != "" {
 			with = " with " + method
+		}
+		if miss != "" {
+			return fmt.Errorf(`fake: pattern %q %s (and 27 letters and digits), so it matches no path the fake serves%s`, truncate(pattern, 64), miss, with)
 		}
 		return fmt.Errorf(`fake: pattern %q matches no path the fake serves%s (such as "/service_users", "/service_users/*", "/backends/**", "/**")`, truncate(pattern, 64), with)
 	}
@@ -659,10 +677,13 @@ func (rt *router) methods() []string {
 
 // matchable reports whether a pattern matches a path of some route that
 // serves method ("": any). A literal segment of a route must match the
-// pattern's segment; a parameter matches any segment but an empty one.
-func (rt *router) matchable(method string, p *Pattern) bool {
+// pattern's segment; a parameter matches any segment but an empty one,
+// and a parameter that is an item's id (see idPrefixes) only a segment
+// that can be such an id. When no route matches, miss says why the
+// first route that failed only on an id failed ("" for none).
+func (rt *router) matchable(method string, p *Pattern) (ok bool, miss string) {
 	if p.deep && len(p.segs) == 0 {
-		return len(rt.routes) > 0
+		return len(rt.routes) > 0, ""
 	}
 	for _, r := range rt.routes {
 		if method != "" && r.methods[method] == nil {
@@ -671,10 +692,17 @@ func (rt *router) matchable(method string, p *Pattern) bool {
 		if len(r.segs) < len(p.segs) || (!p.deep && len(r.segs) != len(p.segs)) {
 			continue
 		}
-		ok := true
+		ok, idMiss := true, ""
 		for i := range p.segs {
 			if r.segs[i] == "" {
 				ok = p.segs[i].lit != "" || p.segs[i].atoms != nil
+				if coll := strings.Join(r.segs[:i], "/"); ok && idPrefixes[coll] != "" && !p.segs[i].canMatchID(idPrefixes[coll]) {
+					// Go on: a later segment may fail too, which makes
+					// the route no near miss.
+					if idMiss == "" {
+						idMiss = fmt.Sprintf("matches no id of %s: their ids start %s_", coll, idPrefixes[coll])
+					}
+				}
 			} else {
 				ok = p.segs[i].match(r.segs[i])
 			}
@@ -682,11 +710,80 @@ func (rt *router) matchable(method string, p *Pattern) bool {
 				break
 			}
 		}
-		if ok {
-			return true
+		if ok && idMiss == "" {
+			return true, ""
+		}
+		if ok && miss == "" {
+			miss = idMiss
 		}
 	}
-	return false
+	return false, miss
+}
+
+// idPrefixes is the id prefix of the items of each collection with an API
+// path ("api_keys": "ak"), its alias included ("bot_users": "service"),
+// from the one description of the resources: the fake makes every id it
+// stores "<prefix>_" and 27 base-62 characters. A route's parameter that
+// follows such a collection's path is an item's id (of the item itself,
+// or of the parent of a sub-resource).
+var idPrefixes = func() map[string]string {
+	m := map[string]string{}
+	for _, d := range resources.All() {
+		if d.NoAPI {
+			continue
+		}
+		m[d.Name] = d.Prefix
+		if d.Alias != "" {
+			m[d.Alias] = d.Prefix
+		}
+	}
+	return m
+}()
+
+// canMatchID reports whether ps matches some id of prefix: a segment that
+// starts with prefix and "_", then base-62 characters only. (Of any
+// length: a test may name an id it made up, "service_1", which the fake
+// answers 404, and fault that answer.)
+func (ps *patternSeg) canMatchID(prefix string) bool {
+	if ps.atoms == nil {
+		id, ok := strings.CutPrefix(ps.lit, prefix+"_")
+		return ok && strings.Trim(id, base62) == ""
+	}
+	// The atoms that can match each character, as match computes them;
+	// then the states reachable over the prefix, and over any base-62
+	// characters after it.
+	mask := func(r rune) uint64 {
+		var m uint64
+		for i := range ps.atoms {
+			if a := &ps.atoms[i]; a.kind != '*' && a.matches(r, false) {
+				m |= 1 << i
+			}
+		}
+		return m
+	}
+	step := func(state uint64, r rune) uint64 {
+		return ps.closure((state&mask(r))<<1 | state&ps.stars)
+	}
+	state := ps.closure(1)
+	for _, r := range prefix + "_" {
+		if state = step(state, r); state == 0 {
+			return false
+		}
+	}
+	final := uint64(1) << len(ps.atoms)
+	for {
+		if state&final != 0 {
+			return true
+		}
+		next := state
+		for _, r := range base62 {
+			next |= step(state, r)
+		}
+		if next == state {
+			return false
+		}
+		state = next
+	}
 }
 
 // reaction is what the reactors decided for a request.

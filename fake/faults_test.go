@@ -721,6 +721,26 @@ func TestFaultTargetsChecked(t *testing.T) {
 		{"negative retry-after", func() { srv.RateLimitNext("GET", "/service_users", 1, -5*time.Second) }, "RateLimitNext: retryAfter -5s is negative"},
 		// What the fake serves is accepted: "" and "*" for any method, a
 		// literal id where the route has a parameter, "**" below a prefix.
+		// A segment where the path has an item's id must be able to match
+		// one of that collection's ids ("<prefix>_" and letters and
+		// digits): another resource's prefix would never fire.
+		{"another resource's id", func() { srv.FailNext("DELETE", "/api_keys/service_*", 1, 503) },
+			`FailNext: pattern "/api_keys/service_*" matches no id of api_keys: their ids start ak_`},
+		{"another backend's id", func() { srv.FailNext("", "/backends/failover/bkdhr_*", 1, 503) },
+			`matches no id of backends/failover: their ids start bkdfo_`},
+		{"a bot user's id is a service user's", func() { srv.DropNext("GET", "/bot_users/usr_*", 1) },
+			`matches no id of bot_users: their ids start service_`},
+		{"a parent's id", func() { srv.FailNext("GET", "/event_subscriptions/ed_*/sources", 1, 503) },
+			`matches no id of event_subscriptions: their ids start esb_`},
+		{"a literal that is no id", func() { srv.FailNext("GET", "/api_keys/nope", 1, 503) }, `matches no id of api_keys`},
+		{"a character no id has", func() { srv.FailNext("GET", "/api_keys/ak-*", 1, 503) }, `matches no id of api_keys`},
+		{"an underscore after the prefix's", func() { srv.FailNext("GET", "/api_keys/ak_*_*", 1, 503) }, `matches no id of api_keys`},
+		{"a class of no id's first letter", func() { srv.FailNext("GET", "/api_keys/[b-z]*", 1, 503) }, `matches no id of api_keys`},
+		{"ids of the collection", func() { srv.FailNext("DELETE", "/api_keys/ak_*", 1, 503) }, ""},
+		{"a bot user", func() { srv.FailNext("DELETE", "/bot_users/service_*", 1, 503) }, ""},
+		{"ids by class", func() { srv.FailNext("GET", "/api_keys/[a]k?[0-9A-Za-z]*", 1, 503) }, ""},
+		{"a star", func() { srv.FailNext("GET", "/backends/*/*", 1, 503) }, ""},
+		{"a source's type is no id", func() { srv.FailNext("GET", "/event_subscriptions/esb_*/sources/anything", 1, 503) }, ""},
 		{"any method, one item", func() { srv.FailNext("", "/service_users/service_1", 1, 503) }, ""},
 		{"star", func() { srv.FailNext("*", "/backends/*/*", 1, 503) }, ""},
 		{"below a prefix", func() { srv.DropNext("DELETE", "/backends/**", 1) }, ""},

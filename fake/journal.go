@@ -27,6 +27,23 @@ const maxJournalBody = 64 << 10
 // cost per entry.
 const DefaultJournalBudget = 64 << 20
 
+// maxJournalMethod is the most bytes of a request's method an entry
+// keeps: a longer one (no method the fake serves) is cut as a body is
+// (see cutBody), so that every entry fits [MinJournalBudget].
+const maxJournalMethod = 64
+
+// opIDLen is the length of an operation id: "op_" and 27 characters.
+const opIDLen = 3 + 27
+
+// MinJournalBudget is the smallest byte budget a journal takes (a few
+// hundred bytes; it depends on the platform's word size): what an entry
+// costs without its bodies, path and query. [WithJournalBudget],
+// [Server.SetJournalBudget] and acctfake's -journal-budget refuse a
+// smaller one, so that under every budget they take the newest request
+// is kept (see [Server.SetJournalBudget]). A server that needs no
+// journal is made [WithoutJournal].
+const MinJournalBudget = entryOverhead + opIDLen + maxJournalMethod
+
 // Entry is one request the server answered, as [Server.Journal] reports it.
 // The Authorization header is never recorded, nor the body of a request
 // that failed authentication (the server does not read it), and the values
@@ -44,7 +61,8 @@ const DefaultJournalBudget = 64 << 20
 type Entry struct {
 	// Time is the server clock's time when the request arrived.
 	Time time.Time
-	// Method is the request's HTTP method.
+	// Method is the request's HTTP method; one longer than 64 bytes (no
+	// method the fake serves) is cut as a body is (see above).
 	Method string
 	// Path is the request's path, as escaped on the wire. It is cut as
 	// a body is (see above) only in an entry that would not fit the byte
@@ -78,9 +96,13 @@ type Entry struct {
 // needs the whole body. Entries are kept in chunks (see journalChunk), so
 // that recording one never copies those before it. The journal keeps at
 // most limit() entries and budget bytes, dropping the oldest entries one by
-// one beyond either; the newest is always kept, its bodies cut to fit the
-// budget if they must.
+// one beyond either; the newest is always kept, its bodies (and its path,
+// query and method) cut to fit the budget if they must, since the budget
+// is never below MinJournalBudget.
 type journal struct {
+	// off reports that the server was made WithoutJournal: add keeps
+	// nothing, and the Server's journal methods panic. Set by New only.
+	off    bool
 	mu     sync.Mutex
 	chunks [][]journalEntry // oldest first; only the last may have room
 	starts []int64          // the sequence number of each chunk's first entry
@@ -203,28 +225,62 @@ func cutBody(body string, wire, n int) []byte {
 // the byte budget have no room for. A body longer than maxJournalBody is
 // redacted and cut now, and an entry larger than the whole budget has its
 // bodies cut to fit it (see finish), and its path and query too if it
-// does not fit without its bodies (see cutStrings); one that does not fit
-// even then is not kept. dflt is the budget until SetJournalBudget sets
-// one (the server's WithJournalBudget, or DefaultJournalBudget).
+// does not fit without its bodies (see cutStrings); a method longer than
+// maxJournalMethod is cut too, so that an entry always fits a budget of
+// MinJournalBudget or more, which is all that SetJournalBudget and
+// WithJournalBudget take. dflt is the budget until SetJournalBudget sets
+// one (the server's WithJournalBudget, or DefaultJournalBudget). A
+// journal that is off keeps nothing.
 func (j *journal) add(e journalEntry, dflt int64) {
-	budget := j.budgetNow(dflt)
+	if j.off {
+		return
+	}
+	if len(e.Method) > maxJournalMethod {
+		e.Method = string(cutBody(e.Method, len(e.Method), maxJournalMethod))
+	}
+	orig := e
+	for {
+		cut := j.budgetNow(dflt)
+		e = orig
+		e.cutFor(cut)
+		j.mu.Lock()
+		// The budget again, under the lock: SetJournalBudget may have
+		// lowered it since the cut above; then cut again, from the entry
+		// as it came (a cut body is no longer JSON to redact).
+		budget := j.byteBudget(dflt)
+		if e.size <= budget {
+			j.keep(e, budget)
+			j.mu.Unlock()
+			return
+		}
+		if budget == cut || budget < MinJournalBudget {
+			// No room even when cut: only under a budget below
+			// MinJournalBudget, which no Server takes.
+			j.left(e.OperationID)
+			j.mu.Unlock()
+			return
+		}
+		j.mu.Unlock()
+	}
+}
+
+// cutFor cuts e to fit budget (see add), outside the journal's lock
+// (redaction parses the bodies), and sets its size.
+func (e *journalEntry) cutFor(budget int64) {
 	bodies := int64(cap(e.req) + cap(e.resp))
 	base := e.cost() - bodies // the entry without its bodies
 	if base > budget && e.cutStrings(budget, int(bodies)) {
 		base = e.cost() - bodies
 	}
 	if room := budget - base; room >= 0 && (len(e.req) > maxJournalBody || len(e.resp) > maxJournalBody || bodies > room) {
-		e.finish(room) // outside the lock: redaction parses the bodies
+		e.finish(room)
 	}
 	e.size = e.cost()
-	j.mu.Lock()
-	defer j.mu.Unlock()
-	// The budget again, under the lock: SetJournalBudget may have lowered
-	// it since the cut above.
-	if budget = j.byteBudget(dflt); e.size > budget {
-		j.left(e.OperationID)
-		return // no room even without its bodies, or the budget fell meanwhile
-	}
+}
+
+// keep appends e, which fits budget, dropping the oldest entries it
+// needs room for. j.mu is held.
+func (j *journal) keep(e journalEntry, budget int64) {
 	for j.n > 0 && (j.n >= j.limit() || j.bytes+e.size > budget) {
 		j.dropOldest()
 	}
@@ -358,16 +414,20 @@ func (j *journal) byteBudget(dflt int64) int64 {
 // fit (see [Entry]), and its path and query too when the entry does not
 // fit even without its bodies (a path and a query may each be about 64
 // KiB), so that the last entry is always the last request; a body, path
-// or query left no room even for the note of its cut reads empty. Only a
-// budget smaller than an entry without its bodies, path and query (a few
-// hundred bytes) keeps nothing (a budget of 0 turns the journal off). The journal also
-// never keeps more than the last 100,000 entries. SetJournalBudget panics,
-// naming the value, on a negative budget, which [WithJournalBudget] and
-// acctfake's -journal-budget refuse too: no budget turns the journal off
-// but 0.
+// or query left no room even for the note of its cut reads empty. The
+// journal also never keeps more than the last 100,000 entries.
+//
+// SetJournalBudget panics, naming the value, on a budget below
+// [MinJournalBudget] (0 and negative ones included), which
+// [WithJournalBudget] and acctfake's -journal-budget refuse too: such a
+// budget would keep no entry, and an assertion that a request was never
+// sent would pass with nothing to check. A server that needs no journal
+// is made [WithoutJournal]; SetJournalBudget panics on one, as the
+// journal's readers do.
 func (s *Server) SetJournalBudget(bytes int64) {
-	if bytes < 0 {
-		panic(fmt.Sprintf("fake: SetJournalBudget(%d): want a budget of at least 0 bytes", bytes))
+	s.mustJournal("SetJournalBudget")
+	if err := checkJournalBudget(bytes); err != nil {
+		panic(fmt.Sprintf("fake: SetJournalBudget(%d): %v", bytes, err))
 	}
 	j := &s.journal
 	j.mu.Lock()
@@ -378,10 +438,32 @@ func (s *Server) SetJournalBudget(bytes int64) {
 	}
 }
 
+// checkJournalBudget refuses a budget that no entry fits.
+func checkJournalBudget(bytes int64) error {
+	if bytes < MinJournalBudget {
+		return fmt.Errorf("want a budget of at least %d bytes (MinJournalBudget), which the smallest entry needs; "+
+			"for a server without a journal use WithoutJournal", MinJournalBudget)
+	}
+	return nil
+}
+
+// mustJournal panics, naming the method fn and the option, on a server
+// made WithoutJournal: an empty journal would let an assertion that a
+// request was never sent pass with nothing to check.
+func (s *Server) mustJournal(fn string) {
+	if s.journal.off {
+		panic("fake: " + fn + ": the server was made WithoutJournal and keeps no journal")
+	}
+}
+
 // Journal returns a copy of the requests the server has answered, oldest
 // first: at most the last 100,000, and no more than the journal's byte
-// budget holds (see [Server.SetJournalBudget]).
+// budget holds (see [Server.SetJournalBudget]). [Server.JournalMatching]
+// returns those of one method, path pattern and status, checked against
+// the fake's routes. Journal panics on a server made [WithoutJournal],
+// as the other methods that read the journal do.
 func (s *Server) Journal() []Entry {
+	s.mustJournal("Journal")
 	entries := s.journal.entries()
 	out := make([]Entry, len(entries))
 	for i := range entries {
@@ -396,6 +478,7 @@ func (s *Server) Journal() []Entry {
 // it is reached, and never copies the journal, so that looking at the
 // last few entries of a long journal costs little.
 func (s *Server) JournalBackward() iter.Seq[Entry] {
+	s.mustJournal("JournalBackward")
 	return func(yield func(Entry) bool) {
 		s.journal.mu.Lock()
 		from := s.journal.next
@@ -413,8 +496,11 @@ func (s *Server) JournalBackward() iter.Seq[Entry] {
 // they are redacted, which costs, only for the entries yielded. beforeID
 // is found through an index, and the journal is never copied: a page of
 // a filtered journal costs in proportion to the entries it yields and
-// those keep refuses, not to the journal's length.
+// those keep refuses, not to the journal's length. A [JournalFilter]'s
+// Match, as keep, filters by method, path pattern and status, checked
+// against the fake's routes.
 func (s *Server) JournalBefore(beforeID string, keep func(Entry) bool) (entries iter.Seq[Entry], found bool) {
+	s.mustJournal("JournalBefore")
 	j := &s.journal
 	j.mu.Lock()
 	from, found := j.next, true
@@ -426,6 +512,97 @@ func (s *Server) JournalBefore(beforeID string, keep func(Entry) bool) (entries 
 		return func(func(Entry) bool) {}, false
 	}
 	return func(yield func(Entry) bool) { j.backward(from, keep, yield) }, true
+}
+
+// AnyStatus and DroppedStatus are statuses a [JournalFilter] takes
+// besides the HTTP ones: AnyStatus matches entries of every status, and
+// DroppedStatus those of requests whose connection a [Fault] with Drop
+// closed before any answer (an [Entry] with Status 0 and Dropped set).
+// 0 is neither: [Server.JournalFilter] refuses it, so that a status left
+// unset does not read as "any" or as "dropped".
+const (
+	AnyStatus     = -1
+	DroppedStatus = -2
+)
+
+// JournalFilter selects journal entries by method, path pattern and
+// status, checked against the fake's routes when [Server.JournalFilter]
+// makes it: unlike a [Pattern] of [ParsePattern], one with a typo is an
+// error, not a filter that matches nothing. A JournalFilter is immutable
+// and safe for concurrent use; its zero value is not a filter, and its
+// Match panics.
+type JournalFilter struct {
+	method string // "": any
+	pat    *Pattern
+	status int
+}
+
+// JournalFilter returns a filter of journal entries: those whose method
+// is method ("" or "*" for any), whose path matches pattern (a pattern as
+// [Server.React] takes it; "/**" for any path) and whose status is status
+// (100 to 599, [AnyStatus] or [DroppedStatus]). It returns an error, as
+// [Server.CheckTarget] does, for a method the fake does not serve and a
+// pattern that is malformed or matches no path it serves with that
+// method (such as "/service_user/*", or "/api_keys/service_*", which no
+// API key's id matches), and one naming the status for any other status
+// (0 included): such a filter could match no request to a route, and an
+// assertion that no such request was made would pass on a typo. Requests
+// the fake does not route (its 404s and 405s) are found by status, with
+// the pattern "/**". acctfake's admin journal filters with it.
+func (s *Server) JournalFilter(method, pattern string, status int) (*JournalFilter, error) {
+	if err := s.CheckTarget(method, pattern); err != nil {
+		return nil, err
+	}
+	if status != AnyStatus && status != DroppedStatus && (status < 100 || status > 599) {
+		return nil, fmt.Errorf("fake: status %d is not an HTTP status from 100 to 599, AnyStatus or DroppedStatus", status)
+	}
+	pat, err := ParsePattern(pattern)
+	if err != nil {
+		return nil, err // checked by CheckTarget
+	}
+	return &JournalFilter{method: anyMethod(method), pat: pat, status: status}, nil
+}
+
+// Match reports whether e passes f. It reads e's Method, Path, Status
+// and Dropped only, so it serves as JournalBefore's keep, which sees
+// entries without their bodies. It panics on a JournalFilter that
+// [Server.JournalFilter] did not make (nil, or the zero value).
+func (f *JournalFilter) Match(e Entry) bool {
+	if f == nil || f.pat == nil {
+		panic("fake: JournalFilter.Match: not a filter made by Server.JournalFilter")
+	}
+	switch {
+	case f.method != "" && e.Method != f.method:
+		return false
+	case f.status == DroppedStatus:
+		if e.Status != 0 || !e.Dropped {
+			return false
+		}
+	case f.status != AnyStatus && e.Status != f.status:
+		return false
+	}
+	return f.pat.Match(e.Path)
+}
+
+// JournalMatching returns the entries of [Server.Journal], oldest first,
+// that the filter of [Server.JournalFilter] for method, pattern and
+// status passes, or its error: a method or pattern no request to the
+// fake could match, or a status that is none. Unlike filtering Journal
+// with [MatchPath], it refuses a pattern with a typo instead of finding
+// nothing. It redacts the bodies of the entries it returns only.
+func (s *Server) JournalMatching(method, pattern string, status int) ([]Entry, error) {
+	s.mustJournal("JournalMatching")
+	f, err := s.JournalFilter(method, pattern, status)
+	if err != nil {
+		return nil, err
+	}
+	entries, _ := s.JournalBefore("", f.Match)
+	var out []Entry
+	for e := range entries {
+		out = append(out, e)
+	}
+	slices.Reverse(out)
+	return out, nil
 }
 
 // entries copies the entries kept, oldest first. The copies share their
@@ -454,7 +631,9 @@ func (e *journalEntry) redacted() Entry {
 	return out
 }
 
-// ClearJournal forgets the requests recorded so far.
+// ClearJournal forgets the requests recorded so far ([Server.Reset] calls
+// it); on a server made [WithoutJournal], which records none, it does
+// nothing.
 func (s *Server) ClearJournal() {
 	j := &s.journal
 	j.mu.Lock()
@@ -475,6 +654,7 @@ func (s *Server) ClearJournal() {
 // whose entry is gone has nothing older kept; an id for which JournalLeft
 // is false and that no entry has is no entry's id at all.
 func (s *Server) JournalLeft(operationID string) bool {
+	s.mustJournal("JournalLeft")
 	s.journal.mu.Lock()
 	defer s.journal.mu.Unlock()
 	return operationID != "" && operationID <= s.journal.gone

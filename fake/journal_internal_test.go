@@ -109,9 +109,15 @@ func TestSetJournalBudget(t *testing.T) {
 	if got := kept(t, &s.journal); len(got) != 3 || got[0] != 7 {
 		t.Errorf("after lowering the budget to 3 entries: %v, want [7 8 9]", got)
 	}
-	s.SetJournalBudget(0)
-	if s.journal.n != 0 || len(s.Journal()) != 0 {
-		t.Errorf("budget 0 keeps %d entries", s.journal.n)
+	// Each entry so far costs more than the smallest budget: all go, and
+	// the next is kept alone, its body cut to fit.
+	s.SetJournalBudget(MinJournalBudget)
+	if s.journal.n != 0 {
+		t.Errorf("budget MinJournalBudget keeps %d entries of over %d bytes", s.journal.n, MinJournalBudget)
+	}
+	s.journal.add(journalEntry{Entry: Entry{Status: 10}, req: body}, DefaultJournalBudget)
+	if got := kept(t, &s.journal); len(got) != 1 || got[0] != 10 || s.journal.bytes > MinJournalBudget {
+		t.Errorf("under MinJournalBudget: %v holding %d bytes, want [10] in at most %d", got, s.journal.bytes, MinJournalBudget)
 	}
 }
 

@@ -190,8 +190,8 @@ func TestJournalRedactionSpellings(t *testing.T) {
 }
 
 // TestJournalBudget checks Server.SetJournalBudget through requests: the
-// journal keeps the most recent entries that fit, and a budget of 0 keeps
-// none.
+// journal keeps the most recent entries that fit, and the smallest budget
+// keeps the newest alone.
 func TestJournalBudget(t *testing.T) {
 	t.Parallel()
 	srv, _ := start(t)
@@ -228,10 +228,11 @@ func TestJournalBudget(t *testing.T) {
 		}
 		break
 	}
-	srv.SetJournalBudget(0)
+	// The smallest budget keeps the newest request, and only it.
+	srv.SetJournalBudget(fake.MinJournalBudget)
 	raw(t, srv, "GET", "/service_users", nil, "")
-	if n := len(srv.Journal()); n != 0 {
-		t.Errorf("budget 0: %d entries", n)
+	if j := srv.Journal(); len(j) != 1 || j[0].Method != "GET" || j[0].Path != "/service_users" {
+		t.Errorf("budget MinJournalBudget: %+v, want the newest request alone", j)
 	}
 }
 
@@ -343,15 +344,16 @@ func TestJournalUnauthenticatedWithoutBody(t *testing.T) {
 // from the start and that SetJournalBudget still changes it.
 func TestWithJournalBudget(t *testing.T) {
 	t.Parallel()
-	srv, _ := start(t, fake.WithJournalBudget(0))
+	srv, _ := start(t, fake.WithJournalBudget(fake.MinJournalBudget))
 	raw(t, srv, "GET", "/api_keys", nil, "")
-	if n := len(srv.Journal()); n != 0 {
-		t.Errorf("WithJournalBudget(0): %d entries kept", n)
+	raw(t, srv, "GET", "/service_users", nil, "")
+	if j := srv.Journal(); len(j) != 1 || j[0].Path != "/service_users" {
+		t.Errorf("WithJournalBudget(MinJournalBudget): %+v, want the newest entry alone", j)
 	}
 	srv.SetJournalBudget(1 << 20)
 	raw(t, srv, "GET", "/api_keys", nil, "")
-	if n := len(srv.Journal()); n != 1 {
-		t.Errorf("after SetJournalBudget: %d entries kept, want 1", n)
+	if n := len(srv.Journal()); n != 2 {
+		t.Errorf("after SetJournalBudget: %d entries kept, want 2", n)
 	}
 
 	small, _ := start(t, fake.WithJournalBudget(8<<10))
@@ -362,43 +364,27 @@ func TestWithJournalBudget(t *testing.T) {
 	if n := len(small.Journal()); n == 0 || n > 2 {
 		t.Errorf("WithJournalBudget(8 KiB) with 3 KiB bodies: %d entries kept", n)
 	}
-	if _, err := fake.New(fake.WithoutListener(), fake.WithJournalBudget(-1)); err == nil {
-		t.Error("WithJournalBudget(-1): no error")
-	}
 }
 
-// TestSetJournalBudgetNegative checks that a negative budget panics naming
-// it, as WithJournalBudget refuses one, instead of turning the journal off
-// as if it were 0; the journal is left as it was.
-func TestSetJournalBudgetNegative(t *testing.T) {
-	t.Parallel()
-	srv, _ := start(t)
-	raw(t, srv, "GET", "/api_keys", nil, "")
-	func() {
-		defer func() {
-			if r := recover(); !strings.Contains(fmt.Sprint(r), "SetJournalBudget(-1): want a budget of at least 0 bytes") {
-				t.Errorf("SetJournalBudget(-1): recovered %v, want a panic naming -1", r)
-			}
-		}()
-		srv.SetJournalBudget(-1)
-	}()
-	if n := len(srv.Journal()); n != 1 {
-		t.Errorf("after the refused budget: %d entries kept, want 1", n)
-	}
-}
-
-// A server's journal can be given a byte budget from the start.
+// A server's journal can be given a byte budget from the start; the
+// smallest, MinJournalBudget, keeps the newest request alone.
 func ExampleWithJournalBudget() {
-	srv, err := fake.New(fake.WithoutListener(), fake.WithJournalBudget(0))
+	srv, err := fake.New(fake.WithoutListener(), fake.WithJournalBudget(fake.MinJournalBudget))
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
 	defer srv.Close()
 	keys := account.NewAPIKeys(srv.Client())
+	_, _ = keys.Get(context.Background(), "ak_first")
 	_, err = keys.Get(context.Background(), "ak_missing")
-	fmt.Println(acctapi.HasCode(err, acctapi.CodeNotFound), len(srv.Journal()))
-	// Output: true 0
+	fmt.Println(acctapi.HasCode(err, acctapi.CodeNotFound))
+	for _, e := range srv.Journal() {
+		fmt.Println(e.Method, e.Path, e.Status)
+	}
+	// Output:
+	// true
+	// GET /api_keys/ak_missing 404
 }
 
 // TestOperationIDFromFront: a handler in front of the server mints ids in

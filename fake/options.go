@@ -29,6 +29,8 @@ type config struct {
 	// budget is the journal's byte budget, when budgetSet (WithJournalBudget).
 	budget    int64
 	budgetSet bool
+	// noJournal: WithoutJournal.
+	noJournal bool
 	// resources is the bound on each account's resources, when not 0
 	// (WithMaxResources).
 	resources int
@@ -159,13 +161,32 @@ func WithRateLimit(n int64, every time.Duration) Option {
 
 // WithJournalBudget sets the most memory, in bytes, that the server's
 // journal holds, instead of [DefaultJournalBudget]; see
-// [Server.SetJournalBudget], which changes it later. 0 keeps no entry.
+// [Server.SetJournalBudget], which changes it later. A budget below
+// [MinJournalBudget] (0 and negative ones included) makes [New] fail
+// naming it: it would keep no entry, and an assertion that a request was
+// never sent would pass with nothing to check. [WithoutJournal] makes a
+// server without a journal; the two together make New fail.
 func WithJournalBudget(bytes int64) Option {
 	return func(cfg *config) error {
-		if bytes < 0 {
-			return fmt.Errorf("fake: WithJournalBudget(%d): want a budget of at least 0 bytes", bytes)
+		if err := checkJournalBudget(bytes); err != nil {
+			return fmt.Errorf("fake: WithJournalBudget(%d): %w", bytes, err)
 		}
 		cfg.budget, cfg.budgetSet = bytes, true
+		return nil
+	}
+}
+
+// WithoutJournal makes a server that keeps no journal, for a server whose
+// requests no test looks at (a benchmark's): it saves the journal's time
+// and memory. [Server.Journal], [Server.JournalMatching],
+// [Server.JournalBefore], [Server.JournalBackward], [Server.JournalLeft]
+// and [Server.SetJournalBudget] of such a server panic, naming this
+// option, rather than report no requests; [Server.ClearJournal] does
+// nothing.
+// Given with [WithJournalBudget], it makes [New] fail.
+func WithoutJournal() Option {
+	return func(cfg *config) error {
+		cfg.noJournal = true
 		return nil
 	}
 }

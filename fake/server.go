@@ -101,12 +101,16 @@ func New(opts ...Option) (*Server, error) {
 			return nil, err
 		}
 	}
+	if cfg.noJournal && cfg.budgetSet {
+		return nil, errors.New("fake: New: WithJournalBudget and WithoutJournal: a server without a journal has no journal budget")
+	}
 	if !cfg.seeded {
 		var b [8]byte
 		_, _ = rand.Read(b[:])
 		cfg.seed = binary.LittleEndian.Uint64(b[:])
 	}
 	s := &Server{cfg: cfg, schema: new(store.Schema), ids: newIDGen(cfg.seed)}
+	s.journal.off = cfg.noJournal
 	if err := s.limiter.init(cfg.rateN, cfg.rateEvery); err != nil {
 		return nil, err
 	}

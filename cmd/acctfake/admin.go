@@ -10,6 +10,7 @@ import (
 	"io"
 	"maps"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"regexp"
 	"slices"
@@ -20,6 +21,7 @@ import (
 
 	"github.com/acctapi/acctapi"
 	"github.com/acctapi/acctapi/fake"
+	"github.com/acctapi/acctapi/internal/field"
 	"github.com/acctapi/acctapi/internal/trunc"
 )
 
@@ -342,7 +344,9 @@ func (a *admin) journal(r *http.Request, _ string) (int, any, error) {
 	}
 	limit := acctapi.MaxLimit
 	if v, ok := q["limit"]; ok {
-		n, err := strconv.Atoi(v[0])
+		// Digits only, as the API's lists read their limit: "+5" is no
+		// integer here.
+		n, err := field.ParseQueryInt(v[0])
 		if err != nil || n < 1 || n > acctapi.MaxLimit {
 			return 0, nil, &adminError{status: http.StatusBadRequest, code: acctapi.CodeBadLimit, field: "limit",
 				msg: fmt.Sprintf("limit %q is not an integer from 1 to 100.", trunc.String(v[0], 32))}
@@ -361,32 +365,32 @@ func (a *admin) journal(r *http.Request, _ string) (int, any, error) {
 		err.msg = strings.TrimSuffix(err.msg, ".") + "; requests to other paths or with other methods are found by status (404, 405)."
 		return 0, nil, err
 	}
-	if method == "*" {
-		method = "" // any, as for faults
-	}
-	status := -1 // any
+	status := fake.AnyStatus
 	if v, ok := q["status"]; ok {
-		var err error
-		if status, err = strconv.Atoi(v[0]); err != nil || (status != 0 && (status < 100 || status > 599)) {
+		// Digits only, as limit; 0 is a request dropped unanswered.
+		n, err := field.ParseQueryInt(v[0])
+		if n == 0 {
+			n = fake.DroppedStatus
+		}
+		if err != nil || n != fake.DroppedStatus && (n < 100 || n > 599) {
 			return 0, nil, invalid("status", "status %q is not an HTTP status from 100 to 599, or 0 for a request dropped unanswered.", trunc.String(v[0], 32))
 		}
+		status = n
 	}
 	beforeID := q.Get("before_id")
 	if beforeID != "" && !opIDForm.MatchString(beforeID) {
 		return 0, nil, invalid("before_id", "before_id %q is not an entry's id (op_ and 27 letters or digits).", trunc.String(beforeID, 64))
 	}
-	var pat *fake.Pattern
-	if pattern != "" {
-		pat, _ = fake.ParsePattern(pattern) // checked by checkTarget
+	// The Go API's filter, checked as checkTarget did above. It sees
+	// entries before their bodies are redacted, so that an entry it passes
+	// over costs a few comparisons and the path's match, and the journal
+	// seeks to before_id: a page costs what it holds and what the filter
+	// passes over, never the journal's length.
+	filter, ferr := a.srv.JournalFilter(method, cmp.Or(pattern, "/**"), status)
+	if ferr != nil {
+		return 0, nil, ferr // not reached: method, path and status are checked above
 	}
-	// The filter sees entries before their bodies are redacted, so that
-	// an entry it passes over costs a few comparisons and the path's
-	// match, and the journal seeks to before_id: a page costs what it
-	// holds and what the filter passes over, never the journal's length.
-	entries, found := a.srv.JournalBefore(beforeID, func(e fake.Entry) bool {
-		return (method == "" || e.Method == method) && (status < 0 || e.Status == status) &&
-			(pat == nil || pat.Match(e.Path))
-	})
+	entries, found := a.srv.JournalBefore(beforeID, filter.Match)
 	// An id no entry has: one that left the journal has nothing older
 	// kept; any other is refused, so that a cursor with a typo does not
 	// read as "no such requests".
@@ -893,7 +897,9 @@ func (f *forwarded) Error() string { return fmt.Sprintf("HTTP %d", f.status) }
 // addAPIKey creates an API key in an account through the account API
 // (POST /api_keys, journaled and open to faults like any request),
 // authenticated with the account's first key, and answers as the API did:
-// 201 with the key and its token, or the API's error.
+// 201 with the key and its token, or the API's error, or the fault's; a
+// fault that drops the request drops this one (its connection is closed
+// without an answer).
 func (a *admin) addAPIKey(r *http.Request, id string) (int, any, error) {
 	accts := a.srv.Accounts()
 	i := slices.IndexFunc(accts, func(acct fake.Account) bool { return acct.ID == id })
@@ -924,14 +930,13 @@ func (a *admin) addAPIKey(r *http.Request, id string) (int, any, error) {
 	if cts := r.Header.Values("Content-Type"); len(cts) > 0 {
 		req.Header["Content-Type"] = slices.Clone(cts)
 	}
-	resp, err := a.srv.HTTPClient().Do(req)
-	if err != nil {
-		return 0, nil, err
-	}
-	defer resp.Body.Close()
-	out, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return 0, nil, err
-	}
-	return 0, nil, &forwarded{status: resp.StatusCode, opID: resp.Header.Get("Operation-Id"), body: out}
+	// Served by the fake's handler here, not its in-memory client: a
+	// fault that drops the request (before or after it takes effect)
+	// panics with http.ErrAbortHandler, which goes on up through the
+	// front end to net/http, so that this request's connection is closed
+	// unanswered too, as the fault meant; the client's transport error
+	// would have been a 500.
+	rec := httptest.NewRecorder()
+	a.srv.ServeHTTP(rec, req)
+	return 0, nil, &forwarded{status: rec.Code, opID: rec.Header().Get("Operation-Id"), body: rec.Body.Bytes()}
 }

@@ -212,6 +212,19 @@ func TestAdminJournal(t *testing.T) {
 	// fault's target: "no DELETE happened" must not pass on a typo.
 	for _, tt := range []struct{ query, code, field string }{
 		{"limit=0", "ERR_NGROK_233", "limit"},
+		// Digits only, as the API's lists read limit (field.ParseQueryInt):
+		// a sign is not part of an integer here. (An unescaped "+" is a
+		// space.)
+		{"limit=%2B5", "ERR_NGROK_233", "limit"},
+		{"limit=+5", "ERR_NGROK_233", "limit"},
+		{"limit=-0", "ERR_NGROK_233", "limit"},
+		{"status=%2B404", "ERR_NGROK_215", "status"},
+		{"status=-0", "ERR_NGROK_215", "status"},
+		{"status=%2B0", "ERR_NGROK_215", "status"},
+		// A segment where a path has an id must be able to be one of
+		// that collection's ids.
+		{"path=/api_keys/service_*", "ERR_NGROK_215", "path"},
+		{"path=/bot_users/usr_*", "ERR_NGROK_215", "path"},
 		{"limit=101", "ERR_NGROK_233", "limit"},
 		{"status=abc", "ERR_NGROK_215", "status"},
 		{"status=42", "ERR_NGROK_215", "status"},
@@ -635,6 +648,42 @@ func TestAdminMalformedHost(t *testing.T) {
 			if code, _ := r.errorBody(t); r.status != http.StatusBadRequest || code != acctapi.CodeMalformedRequest {
 				t.Errorf("%s with Host %.20q: %d %.200s; want 400 %s", tt.path, host, r.status, r.body, acctapi.CodeMalformedRequest)
 			}
+		}
+	}
+}
+
+// TestAdminAddAPIKeyDropped: a fault that drops the fake's POST /api_keys
+// drops the admin request that made it too (its connection closed without
+// an answer, as the fault meant), instead of answering 500; after "drop":
+// "after" the key exists, after "before" it does not.
+func TestAdminAddAPIKeyDropped(t *testing.T) {
+	t.Parallel()
+	p := startProgram(t)
+	accts := decode[struct {
+		Accounts []struct {
+			ID string `json:"id"`
+		} `json:"accounts"`
+	}](t, p.adm(t, "GET", "accounts", "").want(t, 200, "")).Accounts
+	keys := func() int {
+		return strings.Count(p.api(t, "GET", "/api_keys", "").want(t, 200, "").body, `"id":"ak_`)
+	}
+	before := keys()
+	fresh := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
+	for i, drop := range []string{"before", "after"} {
+		p.adm(t, "POST", "faults", `{"method":"POST","path":"/api_keys","times":1,"drop":"`+drop+`"}`).want(t, 201, "")
+		req, err := http.NewRequest("POST", p.base+"/_acctfake/accounts/"+accts[0].ID+"/api_keys", strings.NewReader(`{}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Authorization", "Bearer "+p.admin)
+		req.Header.Set("Content-Type", "application/json")
+		if resp, err := fresh.Do(req); err == nil {
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			t.Errorf("drop %s: answered %d %s, want the connection closed unanswered", drop, resp.StatusCode, body)
+		}
+		if got, want := keys(), before+i; got != want {
+			t.Errorf("drop %s: %d API keys, want %d", drop, got, want)
 		}
 	}
 }

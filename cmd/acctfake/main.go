@@ -51,6 +51,17 @@
 //	POST   /_acctfake/accounts                Server.AddAccount: {"id", "user_id", "api_keys"}
 //	POST   /_acctfake/accounts/{id}/api_keys  POST /api_keys as the account's first live initial key
 //
+// The journal's limit and status are decimal digits, as the API's limit
+// is ("+5" is refused), and its method and path are checked as a fault's
+// are (fake.Server.JournalFilter): a path that matches no path the fake
+// serves, such as /service_user/* or /api_keys/service_* (API keys' ids
+// start ak_), is a 400, so that an assertion that no such request happened
+// cannot pass on a typo. Adding an API key goes through the fake's POST
+// /api_keys, faults included: a fault's answer is the answer, and a fault
+// that drops that request ("drop": "before" or "after") closes the admin
+// request's connection without an answer too (after "after", the key
+// exists).
+//
 // What one request can make the admin API hold is bounded, each bound a
 // 400 naming it: at most 1,000 faults (fake.MaxReactors), a path pattern
 // of at most 256 bytes (fake.MaxPatternBytes), 100 snapshots, 100
@@ -74,8 +85,10 @@
 //	-id-seed N            deterministic tokens, and ids with -clock manual (ids carry the time; fake.WithIDSeed)
 //	-clock real|manual    manual: the clock moves only through the admin API
 //	-clock-start TIME     the manual clock's start, RFC 3339 (default: the time acctfake starts)
-//	-journal-budget BYTES the most memory the journal holds (default 64 MiB): oldest entries dropped
-//	                      first; the newest request always kept, its bodies cut to fit; 0 keeps none
+//	-journal-budget BYTES the most memory the journal holds (default 64 MiB), at least
+//	                      fake.MinJournalBudget (a few hundred bytes; less is refused at start):
+//	                      oldest entries dropped first; the newest request always kept, its bodies,
+//	                      then its path and query, cut to fit (see fake.Server.SetJournalBudget)
 //	-max-resources N      the most resources each account stores, every kind together, initial keys
 //	                      included (default 200000, fake.DefaultMaxResources); a create beyond is 409
 //	                      ERR_ACCTAPI_RESOURCE_LIMIT
@@ -204,7 +217,7 @@ func parseFlags(args []string, stderr io.Writer) (config, int) {
 	})
 	clock := fs.String("clock", "real", `the server's clock: "real", or "manual" (moved only through the admin API)`)
 	start := fs.String("clock-start", "", "the manual clock's start, RFC 3339 (default: now)")
-	fs.Int64Var(&cfg.journalBudget, "journal-budget", fake.DefaultJournalBudget, "the most bytes of memory the request journal holds: oldest entries dropped first; the newest request is always kept, its bodies cut to fit; 0 keeps none")
+	fs.Int64Var(&cfg.journalBudget, "journal-budget", fake.DefaultJournalBudget, fmt.Sprintf("the most bytes of memory the request journal holds, at least %d: oldest entries dropped first; the newest request is always kept, its bodies, then its path and query, cut to fit", fake.MinJournalBudget))
 	fs.IntVar(&cfg.maxResources, "max-resources", fake.DefaultMaxResources, "the most resources each account stores, every kind together; a create beyond is answered 409")
 	fs.DurationVar(&cfg.grace, "grace", 10*time.Second, "how long requests in flight may finish after SIGINT or SIGTERM")
 	fs.DurationVar(&cfg.requestTimeout, "request-timeout", 25*time.Second, "answer 503 to a request still running after this long (under -write-timeout)")
@@ -253,8 +266,8 @@ func parseFlags(args []string, stderr io.Writer) (config, int) {
 	if cfg.maxResources < 1 {
 		return bad("-max-resources %d: want at least 1", cfg.maxResources)
 	}
-	if cfg.journalBudget < 0 {
-		return bad("-journal-budget %d: want 0 or more bytes", cfg.journalBudget)
+	if cfg.journalBudget < fake.MinJournalBudget {
+		return bad("-journal-budget %d: want at least %d bytes, what the smallest journal entry needs; a smaller budget would keep no request", cfg.journalBudget, fake.MinJournalBudget)
 	}
 	for _, d := range []struct {
 		name string
@@ -288,7 +301,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "acctfake: %v\n", err)
 		return 1
 	}
-	opts := []fake.Option{fake.WithoutListener(), fake.WithMaxResources(cfg.maxResources)}
+	opts := []fake.Option{fake.WithoutListener(), fake.WithMaxResources(cfg.maxResources), fake.WithJournalBudget(cfg.journalBudget)}
 	if cfg.publicURL != "" {
 		opts = append(opts, fake.WithPublicBaseURL(cfg.publicURL))
 	}
@@ -308,7 +321,6 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return fail(err)
 	}
 	defer srv.Close()
-	srv.SetJournalBudget(cfg.journalBudget)
 	if cfg.fixtures != "" {
 		f, err := os.Open(cfg.fixtures)
 		if err == nil {

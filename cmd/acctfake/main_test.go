@@ -10,9 +10,12 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/acctapi/acctapi/fake"
 )
 
 // TestMain runs the program itself when a test starts this test binary
@@ -265,6 +268,8 @@ func TestBadArguments(t *testing.T) {
 		{"admin token is the API key", []string{"-admin-token", "same", "-api-key", "same"}, 2},
 		{"API key of non-ASCII", []string{"-addr", "127.0.0.1:0", "-api-key", "ключ"}, 1},
 		{"negative journal budget", []string{"-journal-budget", "-1"}, 2},
+		{"zero journal budget", []string{"-journal-budget", "0"}, 2},
+		{"journal budget too small for an entry", []string{"-journal-budget", strconv.FormatInt(fake.MinJournalBudget-1, 10)}, 2},
 		{"zero grace", []string{"-grace", "0s"}, 2},
 		{"clock start in year 0", []string{"-clock", "manual", "-clock-start", "0000-06-01T00:00:00Z"}, 2},
 		{"request timeout over write timeout", []string{"-request-timeout", "1m", "-write-timeout", "30s"}, 2},
@@ -325,5 +330,23 @@ func TestPublicURL(t *testing.T) {
 	}
 	if code := run(t.Context(), []string{"-addr", "127.0.0.1:0", "-public-url", "ftp://x"}, io.Discard, io.Discard); code != 1 {
 		t.Errorf("-public-url ftp://x: exit %d; want 1", code)
+	}
+}
+
+// TestJournalBudgetFlagRefused: a -journal-budget that no entry fits (0
+// once turned the journal off, which made "no such request" assertions
+// pass with nothing to check) is refused at start, naming the least.
+func TestJournalBudgetFlagRefused(t *testing.T) {
+	t.Parallel()
+	for _, v := range []string{"-1", "0", "1", strconv.FormatInt(fake.MinJournalBudget-1, 10)} {
+		var stderr strings.Builder
+		_, code := parseFlags([]string{"-journal-budget", v}, &stderr)
+		want := fmt.Sprintf("acctfake: -journal-budget %s: want at least %d bytes", v, fake.MinJournalBudget)
+		if code != 2 || !strings.Contains(stderr.String(), want) {
+			t.Errorf("-journal-budget %s: exit %d, stderr %q; want 2 and %q", v, code, stderr.String(), want)
+		}
+	}
+	if cfg, code := parseFlags([]string{"-journal-budget", strconv.FormatInt(fake.MinJournalBudget, 10)}, io.Discard); code != -1 || cfg.journalBudget != fake.MinJournalBudget {
+		t.Errorf("-journal-budget MinJournalBudget: exit %d, budget %d", code, cfg.journalBudget)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 )
@@ -228,6 +229,22 @@ func CheckPathID(field, body, path string) error {
 		return Invalid(field, "is %q but the path names %q", body, path)
 	}
 	return nil
+}
+
+// ParseQueryInt reads s, a query parameter's value, as an integer of
+// decimal digits only, so that a sign ("+5", "-0"), a space or an empty
+// value is an error rather than a number. It is the one copy of the rule:
+// the fake reads a list's limit with it, acctfake's admin API its limit
+// and status.
+func ParseQueryInt(s string) (int, error) {
+	if s == "" || strings.TrimLeft(s, "0123456789") != "" {
+		return 0, errors.New("not an integer of decimal digits (a sign is not part of an integer here)")
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		return 0, errors.New("too large an integer")
+	}
+	return n, nil
 }
 
 // CheckLimit reports a page size outside 1 to [MaxLimit] as a field error

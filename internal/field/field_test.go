@@ -284,3 +284,32 @@ func TestNilAsEmpty(t *testing.T) {
 		}
 	}
 }
+
+// TestParseQueryInt: the rule for the integers of query strings (the
+// API's limit, acctfake's admin limit and status): digits only.
+func TestParseQueryInt(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		in   string
+		want int
+		ok   bool
+	}{
+		{"5", 5, true},
+		{"100", 100, true},
+		{"0", 0, true},
+		{"+5", 0, false},
+		{"-5", 0, false},
+		{"-0", 0, false},
+		{"", 0, false},
+		{" 5", 0, false},
+		{"5 ", 0, false},
+		{"0x10", 0, false},
+		{"1e2", 0, false},
+		{"99999999999999999999999", 0, false},
+	} {
+		n, err := ParseQueryInt(tt.in)
+		if (err == nil) != tt.ok || n != tt.want {
+			t.Errorf("ParseQueryInt(%q) = %d, %v; want %d, ok %v", tt.in, n, err, tt.want, tt.ok)
+		}
+	}
+}
