@@ -21,8 +21,8 @@ type realClock struct{}
 func (realClock) Now() time.Time { return time.Now() }
 
 // ManualClock is a [Clock] that moves only when told to. The zero value
-// reads as the zero time; use [NewManualClock]. It is safe for concurrent
-// use.
+// reads as the zero time, which [WithClock] refuses; use [NewManualClock].
+// It is safe for concurrent use.
 type ManualClock struct {
 	mu  sync.Mutex
 	now time.Time

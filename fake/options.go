@@ -61,7 +61,10 @@ type Option func(*config) error
 
 // WithClock makes the server read time from c, such as a [ManualClock].
 // A nil c, or one holding a nil pointer ((*ManualClock)(nil)), makes [New]
-// fail naming the option: the server could not read the time from it.
+// fail naming the option: the server could not read the time from it. So
+// does a clock reading the zero time, such as a zero ManualClock (not one
+// from [NewManualClock]): the server would stamp everything January 1 of
+// year 1.
 func WithClock(c Clock) Option {
 	return func(cfg *config) error {
 		if c == nil {
@@ -69,6 +72,9 @@ func WithClock(c Clock) Option {
 		}
 		if v := reflect.ValueOf(c); v.Kind() == reflect.Pointer && v.IsNil() {
 			return fmt.Errorf("fake: WithClock: nil clock (a nil %T)", c)
+		}
+		if c.Now().IsZero() {
+			return fmt.Errorf("fake: WithClock: the %T reads the zero time (a zero ManualClock? use NewManualClock)", c)
 		}
 		cfg.clock = c
 		return nil

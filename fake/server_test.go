@@ -174,6 +174,20 @@ func TestWithClockTypedNil(t *testing.T) {
 	}
 }
 
+// TestWithClockZero pins a review's finding: a zero ManualClock (not one
+// from NewManualClock) was accepted, and the server stamped everything
+// at January 1 of year 1. It is refused now, naming the constructor.
+func TestWithClockZero(t *testing.T) {
+	t.Parallel()
+	_, err := fake.New(fake.WithoutListener(), fake.WithClock(&fake.ManualClock{}))
+	if err == nil || !strings.Contains(err.Error(), "NewManualClock") {
+		t.Errorf("New(WithClock(&ManualClock{})): %v; want an error pointing to NewManualClock", err)
+	}
+	if _, err := fake.New(fake.WithoutListener(), fake.WithClock(fake.NewManualClock(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)))); err != nil {
+		t.Errorf("a clock from NewManualClock: %v", err)
+	}
+}
+
 func TestAccountErrorsNameNoKey(t *testing.T) {
 	t.Parallel()
 	for _, opts := range [][]fake.Option{
