@@ -323,15 +323,13 @@ func (s *Server) serve(c *call, versionErr, readErr error) (status int, out any,
 // authenticate checks the bearer token and finds the caller's account.
 func (s *Server) authenticate(c *call) error {
 	// Two headers first, even if the first is empty (contract §2).
-	if n := len(c.r.Header.Values("Authorization")); n > 1 {
-		return errorf(http.StatusUnauthorized, acctapi.CodeBadAuthorization, "The request has %d Authorization headers; send one, \"Authorization: Bearer <API key>\".", n)
-	}
-	h := c.r.Header.Get("Authorization")
-	if _, present := c.r.Header["Authorization"]; !present {
+	token, fault := iox.BearerToken(c.r.Header)
+	switch fault {
+	case iox.AuthMany:
+		return errorf(http.StatusUnauthorized, acctapi.CodeBadAuthorization, "The request has %d Authorization headers; send one, \"Authorization: Bearer <API key>\".", len(c.r.Header.Values("Authorization")))
+	case iox.AuthMissing:
 		return errorf(http.StatusUnauthorized, acctapi.CodeNoAuthorization, "The API requires an Authorization header: \"Authorization: Bearer <API key>\".")
-	}
-	scheme, token, ok := strings.Cut(h, " ")
-	if !ok || !strings.EqualFold(scheme, "Bearer") || token == "" || strings.ContainsAny(token, " \t") {
+	case iox.AuthMalformed:
 		return errorf(http.StatusUnauthorized, acctapi.CodeBadAuthorization, "The Authorization header could not be parsed; use \"Bearer <API key>\".")
 	}
 	tx := c.read()

@@ -22,6 +22,7 @@ import (
 	"github.com/acctapi/acctapi"
 	"github.com/acctapi/acctapi/fake"
 	"github.com/acctapi/acctapi/internal/field"
+	"github.com/acctapi/acctapi/internal/iox"
 	"github.com/acctapi/acctapi/internal/trunc"
 )
 
@@ -148,17 +149,17 @@ func (a *admin) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // authenticate checks the admin token, with the API's error codes.
 func (a *admin) authenticate(r *http.Request) error {
-	if n := len(r.Header.Values("Authorization")); n > 1 {
+	// As the API reads it (iox.BearerToken): an empty header is one that
+	// could not be parsed, not a missing one.
+	token, fault := iox.BearerToken(r.Header)
+	switch fault {
+	case iox.AuthMany:
 		return &adminError{status: http.StatusUnauthorized, code: acctapi.CodeBadAuthorization,
-			msg: fmt.Sprintf(`The request has %d Authorization headers; send one, "Authorization: Bearer <admin token>".`, n)}
-	}
-	h := r.Header.Get("Authorization")
-	if h == "" {
+			msg: fmt.Sprintf(`The request has %d Authorization headers; send one, "Authorization: Bearer <admin token>".`, len(r.Header.Values("Authorization")))}
+	case iox.AuthMissing:
 		return &adminError{status: http.StatusUnauthorized, code: acctapi.CodeNoAuthorization,
 			msg: `The admin API requires "Authorization: Bearer <admin token>"; acctfake prints the token at start.`}
-	}
-	scheme, token, ok := strings.Cut(h, " ")
-	if !ok || !strings.EqualFold(scheme, "Bearer") || token == "" {
+	case iox.AuthMalformed:
 		return &adminError{status: http.StatusUnauthorized, code: acctapi.CodeBadAuthorization,
 			msg: `The Authorization header could not be parsed; use "Bearer <admin token>".`}
 	}

@@ -190,3 +190,39 @@ func ValidHost(host string) bool {
 	}
 	return true
 }
+
+// An AuthFault is what is wrong with a request's Authorization header, as
+// BearerToken finds it; the fake and acctfake's admin API answer each
+// with their own message and contract §2's code.
+type AuthFault int
+
+const (
+	// AuthOK: one header, "Bearer <token>".
+	AuthOK AuthFault = iota
+	// AuthMissing: no Authorization header (ERR_NGROK_200).
+	AuthMissing
+	// AuthMany: more than one, even if one is empty (ERR_NGROK_201).
+	AuthMany
+	// AuthMalformed: not "Bearer <token>" (case-insensitive scheme, one
+	// space, a token without spaces or tabs), an empty header included
+	// (ERR_NGROK_201).
+	AuthMalformed
+)
+
+// BearerToken returns the token of h's one Authorization header, or what
+// is wrong with it: the one copy of the rule for the API and the admin
+// API.
+func BearerToken(h http.Header) (string, AuthFault) {
+	vs, present := h["Authorization"]
+	switch {
+	case !present:
+		return "", AuthMissing
+	case len(vs) > 1:
+		return "", AuthMany
+	}
+	scheme, token, ok := strings.Cut(vs[0], " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") || token == "" || strings.ContainsAny(token, " \t") {
+		return "", AuthMalformed
+	}
+	return token, AuthOK
+}

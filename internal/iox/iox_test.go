@@ -3,6 +3,7 @@ package iox
 import (
 	"errors"
 	"math"
+	"net/http"
 	"runtime"
 	"strings"
 	"testing"
@@ -104,6 +105,32 @@ func TestValidHost(t *testing.T) {
 	} {
 		if got := ValidHost(host); got != want {
 			t.Errorf("ValidHost(%.40q) = %v, want %v", host, got, want)
+		}
+	}
+}
+
+func TestBearerToken(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		name  string
+		h     http.Header
+		token string
+		fault AuthFault
+	}{
+		{"none", http.Header{}, "", AuthMissing},
+		{"one", http.Header{"Authorization": {"Bearer abc"}}, "abc", AuthOK},
+		{"scheme in any case", http.Header{"Authorization": {"bEARER abc"}}, "abc", AuthOK},
+		{"two", http.Header{"Authorization": {"Bearer a", "Bearer b"}}, "", AuthMany},
+		{"two, one empty", http.Header{"Authorization": {"", "Bearer b"}}, "", AuthMany},
+		{"empty", http.Header{"Authorization": {""}}, "", AuthMalformed},
+		{"no token", http.Header{"Authorization": {"Bearer "}}, "", AuthMalformed},
+		{"basic", http.Header{"Authorization": {"Basic dXNlcg=="}}, "", AuthMalformed},
+		{"a space in the token", http.Header{"Authorization": {"Bearer a b"}}, "", AuthMalformed},
+		{"a tab in the token", http.Header{"Authorization": {"Bearer a\tb"}}, "", AuthMalformed},
+		{"two spaces", http.Header{"Authorization": {"Bearer  abc"}}, "", AuthMalformed},
+	} {
+		if token, fault := BearerToken(tt.h); token != tt.token || fault != tt.fault {
+			t.Errorf("%s: BearerToken = %q, %v; want %q, %v", tt.name, token, fault, tt.token, tt.fault)
 		}
 	}
 }
