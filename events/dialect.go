@@ -3,6 +3,7 @@ package events
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"strconv"
@@ -377,8 +378,12 @@ func (r *DestinationUpdate) ValidateDialect(d acctapi.Dialect) error {
 }
 
 // inDialect returns err with its fields named in dialect d, and the
-// target names in reasons about a target too (TranslateReason).
+// target names in reasons about a target too (TranslateReason); an
+// unknown d is an error of its own, as for [Translate].
 func inDialect(err error, d acctapi.Dialect) error {
+	if d != acctapi.DialectSpec && d != acctapi.DialectReal {
+		return errors.Join(fmt.Errorf("events: ValidateDialect: unknown dialect %v", d), err)
+	}
 	return field.Map(err, func(e field.Error) field.Error {
 		e.Reason = TranslateReason(e.Field, e.Reason, d)
 		e.Field = TranslateField(e.Field, d)

@@ -233,6 +233,11 @@ func TestTranslateField(t *testing.T) {
 			t.Errorf("TranslateField(%q, %v) = %q, want %q", tt.path, tt.to, got, tt.want)
 		}
 	}
+	// ValidateDialect, which translates fields, says so in an error (a
+	// second review found it panicking through TranslateField).
+	if err := (&events.DestinationCreate{}).ValidateDialect(acctapi.Dialect(9)); err == nil || !strings.Contains(err.Error(), "unknown dialect") {
+		t.Errorf("ValidateDialect(Dialect(9)) = %v; want an error naming the unknown dialect", err)
+	}
 	// An unknown dialect panics, as Translate and Marshal return an error
 	// for it (a review found the path returned as it was).
 	defer func() {

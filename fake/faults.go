@@ -740,14 +740,25 @@ var idPrefixes = func() map[string]string {
 	return m
 }()
 
-// canMatchID reports whether ps matches some id of prefix: a segment that
-// starts with prefix and "_", then base-62 characters only. (Of any
-// length: a test may name an id it made up, "service_1", which the fake
-// answers 404, and fault that answer.)
+// canMatchID reports whether ps matches some id of prefix. A pattern
+// with wildcards must match a segment that starts with prefix and "_",
+// then base-62 characters only (of any length: a test may name an id it
+// made up, "service_1"). A literal names a path the fake serves, and
+// answers 404 for when the id is made up ("does-not-exist", "svc_a"), so
+// it is refused only when it is plainly another collection's id (another
+// prefix and "_": /api_keys/service_… for a user's id where a key's was
+// meant), as such a fault would never fire on the request meant.
 func (ps *patternSeg) canMatchID(prefix string) bool {
 	if ps.atoms == nil {
-		id, ok := strings.CutPrefix(ps.lit, prefix+"_")
-		return ok && strings.Trim(id, base62) == ""
+		if strings.HasPrefix(ps.lit, prefix+"_") {
+			return true
+		}
+		for _, other := range idPrefixes {
+			if strings.HasPrefix(ps.lit, other+"_") {
+				return false
+			}
+		}
+		return true
 	}
 	// The atoms that can match each character, as match computes them;
 	// then the states reachable over the prefix, and over any base-62

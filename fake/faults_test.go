@@ -732,7 +732,14 @@ func TestFaultTargetsChecked(t *testing.T) {
 			`matches no id of bot_users: their ids start service_`},
 		{"a parent's id", func() { srv.FailNext("GET", "/event_subscriptions/ed_*/sources", 1, 503) },
 			`matches no id of event_subscriptions: their ids start esb_`},
-		{"a literal that is no id", func() { srv.FailNext("GET", "/api_keys/nope", 1, 503) }, `matches no id of api_keys`},
+		// A literal names a path the fake serves (a made-up id, answered
+		// 404), unless it is plainly another collection's id (a second
+		// review found made-up ids refused, among them the svc_a of
+		// ExampleServer_JournalBefore).
+		{"another collection's id", func() { srv.FailNext("DELETE", "/api_keys/service_2abc", 1, 503) }, `matches no id of api_keys: their ids start ak_`},
+		{"a made-up id", func() { srv.FailNext("GET", "/api_keys/nope", 1, 503) }, ""},
+		{"a made-up id with an underscore", func() { srv.FailNext("GET", "/service_users/svc_a", 1, 503) }, ""},
+		{"a made-up id of the collection", func() { srv.FailNext("GET", "/api_keys/ak_missing_1", 1, 503) }, ""},
 		{"a character no id has", func() { srv.FailNext("GET", "/api_keys/ak-*", 1, 503) }, `matches no id of api_keys`},
 		{"an underscore after the prefix's", func() { srv.FailNext("GET", "/api_keys/ak_*_*", 1, 503) }, `matches no id of api_keys`},
 		{"a class of no id's first letter", func() { srv.FailNext("GET", "/api_keys/[b-z]*", 1, 503) }, `matches no id of api_keys`},

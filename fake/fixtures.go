@@ -161,17 +161,17 @@ func (s *Server) LoadFixtures(r io.Reader) error {
 	return nil
 }
 
+// errNoFixtures refuses fixtures that create nothing ([], or empty
+// "resources" and "accounts"): a file that lost its contents would
+// otherwise start a server a test then finds empty.
+var errNoFixtures = errors.New("the fixtures create nothing (an empty array, or empty \"resources\" and \"accounts\"); give at least one fixture, or no fixtures at all")
+
 // parseFixtures decodes a whole fixtures file before anything is created,
 // as strictly as the API decodes a request body (see decode): exactly one
 // JSON value, members spelled exactly as documented, none unknown, none
 // twice. Each fixture and account is decoded on its own so that an error
 // names where it is: "[2]" in the array form, "resources[2]",
 // "accounts[0]" or "accounts[0].resources[2]" in the object form.
-// errNoFixtures refuses fixtures that create nothing ([], or empty
-// "resources" and "accounts"): a file that lost its contents would
-// otherwise start a server a test then finds empty.
-var errNoFixtures = errors.New("the fixtures create nothing (an empty array, or empty \"resources\" and \"accounts\"); give at least one fixture, or no fixtures at all")
-
 func (s *Server) parseFixtures(raw []byte) (fixtureSet, error) {
 	var set fixtureSet
 	var file fixtureFile

@@ -39,8 +39,8 @@ const opIDLen = 3 + 27
 // hundred bytes; it depends on the platform's word size): what an entry
 // costs without its bodies, path and query. [WithJournalBudget],
 // [Server.SetJournalBudget] and acctfake's -journal-budget refuse a
-// smaller one, so that under every budget they take the newest request
-// is kept (see [Server.SetJournalBudget]). A server that needs no
+// smaller one, so that under every budget they take each request is kept
+// when it is recorded (see [Server.SetJournalBudget]). A server that needs no
 // journal is made [WithoutJournal].
 const MinJournalBudget = entryOverhead + opIDLen + maxJournalMethod
 
@@ -408,13 +408,15 @@ func (j *journal) byteBudget(dflt int64) int64 {
 // SetJournalBudget sets the most memory, in bytes, that the journal holds
 // (until set, that of [WithJournalBudget], else [DefaultJournalBudget]):
 // bodies at the size of the buffers kept, plus a fixed cost per entry of a
-// few hundred bytes. Beyond it the oldest entries are dropped first, at
-// once if the journal already holds more. The newest request is always
-// kept: one larger than the whole budget is kept alone, its bodies cut to
-// fit (see [Entry]), and its path and query too when the entry does not
-// fit even without its bodies (a path and a query may each be about 64
-// KiB), so that the last entry is always the last request; a body, path
-// or query left no room even for the note of its cut reads empty. The
+// few hundred bytes. Beyond it the oldest entries are dropped first. A
+// request is always kept when it is recorded: one larger than the whole
+// budget is kept alone, its bodies cut to fit (see [Entry]), and its path
+// and query too when the entry does not fit even without its bodies (a
+// path and a query may each be about 64 KiB), so that the last entry is
+// the last request; a body, path or query left no room even for the note
+// of its cut reads empty. Lowering the budget drops entries at once,
+// oldest first, until those left fit, which may be none (entries already
+// kept are not cut again); the next request is kept as above. The
 // journal also never keeps more than the last 100,000 entries.
 //
 // SetJournalBudget panics, naming the value, on a budget below

@@ -20,7 +20,7 @@ import (
 // endpoint selectors. The store keeps the selectors beside the operator,
 // for bound-endpoints requests; the certificate goes into the operator.
 type operatorExtra struct {
-	sel  *k8sop.Selectors // nil: no selectors (or, from an update's prepare, none given)
+	sel  *k8sop.Selectors // nil or empty: no selectors (nil, from an update's prepare: none given)
 	cert *k8sop.Cert      // nil: no CSR
 }
 
@@ -195,7 +195,7 @@ func (s *Server) registerOperators() {
 		listQuery: []string{"limit", "before_id"},
 		list: func(o *op, tx *store.Txn, op store.Row[k8sop.Operator, *operatorExtra], p listParams) ([]k8sop.Endpoint, []string, bool, error) {
 			sel := op.Extra.sel
-			if sel == nil { // no selectors: nothing is bound, and nothing need be read
+			if sel.Len() == 0 { // no selectors: nothing is bound, and nothing need be read
 				return []k8sop.Endpoint{}, nil, false, nil
 			}
 			// The request's evaluations share one budget (contract §6), so

@@ -146,12 +146,14 @@ func (r *OperatorCreate) Validate() error {
 }
 
 // ParsedBinding is what validating an operator request reads from its
-// binding: the endpoint selectors, compiled (nil when there are none), and
-// the CSR, parsed (nil when there is none). Its zero value is a request
-// without a binding.
+// binding: the endpoint selectors, compiled (nil when the request gives
+// none), and the CSR, parsed (nil when there is none). Its zero value is
+// a request without a binding.
 type ParsedBinding struct {
-	// Selectors are the binding's endpoint selectors, compiled; nil when
-	// the request has none (or, in an update, does not change them).
+	// Selectors are the binding's endpoint selectors, compiled, when the
+	// request gives endpoint_selectors (an empty list compiles to
+	// selectors that match nothing); nil when it does not (or, in an
+	// update, does not change them). Matching with nil is an error.
 	Selectors *Selectors
 	// CSR is the binding's certificate request, parsed and its signature
 	// checked ([ParseCSR]); nil when the request has none.
@@ -351,7 +353,7 @@ func checkBindingAllowed(features []string) error {
 func checkBinding(selectors []string, csr string) (ParsedBinding, error) {
 	var p ParsedBinding
 	sel, err := CompileSelectors(selectors)
-	if len(selectors) > 0 {
+	if selectors != nil {
 		p.Selectors = sel
 	}
 	if csr != "" {

@@ -28,7 +28,10 @@ func TestValidateParsed(t *testing.T) {
 	for _, tt := range []row{
 		create("create without a binding", &OperatorCreate{}, true, false, false),
 		create("create with both", &OperatorCreate{EnabledFeatures: bindings, Binding: &BindingCreate{EndpointSelectors: sel, CSR: csr}}, true, true, true),
-		create("create with no selectors", &OperatorCreate{EnabledFeatures: bindings, Binding: &BindingCreate{EndpointSelectors: []string{}, CSR: csr}}, true, false, true),
+		// An empty list compiles to selectors that match nothing; none
+		// given is nil.
+		create("create with an empty list of selectors", &OperatorCreate{EnabledFeatures: bindings, Binding: &BindingCreate{EndpointSelectors: []string{}, CSR: csr}}, true, true, true),
+		create("create with no selectors", &OperatorCreate{EnabledFeatures: bindings, Binding: &BindingCreate{CSR: csr}}, true, false, true),
 		create("create with a bad CSR", &OperatorCreate{EnabledFeatures: bindings, Binding: &BindingCreate{EndpointSelectors: sel, CSR: garbageCSR}}, false, false, false),
 		create("create, valid binding, bad feature", &OperatorCreate{EnabledFeatures: []string{"bindings", "teleport"}, Binding: &BindingCreate{EndpointSelectors: sel}}, false, false, false),
 		update("update without a binding", &OperatorUpdate{ID: "k8sop_1"}, true, false, false),

@@ -217,6 +217,15 @@ func CompileSelectors(exprs []string) (*Selectors, error) {
 	return s, nil
 }
 
+// Len returns the number of selectors, 0 for a nil *Selectors: a caller
+// that lists what selectors bind need not read any endpoint when it is 0.
+func (s *Selectors) Len() int {
+	if s == nil {
+		return 0
+	}
+	return len(s.sels)
+}
+
 // oneLine is err's message on one line (CEL's point at the error with a
 // second and third), cut to a length an error body can carry.
 func oneLine(err error) string {

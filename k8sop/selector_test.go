@@ -340,8 +340,22 @@ func TestNilSelectorsFail(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ok, err := none.Match(&Endpoint{}); ok || err != nil {
-		t.Errorf("no selectors: Match = %v, %v; want false, nil", ok, err)
+	if ok, err := none.Match(&Endpoint{}); ok || err != nil || none.Len() != 0 || s.Len() != 0 {
+		t.Errorf("no selectors: Match = %v, %v, Len %d (nil: %d); want false, nil, 0, 0", ok, err, none.Len(), s.Len())
+	}
+	// What validation hands out can be matched with: an empty list given
+	// compiles to selectors that match nothing (a second review found it
+	// handed out nil); nil stands only for none given.
+	p, err := (&OperatorCreate{EnabledFeatures: []string{FeatureBindings}, Binding: &BindingCreate{EndpointSelectors: []string{}}}).ValidateParsed()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := p.Selectors.Match(&Endpoint{}); ok || err != nil {
+		t.Errorf("an empty list given: Match = %v, %v; want false, nil", ok, err)
+	}
+	p, err = (&OperatorCreate{EnabledFeatures: []string{FeatureBindings}, Binding: &BindingCreate{}}).ValidateParsed()
+	if err != nil || p.Selectors != nil {
+		t.Errorf("no list given: %v, %v; want nil selectors", p.Selectors, err)
 	}
 }
 
