@@ -83,7 +83,7 @@ func TestValidHost(t *testing.T) {
 		long + "a":                    false, // a name over 253 bytes
 		long + ":655350":              false,
 		"example.com:65536":           false,
-		"example.com:":                false,
+		"example.com:":                true, // an empty port, which RFC 3986 allows
 		"example.com:8080:1":          false,
 		"example.com:+80":             false,
 		":8080":                       false,
@@ -91,7 +91,7 @@ func TestValidHost(t *testing.T) {
 		"a%41b":                       false,
 		"[::1":                        false,
 		"[::1]x":                      false,
-		"[::1]:":                      false,
+		"[::1]:":                      true,
 		"[127.0.0.1]":                 false,
 		"[fe80::1%eth0]":              false,
 		"[x]:y":                       false,
