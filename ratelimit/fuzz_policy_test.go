@@ -204,9 +204,9 @@ func customStatuses(t *testing.T, doc []byte) []int {
 			if a.Type != ratelimit.ActionTypeCustomResponse {
 				continue
 			}
-			var c struct {
+			c := struct {
 				StatusCode int `json:"status_code"`
-			}
+			}{StatusCode: http.StatusOK} // the default
 			if len(a.Config) > 0 {
 				if err := json.Unmarshal(a.Config, &c); err != nil {
 					t.Fatalf("config of a custom-response that loaded: %v", err)

@@ -63,8 +63,11 @@ const ActionTypeCustomResponse = "custom-response"
 // action of its rule has one, and in the bucket keys of a rate-limit
 // action that no other can precede.
 //
-// A custom-response action answers and terminates; its header names must
-// be HTTP field names other than Content-Length and Transfer-Encoding
+// A custom-response action answers and terminates, with its status_code
+// (200 when it gives none, as the real service defaults it; otherwise 200
+// to 599) and at most 10 headers (the real service's bound); its header
+// names must be HTTP field names other than Content-Length and
+// Transfer-Encoding
 // (net/http sets them from the body), each header given once (in any
 // case), and its header values may not hold control characters other
 // than a tab (a placeholder's value has each such character replaced by a
@@ -150,12 +153,18 @@ type (
 		Type   string `json:"type"`
 		Config any    `json:"config"` // decoded by the action's type
 	}
+	// customResponseDoc is a custom-response action's config.
 	customResponseDoc struct {
-		StatusCode int               `json:"status_code"`
+		StatusCode *int              `json:"status_code"` // nil: 200, as the real service defaults it
 		Body       string            `json:"body"`
 		Headers    map[string]string `json:"headers"`
 	}
 )
+
+// maxCustomHeaders is the most headers a custom-response sets, as the
+// real service's documentation bounds its headers ("Maximum properties
+// 10").
+const maxCustomHeaders = 10
 
 // Phases of the real service other than on_http_request.
 var otherPhases = []string{"on_tcp_connect", "on_http_response", "on_event_stream_message"}
@@ -536,12 +545,20 @@ func compileAction(ad actionDoc, o options) (policyAction, []resultReadAt, error
 		if err := decodeValue("config", ad.Config, &cd); err != nil {
 			return policyAction{}, nil, err
 		}
-		// 1xx codes are informational: net/http would send a 200 after
-		// them, not the response the policy describes.
-		if cd.StatusCode < 200 || cd.StatusCode > 599 {
-			return policyAction{}, nil, field.Invalid("config.status_code", "%d is not an HTTP status code from 200 to 599", cd.StatusCode)
+		// Without status_code the real service answers 200. 1xx codes are
+		// informational: net/http would send a 200 after them, not the
+		// response the policy describes.
+		status := http.StatusOK
+		if cd.StatusCode != nil {
+			status = *cd.StatusCode
 		}
-		resp := &customResponse{status: cd.StatusCode}
+		if status < 200 || status > 599 {
+			return policyAction{}, nil, field.Invalid("config.status_code", "%d is not an HTTP status code from 200 to 599", status)
+		}
+		if len(cd.Headers) > maxCustomHeaders {
+			return policyAction{}, nil, field.Invalid("config.headers", "has %d headers; the real service takes at most %d", len(cd.Headers), maxCustomHeaders)
+		}
+		resp := &customResponse{status: status}
 		var errs []error
 		var reads []resultReadAt
 		var err error

@@ -64,3 +64,56 @@ func TestPolicyCustomResponseHeaderValue(t *testing.T) {
 		t.Errorf("header (-want +got):\n%s", diff)
 	}
 }
+
+// TestPolicyCustomResponseAsDocumented pins a review's finding against
+// ngrok's documentation of custom-response: status_code defaults to 200
+// (its "Custom JSON API response" example gives none, and NewPolicy
+// refused it), and headers take at most 10 properties (11 were accepted,
+// so a policy that the real service refuses passed here).
+func TestPolicyCustomResponseAsDocumented(t *testing.T) {
+	t.Parallel()
+	header := func(n int) string {
+		var b []byte
+		for i := range n {
+			if i > 0 {
+				b = append(b, ", "...)
+			}
+			b = append(b, "X-H"...)
+			b = append(b, byte('a'+i))
+			b = append(b, ": v"...)
+		}
+		return string(b)
+	}
+	tests := []struct {
+		name   string
+		config string
+		status int
+		want   map[string]string
+	}{
+		{"no status_code", `{body: '{"ok": true}'}`, http.StatusOK, nil},
+		{"no config", ``, http.StatusOK, nil},
+		{"status_code null", `{status_code: null}`, http.StatusOK, nil},
+		{"status_code 0", `{status_code: 0}`, 0, map[string]string{"on_http_request[0].actions[0].config.status_code": "0 is not an HTTP status code from 200 to 599"}},
+		{"ten headers", `{status_code: 503, headers: {` + header(10) + `}}`, 503, nil},
+		{"eleven headers", `{status_code: 503, headers: {` + header(11) + `}}`, 0, map[string]string{"on_http_request[0].actions[0].config.headers": "has 11 headers; the real service takes at most 10"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			action := "{type: custom-response}"
+			if tt.config != "" {
+				action = "{type: custom-response, config: " + tt.config + "}"
+			}
+			p, err := NewPolicy([]byte("on_http_request:\n  - actions: [" + action + "]\n"))
+			checkFieldErrors(t, err, tt.want)
+			if err != nil {
+				return
+			}
+			w := httptest.NewRecorder()
+			p.Handler(http.NotFoundHandler()).ServeHTTP(w, httptest.NewRequest("GET", "http://h/", nil))
+			if w.Code != tt.status {
+				t.Errorf("status %d, want %d", w.Code, tt.status)
+			}
+		})
+	}
+}
