@@ -67,9 +67,8 @@ const ActionTypeCustomResponse = "custom-response"
 // (200 when it gives none, as the real service defaults it; otherwise 200
 // to 599) and at most 10 headers (the real service's bound); its header
 // names must be HTTP field names other than Content-Length and
-// Transfer-Encoding
-// (net/http sets them from the body), each header given once (in any
-// case), and its header values may not hold control characters other
+// Transfer-Encoding (net/http sets them from the body), each header given
+// once (in any case), and its header values may not hold control characters other
 // than a tab (a placeholder's value has each such character replaced by a
 // space). Its body and header values may hold ${expression} placeholders
 // (Traffic Policy's CEL interpolation), each replaced by its expression's
