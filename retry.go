@@ -7,8 +7,10 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/http"
+	"net/http/httptrace"
 	"net/url"
 	"strconv"
+	"sync/atomic"
 	"time"
 )
 
@@ -32,8 +34,10 @@ import (
 // [errors.Is] tell what happened.
 //
 // A DELETE retried after an attempt whose outcome is unknown (a connection
-// error once connected, or a 5xx response: the resource may have been
-// deleted; not a connection that was never made, a dial error) succeeds when
+// error after the request was written, or a 5xx response: the resource
+// may have been deleted; not an attempt that never wrote its request, such
+// as a dial that failed or hung until a timeout, or a failed TLS
+// handshake) succeeds when
 // the retry answers 404 not found ([IsNotFound]): the resource is gone,
 // whichever attempt removed it. A 404 after attempts whose outcome is known
 // (the first attempt's, or one after 429s only, which the server did not
@@ -112,8 +116,9 @@ func idempotent(method string) bool {
 
 // send performs the request, retrying as c.retry says. A non-nil response
 // is returned unread. unsure reports that an earlier attempt failed in a
-// way that leaves its effect unknown (a connection error other than a
-// dial error, or a 5xx response): Do reads a DELETE's 404 after one as the delete having
+// way that leaves its effect unknown (a connection error after the
+// request may have been written, see attemptTrace.maySent, or a 5xx
+// response): Do reads a DELETE's 404 after one as the delete having
 // worked.
 //
 // An attempt that is to be retried is read at once, so that when the
@@ -131,6 +136,8 @@ func (c *Client) send(ctx context.Context, method string, u *url.URL, body []byt
 		if err := c.wait(ctx); err != nil {
 			return nil, unsure, giveUp(last, "not retried", method, u.Path, fmt.Errorf("waiting for the throttle: %w", err))
 		}
+		var at attemptTrace
+		req = req.WithContext(httptrace.WithClientTrace(req.Context(), at.trace()))
 		resp, err := c.http.Do(req)
 		if ctx.Err() != nil {
 			if resp != nil {
@@ -164,7 +171,7 @@ func (c *Client) send(ctx context.Context, method string, u *url.URL, body []byt
 			resp.Body.Close()
 		}
 		last = err
-		unsure = unsure || resp == nil && maySent(err) || resp != nil && resp.StatusCode >= 500
+		unsure = unsure || resp == nil && at.maySent(err) || resp != nil && resp.StatusCode >= 500
 		if err := pause(ctx, delay); err != nil {
 			return nil, unsure, giveUp(last, "not retried", method, u.Path, err)
 		}
@@ -172,11 +179,31 @@ func (c *Client) send(ctx context.Context, method string, u *url.URL, body []byt
 	}
 }
 
+// attemptTrace records, through net/http's client trace, whether an
+// attempt's transport looked for a connection and whether it wrote the
+// request's headers. Its hooks may run on the transport's goroutines.
+type attemptTrace struct{ started, wrote atomic.Bool }
+
+func (a *attemptTrace) trace() *httptrace.ClientTrace {
+	return &httptrace.ClientTrace{
+		GetConn:      func(string) { a.started.Store(true) },
+		WroteHeaders: func() { a.wrote.Store(true) },
+	}
+}
+
 // maySent reports whether a failed attempt, which err ended, may have
-// reached the server: not when the connection was never made (a dial
-// error: refused, unreachable, a name that does not resolve), whose
-// outcome is known.
-func maySent(err error) bool {
+// reached the server. Through net/http's Transport (it reported looking
+// for a connection), only if the request's headers were written: a dial
+// that failed or hung until a timeout, or a TLS handshake that failed,
+// sent nothing (a review found a dial ended by the client's Timeout, no
+// dial error in its chain, taken for a request that may have been sent,
+// so that a DELETE's 404 after it read as success). Through another
+// RoundTripper, which reports nothing, unless err is a dial error
+// (refused, unreachable, a name that does not resolve).
+func (a *attemptTrace) maySent(err error) bool {
+	if a.started.Load() {
+		return a.wrote.Load()
+	}
 	var op *net.OpError
 	return !errors.As(err, &op) || op.Op != "dial"
 }

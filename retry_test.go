@@ -1,6 +1,7 @@
 package acctapi
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -10,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -659,5 +661,66 @@ func TestBackoffJitter(t *testing.T) {
 		if lo > d/2+d/20 || hi < d-d/20 {
 			t.Errorf("backoff(%d) drew from [%v, %v] only; want the whole of [%v, %v]", n, lo, hi, d/2, d)
 		}
+	}
+}
+
+// TestDeleteUnsureOnlyWhenSent pins a review's finding: a DELETE whose
+// first attempt never reached the server (its dial hung until the HTTP
+// client's Timeout, which leaves no dial error in the chain) was taken as
+// one that may have deleted the resource, so the retry's 404 read as
+// success. Through net/http's Transport an attempt now counts as maybe
+// sent only once its headers were written: a 404 after a hung dial is
+// the error it is, and one after a connection that read the request and
+// closed is success. (synctest: the 30 s are the bubble's; the
+// connection is a net.Pipe.)
+func TestDeleteUnsureOnlyWhenSent(t *testing.T) {
+	t.Parallel()
+	notFound := func(r *http.Request) *http.Response {
+		body := `{"status_code":404,"msg":"Resource not found","error_code":"ERR_ACCTAPI_NOT_FOUND","details":{"operation_id":"op_1"}}`
+		return &http.Response{StatusCode: 404, Header: http.Header{"Content-Type": {"application/json"}},
+			Body: io.NopCloser(strings.NewReader(body)), Request: r}
+	}
+	for _, tt := range []struct {
+		name string
+		dial func(ctx context.Context, network, addr string) (net.Conn, error)
+		ok   bool
+	}{
+		{"a dial that hangs until the timeout", func(ctx context.Context, network, addr string) (net.Conn, error) {
+			<-ctx.Done()
+			return nil, &net.OpError{Op: "dial", Net: network, Err: ctx.Err()}
+		}, false},
+		{"a connection that reads the request and closes", func(ctx context.Context, network, addr string) (net.Conn, error) {
+			client, server := net.Pipe()
+			go func() {
+				_, _ = http.ReadRequest(bufio.NewReader(server))
+				server.Close()
+			}()
+			return client, nil
+		}, true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			synctest.Test(t, func(t *testing.T) {
+				tr := &http.Transport{DialContext: tt.dial}
+				defer tr.CloseIdleConnections()
+				var n atomic.Int32
+				rt := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+					if n.Add(1) == 1 {
+						return tr.RoundTrip(r)
+					}
+					return notFound(r), nil
+				})
+				c, err := NewClient(testKey, WithBaseURL("http://api.test"),
+					WithRetry(RetryPolicy{MaxAttempts: 2, BaseDelay: time.Second}),
+					WithHTTPClient(&http.Client{Transport: rt, Timeout: 30 * time.Second}))
+				if err != nil {
+					t.Fatal(err)
+				}
+				err = c.Do(context.Background(), http.MethodDelete, "/service_users/service_1", nil, nil, nil)
+				if n.Load() != 2 || (err == nil) != tt.ok || !tt.ok && !IsNotFound(err) {
+					t.Errorf("%d attempts, error %v; want 2, success %v (else the 404)", n.Load(), err, tt.ok)
+				}
+			})
+		})
 	}
 }
