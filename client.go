@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"math"
 	"net/http"
 	"net/url"
 	"reflect"
@@ -321,7 +322,10 @@ func (c *Client) Do(ctx context.Context, method, path string, query url.Values, 
 	}
 	// Content-Length is only a claim: the body is read as it comes, up to
 	// one byte past the limit.
-	raw, err := iox.ReadAll(io.LimitReader(resp.Body, c.maxResp+1), min(resp.ContentLength, c.maxResp))
+	// One byte past the limit tells a body over it; none past MaxInt64
+	// ("no limit", which would overflow to a negative limit, reading
+	// nothing).
+	raw, err := iox.ReadAll(io.LimitReader(resp.Body, c.maxResp+min(1, math.MaxInt64-c.maxResp)), min(resp.ContentLength, c.maxResp))
 	if err != nil {
 		return fmt.Errorf("acctapi: read %s %s response: %w", method, u.Path, err)
 	}
@@ -438,7 +442,13 @@ func (c *Client) resolve(path string, query url.Values) (*url.URL, error) {
 	if strings.HasPrefix(path, "http://") || strings.HasPrefix(path, "https://") {
 		var err error
 		if u, err = url.Parse(path); err != nil {
-			return nil, fmt.Errorf("acctapi: URL %q: %w", path, err)
+			// The URL cut, as a server chose it (url.Error would repeat it
+			// whole).
+			var ue *url.Error
+			if errors.As(err, &ue) {
+				err = ue.Err
+			}
+			return nil, fmt.Errorf("acctapi: URL %q: %w", trunc.String(path, 200), err)
 		}
 		// The API key goes only to the base URL's origin, whatever URL a
 		// response names.

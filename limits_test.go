@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"io"
+	"math"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -189,4 +191,25 @@ func TestDefaultTimeoutEndsAHungCall(t *testing.T) {
 			t.Errorf("Do against a hung server = %v, want a timeout", err)
 		}
 	})
+}
+
+// TestMaxResponseBytesWithoutLimit pins a review's finding:
+// WithMaxResponseBytes(math.MaxInt64), "no limit", overflowed the read's
+// bound to a negative one, so every answer read as empty and failed to
+// decode.
+func TestMaxResponseBytesWithoutLimit(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, `{"id": "service_1"}`)
+	}))
+	defer srv.Close()
+	c, err := NewClient("k", WithBaseURL(srv.URL), WithMaxResponseBytes(math.MaxInt64))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out struct{ ID string }
+	if err := c.Do(t.Context(), http.MethodGet, "/service_users/service_1", nil, nil, &out); err != nil || out.ID != "service_1" {
+		t.Errorf("Do = %v, id %q; want service_1", err, out.ID)
+	}
 }

@@ -3,6 +3,7 @@ package rest_test
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -125,4 +126,21 @@ func collectLoop(t *testing.T, c *acctapi.Client, opts *acctapi.ListOptions) (go
 		}
 	}
 	return got, last
+}
+
+// TestPageLoopErrorIsShort pins a review's finding: ErrPageLoop's error
+// quoted the whole next_page_uri, which a server chooses (8 MiB of it in
+// the review). It is cut now. (The pages and cursors a listing has asked
+// for are kept as hashes, 32 bytes each, whatever their length.)
+func TestPageLoopErrorIsShort(t *testing.T) {
+	t.Parallel()
+	p, srv := newPager(t)
+	long := strings.Repeat("x", 100_000)
+	next := srv.URL + "/things?before_id=" + long
+	p.pages["/things"] = page(&next, "t1")
+	p.pages["/things?before_id="+long] = page(&next, "t0")
+	_, last := collectLoop(t, clientOf(t, srv), nil)
+	if !errors.Is(last, acctapi.ErrPageLoop) || len(last.Error()) > 1024 {
+		t.Errorf("last error of %d bytes (%.120v…), want ErrPageLoop of at most 1 KiB", len(last.Error()), last)
+	}
 }
