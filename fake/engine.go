@@ -30,6 +30,22 @@ type op struct {
 	owner   string // the caller: a usr_ or service_ id
 	tx      *store.Txn
 	env     *env
+	// auth checks, in a write's transaction, that the request's key still
+	// authenticates (nil for the Go API's writes, which have no key).
+	auth func(tx *store.Txn) error
+}
+
+// begin starts o's write in tx. The request authenticated in an earlier
+// snapshot of the store: a Restore or Reset meanwhile may have removed
+// its key, or its whole account (a review saw a create then answered 500,
+// "no usage of account"), so the write goes ahead only if the key is
+// still there.
+func (o *op) begin(tx *store.Txn) error {
+	o.tx = tx
+	if o.auth != nil {
+		return o.auth(tx)
+	}
+	return nil
 }
 
 // env is what hooks need of the server.
@@ -226,7 +242,9 @@ func (res *resource[T, X, C, U]) create(c *call, in *C) (T, error) {
 		}
 	}
 	err := c.s.db.Write(func(tx *store.Txn) error {
-		o.tx = tx
+		if err := o.begin(tx); err != nil {
+			return err
+		}
 		// The account's count of resources, and its bound, first.
 		if err := c.s.countResources(tx, c.account, 1); err != nil {
 			return err
@@ -275,7 +293,9 @@ func (res *resource[T, X, C, U]) updateHandler(c *call) (int, any, error) {
 	}
 	var out T
 	err = c.s.db.Write(func(tx *store.Txn) error {
-		o.tx = tx
+		if err := o.begin(tx); err != nil {
+			return err
+		}
 		cur, ok := res.table.Get(tx, c.account, id)
 		if !ok {
 			return notFound(id)
@@ -305,7 +325,9 @@ func (res *resource[T, X, C, U]) deleteHandler(c *call) (int, any, error) {
 func (res *resource[T, X, C, U]) remove(c *call, id string) error {
 	o := c.op()
 	return c.s.db.Write(func(tx *store.Txn) error {
-		o.tx = tx
+		if err := o.begin(tx); err != nil {
+			return err
+		}
 		cur, ok := res.table.Get(tx, c.account, id)
 		if !ok {
 			return notFound(id)

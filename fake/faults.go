@@ -802,6 +802,7 @@ type reaction struct {
 	answer    *apiError // a fault's answer instead of the server's
 	drop      bool      // close the connection before serving
 	dropAfter bool      // serve (or answer), then close without writing it
+	ran       bool      // a reactor was called (it may have delayed or written)
 }
 
 // react runs the reactors, with no lock of the server held. Each sees the
@@ -825,6 +826,7 @@ func (s *Server) react(c *call) reaction {
 		if !r.pattern.Match(c.r.URL.EscapedPath()) {
 			continue
 		}
+		re.ran = true
 		f, err := callReactor(r.fn, c)
 		if err != nil {
 			s.misuse(fmt.Sprintf("%s %s: %s", c.r.Method, c.r.URL.EscapedPath(), err.msg))

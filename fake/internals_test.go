@@ -2,6 +2,7 @@ package fake
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"math/big"
 	"math/rand/v2"
@@ -14,6 +15,7 @@ import (
 	"testing/iotest"
 	"time"
 
+	"github.com/acctapi/acctapi"
 	"github.com/acctapi/acctapi/account"
 	"github.com/acctapi/acctapi/fake/internal/store"
 	"github.com/acctapi/acctapi/internal/resources"
@@ -303,5 +305,43 @@ func TestSelectorsCompiledBeforeWrite(t *testing.T) {
 	close(release)
 	if err := <-writeDone; err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestWriteChecksKeyAgain pins a review's finding: a request
+// authenticates in one snapshot of the store and writes in a later one,
+// so a Restore or Reset in between (which removed its key, or its whole
+// account) let it write, or answered 500 ("no usage of account"). A write
+// now begins only if the request's key is still there: else 401.
+func TestWriteChecksKeyAgain(t *testing.T) {
+	t.Parallel()
+	srv := Start(t, WithoutListener())
+	req := httptest.NewRequest("POST", "/service_users", nil)
+	req.Header.Set("Authorization", "Bearer "+srv.APIKey())
+	c := &call{s: srv, r: req, now: srv.now()}
+	if err := srv.authenticate(c); err != nil {
+		t.Fatal(err)
+	}
+	begin := func() error {
+		return srv.db.Write(func(tx *store.Txn) error { return c.op().begin(tx) })
+	}
+	if err := begin(); err != nil {
+		t.Fatalf("a write by a key that authenticates: %v", err)
+	}
+	snap := srv.Snapshot()
+	acct, err := srv.AddAccount(Account{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := acct.APIKeys[0]
+	req.Header.Set("Authorization", "Bearer "+key)
+	c.hasRead = false // a read of the store as it is now
+	if err := srv.authenticate(c); err != nil {
+		t.Fatal(err)
+	}
+	srv.Restore(snap) // the account, and its key, are gone
+	var e *apiError
+	if err := begin(); !errors.As(err, &e) || e.status != http.StatusUnauthorized || e.code != acctapi.CodeInvalidToken {
+		t.Errorf("a write by a key a Restore removed: %v; want 401 %s", err, acctapi.CodeInvalidToken)
 	}
 }

@@ -651,15 +651,19 @@ func (s *Server) ClearJournal() {
 // count), never kept (larger than the budget), or cleared by
 // [Server.ClearJournal]. The server makes operation ids in increasing
 // order, so it is true for every id that sorts at or before the newest id
-// of an entry that left, and false for any later one, which no entry that
-// left has. A cursor into the journal (the id of the last entry of a page)
-// whose entry is gone has nothing older kept; an id for which JournalLeft
-// is false and that no entry has is no entry's id at all.
+// of an entry that left, unless an entry of that id is still kept (a
+// request that took longer is journaled after later ones, so it can
+// outlast them: a review found it reported gone while kept), and false
+// for any later one, which no entry that left has. A cursor into the
+// journal (the id of the last entry of a page) whose entry is gone has
+// nothing older kept; an id for which JournalLeft is false and that no
+// entry has is no entry's id at all.
 func (s *Server) JournalLeft(operationID string) bool {
 	s.mustJournal("JournalLeft")
 	s.journal.mu.Lock()
 	defer s.journal.mu.Unlock()
-	return operationID != "" && operationID <= s.journal.gone
+	_, kept := s.journal.byID[operationID]
+	return operationID != "" && operationID <= s.journal.gone && !kept
 }
 
 // secretMembers are the JSON members whose values the journal redacts.

@@ -76,7 +76,9 @@ func (sub *subresource[P, PX, T, C, U]) change(c *call, fn func(o *op, parent P)
 	o := c.op()
 	parentID := c.params.get("id")
 	return c.s.db.Write(func(tx *store.Txn) error {
-		o.tx = tx
+		if err := o.begin(tx); err != nil {
+			return err
+		}
 		cur, ok := (*sub.parent).Get(tx, c.account, parentID)
 		if !ok {
 			return notFound(parentID)
