@@ -136,8 +136,13 @@ func (c *Client) send(ctx context.Context, method string, u *url.URL, body []byt
 		if err := c.wait(ctx); err != nil {
 			return nil, unsure, giveUp(last, "not retried", method, u.Path, fmt.Errorf("waiting for the throttle: %w", err))
 		}
-		var at attemptTrace
-		req = req.WithContext(httptrace.WithClientTrace(req.Context(), at.trace()))
+		var at *attemptTrace // nil: not traced
+		if method == http.MethodDelete && attempt < c.retry.MaxAttempts {
+			at = new(attemptTrace)
+			// Only a DELETE reads unsure (see Do), and only when it may
+			// be retried: other requests skip the trace's allocations.
+			req = req.WithContext(httptrace.WithClientTrace(req.Context(), at.trace()))
+		}
 		resp, err := c.http.Do(req)
 		if ctx.Err() != nil {
 			if resp != nil {
@@ -198,10 +203,11 @@ func (a *attemptTrace) trace() *httptrace.ClientTrace {
 // sent nothing (a review found a dial ended by the client's Timeout, no
 // dial error in its chain, taken for a request that may have been sent,
 // so that a DELETE's 404 after it read as success). Through another
-// RoundTripper, which reports nothing, unless err is a dial error
+// RoundTripper, which reports nothing, or untraced (a nil a: only a
+// DELETE that may be retried is traced), unless err is a dial error
 // (refused, unreachable, a name that does not resolve).
 func (a *attemptTrace) maySent(err error) bool {
-	if a.started.Load() {
+	if a != nil && a.started.Load() {
 		return a.wrote.Load()
 	}
 	var op *net.OpError

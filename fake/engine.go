@@ -30,9 +30,9 @@ type op struct {
 	owner   string // the caller: a usr_ or service_ id
 	tx      *store.Txn
 	env     *env
-	// auth checks, in a write's transaction, that the request's key still
-	// authenticates (nil for the Go API's writes, which have no key).
-	auth func(tx *store.Txn) error
+	// keyHash is the request's key as the keys table holds it ("" for
+	// the Go API's writes, which have no key); see begin.
+	keyHash string
 }
 
 // begin starts o's write in tx. The request authenticated in an earlier
@@ -42,8 +42,8 @@ type op struct {
 // still there.
 func (o *op) begin(tx *store.Txn) error {
 	o.tx = tx
-	if o.auth != nil {
-		return o.auth(tx)
+	if o.keyHash != "" && !o.env.keyIn(tx, o.keyHash, o.account) {
+		return errInvalidKey()
 	}
 	return nil
 }
@@ -53,6 +53,8 @@ type env struct {
 	ids     *idGen
 	signer  *signer
 	ingress string // WithIngressEndpoint
+	// keyIn reports whether the key of hash hash is account's, in tx.
+	keyIn func(tx *store.Txn, hash, account string) bool
 }
 
 // newToken makes an API key token: random base-62 text, shaped like the

@@ -619,7 +619,9 @@ func MatchPath(pattern, p string) (bool, error) {
 // can be an id of that collection: the fake's ids are the collection's
 // prefix, "_" and 27 letters and digits ("ak_…" under /api_keys,
 // "service_…" under /service_users and /bot_users, "bkdhr_…" under
-// /backends/http_response), so "/api_keys/service_*" matches nothing.
+// /backends/http_response), so "/api_keys/service_*" matches nothing. A
+// literal segment is taken as a made-up id (the fake answers it 404)
+// unless it is another collection's id ("/api_keys/service_2abc").
 // [Server.React] and the helpers panic on what it reports; cmd/acctfake
 // uses it to answer 400.
 func (s *Server) CheckTarget(method, pattern string) error {

@@ -96,9 +96,10 @@ type Entry struct {
 // needs the whole body. Entries are kept in chunks (see journalChunk), so
 // that recording one never copies those before it. The journal keeps at
 // most limit() entries and budget bytes, dropping the oldest entries one by
-// one beyond either; the newest is always kept, its bodies (and its path,
-// query and method) cut to fit the budget if they must, since the budget
-// is never below MinJournalBudget.
+// one beyond either; each request is kept when it is recorded, its bodies
+// (and its path, query and method) cut to fit the budget if they must,
+// since the budget is never below MinJournalBudget (a budget lowered later
+// may drop it, see Server.SetJournalBudget).
 type journal struct {
 	// off reports that the server was made WithoutJournal: add keeps
 	// nothing, and the Server's journal methods panic. Set by New only.

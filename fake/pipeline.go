@@ -344,7 +344,7 @@ func (s *Server) authenticate(c *call) error {
 	if !ok || subtle.ConstantTimeCompare([]byte(row.Extra), []byte(key)) != 1 {
 		return errInvalidKey()
 	}
-	c.account, c.keyHash = row.Account, string(key)
+	c.account, c.keyHash = row.Account, string(row.Extra)
 	c.owner = row.Value.OwnerID
 	if strings.HasPrefix(c.owner, "service_") && !s.serviceUserActive(tx, c.account, c.owner) {
 		return errorf(http.StatusForbidden, acctapi.CodeInactivePrincipal, "The API key belongs to an inactive service user.")
@@ -479,15 +479,6 @@ func (c *call) read() *store.Txn {
 
 // op is what the resource hooks see of the call.
 func (c *call) op() *op {
-	c.hook = op{now: c.now, base: c.base, account: c.account, owner: c.owner, env: &c.s.env}
-	if key := c.keyHash; key != "" {
-		account := c.account
-		c.hook.auth = func(tx *store.Txn) error {
-			if row, ok := c.s.keys.ByToken(tx, key); !ok || row.Account != account {
-				return errInvalidKey()
-			}
-			return nil
-		}
-	}
+	c.hook = op{now: c.now, base: c.base, account: c.account, owner: c.owner, env: &c.s.env, keyHash: c.keyHash}
 	return &c.hook
 }

@@ -114,7 +114,10 @@ func New(opts ...Option) (*Server, error) {
 	if err := s.limiter.init(cfg.rateN, cfg.rateEvery); err != nil {
 		return nil, err
 	}
-	s.env = env{ids: s.ids, signer: new(signer), ingress: cfg.ingress}
+	s.env = env{ids: s.ids, signer: new(signer), ingress: cfg.ingress, keyIn: func(tx *store.Txn, hash, account string) bool {
+		row, ok := s.keys.ByToken(tx, hash)
+		return ok && row.Account == account
+	}}
 	s.resByIn, s.resByOut, s.resByKind = map[any]*resourceInfo{}, map[any]*resourceInfo{}, map[string]*resourceInfo{}
 	s.register()
 	db, err := s.schema.Open()

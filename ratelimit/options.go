@@ -107,12 +107,26 @@ func (o *options) invalid(name, format string, args ...any) {
 // is nil, is an error naming the option.
 func funcOption[F any](name string, fn F, set func(*options, F)) LimitOption {
 	return limitOpt(func(o *options) {
-		if reflect.ValueOf(fn).IsNil() {
+		if isNil(fn) {
 			o.invalid(name, "the function is nil")
 			return
 		}
 		set(o, fn)
 	})
+}
+
+// isNil reports whether v is nil, or holds a nil pointer, map, slice,
+// channel or function: a value whose methods a caller most likely did not
+// mean to run on nothing.
+func isNil(v any) bool {
+	if v == nil {
+		return true
+	}
+	switch rv := reflect.ValueOf(v); rv.Kind() {
+	case reflect.Pointer, reflect.Map, reflect.Slice, reflect.Chan, reflect.Func, reflect.Interface, reflect.UnsafePointer:
+		return rv.IsNil()
+	}
+	return false
 }
 
 // WithMaxBuckets caps the number of live buckets of each limiter at n,

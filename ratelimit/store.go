@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"reflect"
 	"time"
 )
 
@@ -124,20 +123,6 @@ func WithStore(s Store, mode FailureMode, timeout time.Duration) Option {
 			o.store = &shared{store: s, mode: mode, timeout: timeout}
 		}
 	})
-}
-
-// isNil reports whether v is nil, or holds a nil pointer, map, slice,
-// channel or function: a value whose methods a caller most likely did not
-// mean to run on nothing.
-func isNil(v any) bool {
-	if v == nil {
-		return true
-	}
-	switch rv := reflect.ValueOf(v); rv.Kind() {
-	case reflect.Pointer, reflect.Map, reflect.Slice, reflect.Chan, reflect.Func, reflect.Interface, reflect.UnsafePointer:
-		return rv.IsNil()
-	}
-	return false
 }
 
 // shared is a limiter's store and what to do when it fails.

@@ -366,30 +366,28 @@ func (a *admin) journal(r *http.Request, _ string) (int, any, error) {
 		err.msg = strings.TrimSuffix(err.msg, ".") + "; requests to other paths or with other methods are found by status (404, 405)."
 		return 0, nil, err
 	}
-	status := fake.AnyStatus
+	// The Go API's filter. It sees entries before their bodies are
+	// redacted, so that an entry it passes over costs a few comparisons
+	// and the path's match, and the journal seeks to before_id: a page
+	// costs what it holds and what the filter passes over, never the
+	// journal's length. Its method and path are checked above, so its
+	// error is the status's, whose rule is the fake's.
+	status, badStatus := fake.AnyStatus, false
 	if v, ok := q["status"]; ok {
 		// Digits only, as limit; 0 is a request dropped unanswered.
 		n, err := field.ParseQueryInt(v[0])
+		status, badStatus = n, err != nil
 		if n == 0 {
-			n = fake.DroppedStatus
+			status = fake.DroppedStatus
 		}
-		if err != nil || n != fake.DroppedStatus && (n < 100 || n > 599) {
-			return 0, nil, invalid("status", "status %q is not an HTTP status from 100 to 599, or 0 for a request dropped unanswered.", trunc.String(v[0], 32))
-		}
-		status = n
+	}
+	filter, ferr := a.srv.JournalFilter(method, cmp.Or(pattern, "/**"), status)
+	if badStatus || ferr != nil {
+		return 0, nil, invalid("status", "status %q is not an HTTP status from 100 to 599, or 0 for a request dropped unanswered.", trunc.String(q.Get("status"), 32))
 	}
 	beforeID := q.Get("before_id")
 	if beforeID != "" && !opIDForm.MatchString(beforeID) {
 		return 0, nil, invalid("before_id", "before_id %q is not an entry's id (op_ and 27 letters or digits).", trunc.String(beforeID, 64))
-	}
-	// The Go API's filter, checked as checkTarget did above. It sees
-	// entries before their bodies are redacted, so that an entry it passes
-	// over costs a few comparisons and the path's match, and the journal
-	// seeks to before_id: a page costs what it holds and what the filter
-	// passes over, never the journal's length.
-	filter, ferr := a.srv.JournalFilter(method, cmp.Or(pattern, "/**"), status)
-	if ferr != nil {
-		return 0, nil, ferr // not reached: method, path and status are checked above
 	}
 	entries, found := a.srv.JournalBefore(beforeID, filter.Match)
 	// An id no entry has: one that left the journal has nothing older

@@ -82,12 +82,8 @@ func TestAdminAccountsAfterKeyDeleted(t *testing.T) {
 	if !strings.Contains(r.body, `"field":"api_keys[0]"`) || strings.Contains(r.body, `"tok"`) {
 		t.Errorf("reusing the deleted key: %s", r.body)
 	}
-	accts := decode[struct {
-		Accounts []struct {
-			ID string `json:"id"`
-		} `json:"accounts"`
-	}](t, p.adm(t, "GET", "accounts", "").want(t, 200, ""))
-	p.adm(t, "POST", "accounts/"+accts.Accounts[0].ID+"/api_keys", `{}`).want(t, 409, "ERR_ACCTAPI_NO_INITIAL_KEY")
+	id := p.firstAccount(t)
+	p.adm(t, "POST", "accounts/"+id+"/api_keys", `{}`).want(t, 409, "ERR_ACCTAPI_NO_INITIAL_KEY")
 }
 
 // TestAdminAddKeyContentTypes checks that adding a key forwards every
@@ -96,12 +92,8 @@ func TestAdminAccountsAfterKeyDeleted(t *testing.T) {
 func TestAdminAddKeyContentTypes(t *testing.T) {
 	t.Parallel()
 	p := startProgram(t)
-	accts := decode[struct {
-		Accounts []struct {
-			ID string `json:"id"`
-		} `json:"accounts"`
-	}](t, p.adm(t, "GET", "accounts", "").want(t, 200, ""))
+	id := p.firstAccount(t)
 	// Two Content-Type headers.
-	p.admWith(t, "POST", "accounts/"+accts.Accounts[0].ID+"/api_keys", `{"description":"two"}`,
+	p.admWith(t, "POST", "accounts/"+id+"/api_keys", `{"description":"two"}`,
 		http.Header{"Content-Type": {"application/json", "text/plain"}}).want(t, 415, "")
 }

@@ -55,6 +55,16 @@ func decode[T any](t *testing.T, r response) T {
 	return v
 }
 
+// firstAccount returns the id of the program's first account.
+func (p program) firstAccount(t *testing.T) string {
+	t.Helper()
+	return decode[struct {
+		Accounts []struct {
+			ID string `json:"id"`
+		} `json:"accounts"`
+	}](t, p.adm(t, "GET", "accounts", "").want(t, 200, "")).Accounts[0].ID
+}
+
 // names lists the service users' names, sorted.
 func (p program) names(t *testing.T) []string {
 	t.Helper()
@@ -618,11 +628,7 @@ func TestAdminTakesOnlyWhatItUses(t *testing.T) {
 func TestAdminMalformedHost(t *testing.T) {
 	t.Parallel()
 	p := startProgram(t)
-	id := decode[struct {
-		Accounts []struct {
-			ID string `json:"id"`
-		} `json:"accounts"`
-	}](t, p.adm(t, "GET", "accounts", "").want(t, 200, "")).Accounts[0].ID
+	id := p.firstAccount(t)
 	for _, tt := range []struct{ path, token, body string }{
 		{"/_acctfake/accounts/" + id + "/api_keys", p.admin, "{}"},
 		{"/_acctfake/journal", p.admin, ""},
@@ -665,11 +671,7 @@ func TestAdminMalformedHost(t *testing.T) {
 func TestAdminAddAPIKeyDropped(t *testing.T) {
 	t.Parallel()
 	p := startProgram(t)
-	accts := decode[struct {
-		Accounts []struct {
-			ID string `json:"id"`
-		} `json:"accounts"`
-	}](t, p.adm(t, "GET", "accounts", "").want(t, 200, "")).Accounts
+	id := p.firstAccount(t)
 	keys := func() int {
 		return strings.Count(p.api(t, "GET", "/api_keys", "").want(t, 200, "").body, `"id":"ak_`)
 	}
@@ -677,7 +679,7 @@ func TestAdminAddAPIKeyDropped(t *testing.T) {
 	fresh := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
 	for i, drop := range []string{"before", "after"} {
 		p.adm(t, "POST", "faults", `{"method":"POST","path":"/api_keys","times":1,"drop":"`+drop+`"}`).want(t, 201, "")
-		req, err := http.NewRequest("POST", p.base+"/_acctfake/accounts/"+accts[0].ID+"/api_keys", strings.NewReader(`{}`))
+		req, err := http.NewRequest("POST", p.base+"/_acctfake/accounts/"+id+"/api_keys", strings.NewReader(`{}`))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -126,10 +126,11 @@ func HostMessage(host string) string {
 // servers answer and put into the uris they answer with: a DNS name or an
 // IPv4 address (letters, digits, '-', '_' and '.'; at most 253 bytes) or
 // an IPv6 address in brackets (no zone), then optionally a colon and a
-// port from 0 to 65535 (or no port after the colon, as RFC 3986 allows). net/http lets through much more (any byte a
-// header may hold, '%' and '[' included, up to the header limit); a Host
-// of 60 KB went into every uri of a page, so that one list took hundreds
-// of MiB to answer, and a malformed one made uris no client can parse.
+// port from 0 to 65535 (or no port after the colon, as RFC 3986 allows).
+// net/http lets through much more (any byte a header may hold, '%' and
+// '[' included, up to the header limit): a Host of 60 KB went into every
+// uri of a page, so that one list allocated 672 MiB (a review's
+// measurement), and a malformed one made uris no client can parse.
 func ValidHost(host string) bool {
 	if host == "" || len(host) > MaxHostBytes {
 		return false
