@@ -287,8 +287,11 @@ func (sc *memberScanner) value(t reflect.Type, path string) error {
 				continue
 			}
 			sub := path
-			if sc.types || sc.b[sc.i] == '{' || sc.b[sc.i] == '[' {
+			if sc.types || sc.b[sc.i] == '{' || sc.b[sc.i] == '[' || sc.b[sc.i] == 'n' {
 				sub = truncate(path+"["+strconv.Itoa(n)+"]", 64) // only nested values need their path
+			}
+			if err := sc.nullElement(elem, sub); err != nil {
+				return err
 			}
 			if err := sc.value(elem, sub); err != nil {
 				return err
@@ -309,6 +312,29 @@ func (sc *memberScanner) value(t reflect.Type, path string) error {
 		if sc.types && t != nil && c != 'n' {
 			return checkScalar(string(sc.b[start:sc.i]), t, path)
 		}
+	}
+	return nil
+}
+
+// nullElement refuses a null at sc.i that is an element of an array or a
+// map value whose Go type t is a string, number or bool: encoding/json
+// leaves such an element its zero value, so {"labels":{"a":null}} would be
+// stored as "a": "" and ["bkdhr_1",null] as a "" id, where the client sent
+// neither. A struct's member sent as null is absent (contract §1), which
+// this does not touch; an element whose type can hold null (a pointer, an
+// interface, a slice or a map) is left to it.
+func (sc *memberScanner) nullElement(t reflect.Type, path string) error {
+	if t == nil || !bytes.HasPrefix(sc.b[sc.i:], []byte("null")) {
+		return nil
+	}
+	switch t.Kind() {
+	case reflect.String, reflect.Bool, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Float32, reflect.Float64:
+		if sc.opaque(t) {
+			return nil
+		}
+		return &apiError{status: http.StatusBadRequest, code: acctapi.CodeInvalidValue, field: path,
+			msg: "The value of " + path + " must be a JSON " + jsonKind(t.Kind().String()) + ", not null."}
 	}
 	return nil
 }
@@ -472,8 +498,13 @@ func (sc *memberScanner) object(t reflect.Type, path string) error {
 		sc.i++ // :
 		sc.space()
 		sub := path
-		if sc.types || sc.i < len(sc.b) && (sc.b[sc.i] == '{' || sc.b[sc.i] == '[') {
+		if sc.types || sc.i < len(sc.b) && (sc.b[sc.i] == '{' || sc.b[sc.i] == '[' || sc.b[sc.i] == 'n') {
 			sub = field() // only nested values need their path
+		}
+		if t != nil && t.Kind() == reflect.Map {
+			if err := sc.nullElement(ft, sub); err != nil {
+				return err
+			}
 		}
 		if err := sc.value(ft, sub); err != nil {
 			return err

@@ -349,6 +349,14 @@ func TestWrongTypeField(t *testing.T) {
 			"enabled_features", "The value of enabled_features must be a JSON array."},
 		{"map value", "POST", "/backends/tunnel_group", `{"labels":{"env":5}}`, false,
 			"labels.env", "The value of labels.env must be a JSON string."},
+		{"null map value", "POST", "/backends/tunnel_group", `{"labels":{"env":null}}`, false,
+			"labels.env", "The value of labels.env must be a JSON string, not null."},
+		{"null header value", "POST", "/backends/http_response", `{"status_code":200,"headers":{"a":"b","c":null}}`, false,
+			"headers.c", "The value of headers.c must be a JSON string, not null."},
+		{"null array element", "POST", "/backends/failover", `{"backends":["bkdhr_1",null]}`, false,
+			"backends[1]", "The value of backends[1] must be a JSON string, not null."},
+		{"null element of a nested array", "POST", "/kubernetes_operators", `{"enabled_features":["bindings"],"binding":{"endpoint_selectors":[null]}}`, false,
+			"binding.endpoint_selectors[0]", "The value of binding.endpoint_selectors[0] must be a JSON string, not null."},
 		{"header value", "POST", "/backends/http_response", `{"status_code":200,"headers":{"a":true}}`, false,
 			"headers.a", "The value of headers.a must be a JSON string."},
 		{"array element", "POST", "/backends/failover", `{"backends":["bkdhr_1",1]}`, false,
@@ -411,6 +419,43 @@ func TestBodyIDAnySpelling(t *testing.T) {
 	}
 	if got, _ := fake.Get[account.ServiceUser](srv, "", u.ID); got.Name != "a" {
 		t.Errorf("name changed to %q", got.Name)
+	}
+}
+
+// TestBodyIDEmpty pins that a body member repeating the path's id, sent
+// as "", is refused like any other id (it names no resource), while null
+// and absence take the path's id (contract §1).
+func TestBodyIDEmpty(t *testing.T) {
+	t.Parallel()
+	srv, _ := start(t)
+	u := must(fake.Seed[account.ServiceUser](srv, "", &account.ServiceUserCreate{Name: "a"}))(t)
+	for _, tt := range []struct {
+		body   string
+		status int
+	}{
+		{`{"id":"","name":"b"}`, 400},
+		{`{"name":"b", "id" : "" }`, 400},
+		{`{"id":null,"name":"c"}`, 200},
+		{`{"name":"d","active":true}`, 200},
+		{`{"id":"` + u.ID + `","name":"e"}`, 200},
+	} {
+		r := raw(t, srv, "PATCH", "/service_users/"+u.ID, nil, tt.body)
+		if r.status != tt.status {
+			t.Errorf("%s: status %d, want %d: %s", tt.body, r.status, tt.status, r.body)
+			continue
+		}
+		if e := r.apiErr(t); tt.status == 400 && (e.Details["field"] != "id" || !strings.Contains(e.Msg, "empty")) {
+			t.Errorf("%s: field %q msg %q, want id and a message saying it is empty", tt.body, e.Details["field"], e.Msg)
+		}
+	}
+	if got, _ := fake.Get[account.ServiceUser](srv, "", u.ID); got.Name != "e" {
+		t.Errorf("name %q, want e (the refused bodies changed nothing)", got.Name)
+	}
+	sub := must(fake.Seed[events.Subscription](srv, "", &events.SubscriptionCreate{}))(t)
+	for _, body := range []string{`{"type":"api_key_created.v0","subscription_id":""}`} {
+		if r := raw(t, srv, "POST", "/event_subscriptions/"+sub.ID+"/sources", nil, body); r.status != 400 {
+			t.Errorf("source %s: status %d, want 400: %s", body, r.status, r.body)
+		}
 	}
 }
 

@@ -1,6 +1,8 @@
 package fake
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"net/http"
 	"reflect"
@@ -176,7 +178,7 @@ func decodeChecked[C any](c *call, ids ...bodyID) (*C, error) {
 	if err := decode(c.body, in, &c.s.members); err != nil {
 		return nil, err
 	}
-	if err := setPathIDs(in, ids); err != nil {
+	if err := setPathIDs(in, ids, c.body); err != nil {
 		return nil, fromValidation(err)
 	}
 	if err := checked(in); err != nil {
@@ -187,8 +189,11 @@ func decodeChecked[C any](c *call, ids ...bodyID) (*C, error) {
 
 // setPathIDs checks each string member of in named by ids against its
 // path value and sets it to that value; a type without the member has
-// nothing to check. The errors are joined, in the order of ids.
-func setPathIDs(in any, ids []bodyID) error {
+// nothing to check. A member that body sends as "" names no resource, so
+// it is refused as another id would be; only an absent or null member
+// takes the path's (contract §1). The errors are joined, in the order of
+// ids.
+func setPathIDs(in any, ids []bodyID, body []byte) error {
 	v := reflect.ValueOf(in).Elem()
 	if v.Kind() != reflect.Struct {
 		return nil
@@ -202,6 +207,10 @@ func setPathIDs(in any, ids []bodyID) error {
 		if !f.IsValid() || f.Kind() != reflect.String || !f.CanSet() {
 			continue
 		}
+		if f.String() == "" && sentEmpty(body, id.member) {
+			errs = append(errs, field.Invalid(id.member, "is empty but the path names %q", id.value))
+			continue
+		}
 		if err := field.CheckPathID(id.member, f.String(), id.value); err != nil {
 			errs = append(errs, err)
 			continue
@@ -209,6 +218,17 @@ func setPathIDs(in any, ids []bodyID) error {
 		f.SetString(id.value)
 	}
 	return errors.Join(errs...)
+}
+
+// sentEmpty reports whether body, a JSON object already decoded without
+// error, has the top-level member sent as the empty string. Bodies without
+// an empty string anywhere, nearly all of them, are not parsed again.
+func sentEmpty(body []byte, member string) bool {
+	if !bytes.Contains(body, []byte(`""`)) {
+		return false
+	}
+	var m map[string]json.RawMessage
+	return json.Unmarshal(body, &m) == nil && string(bytes.TrimSpace(m[member])) == `""`
 }
 
 // memberField returns the field of struct v that encodes as the JSON
