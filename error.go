@@ -76,8 +76,10 @@ var ErrNoResource = errors.New("acctapi: the answer holds no resource (no id, ur
 // ErrPageLoop is the error a list's iterator (the List method of every
 // resource client) yields, wrapped, when the server does not advance: its
 // next_page_uri names a page the iterator has already fetched, or asks again
-// for items before an id it already asked with. Without it, such a server
-// would keep the loop going forever. Match it with [errors.Is].
+// for items before an id it already asked with, or it has sent more than 16
+// pages in a row with no items that each name a next page (fewer are
+// followed: a next page means a further item exists). Without it, such a
+// server would keep the loop going forever. Match it with [errors.Is].
 var ErrPageLoop = errors.New("acctapi: the server's next_page_uri does not advance")
 
 // IsNotFound reports whether err, or any error it wraps, is an [*Error] with

@@ -53,8 +53,10 @@ func GetPage[L any](ctx context.Context, c *acctapi.Client, path string, opts Qu
 
 // All returns every item of the list at path, newest first, fetching pages as
 // the loop asks for them. It starts with opts and then follows each page's
-// next_page_uri exactly as the server gave it, until one is null (or, as a
-// guard against a server that loops, a page is empty). The API key is never
+// next_page_uri exactly as the server gave it, until one is null. A page
+// with no items that names a next page is followed too (by the contract a
+// next page means a further item exists), but at most MaxEmptyPages of
+// them in a row. The API key is never
 // sent anywhere but the base URL's origin: when next_page_uri names another
 // origin (a server's configured public URL, say, or a proxy's name for it),
 // All requests path with next_page_uri's query on the base URL instead, the
@@ -66,8 +68,10 @@ func GetPage[L any](ctx context.Context, c *acctapi.Client, path string, opts Qu
 // names a page already fetched (the same path and query, whatever the
 // query's order), or that asks for items before an id already asked for
 // (whatever else its query says).
-// (A server that makes up a new cursor for every page cannot be told from a
-// long list; the caller's break or context ends that.)
+// So does a server that sends more than MaxEmptyPages pages in a row with
+// no items and a next_page_uri. (A server that makes up a new cursor for
+// every page, each with items, cannot be told from a long list; the
+// caller's break or context ends that.)
 //
 // L is the list response type (such as account.ServiceUserList); *L must
 // implement [Page].
@@ -81,6 +85,7 @@ func All[T any, L any, PL interface {
 		var (
 			base   *url.URL                   // parsed when a page has a next page
 			visits map[[sha256.Size]byte]bool // hashes of the pages and cursors asked for
+			empty  int                        // pages in a row with no items
 		)
 		for {
 			if err != nil {
@@ -94,7 +99,15 @@ func All[T any, L any, PL interface {
 				}
 			}
 			next := PL(page).NextPage()
-			if next == "" || len(items) == 0 {
+			if next == "" {
+				return
+			}
+			if empty = empty + 1; len(items) > 0 {
+				empty = 0
+			}
+			if empty > MaxEmptyPages {
+				yield(zero, fmt.Errorf("acctapi: list %s: %d pages in a row with no items, the last naming next_page_uri %q: %w",
+					path, empty, trunc.String(next, 200), acctapi.ErrPageLoop))
 				return
 			}
 			if base == nil {
@@ -115,6 +128,13 @@ func All[T any, L any, PL interface {
 		}
 	}
 }
+
+// MaxEmptyPages is how many pages in a row with no items but a next page
+// [All] follows before it ends the listing with acctapi.ErrPageLoop. The
+// fake never sends such a page (a page holds at least one item, or names
+// no next page); a server that does is followed a little way, so that no
+// item past an empty page is silently lost, but not without end.
+const MaxEmptyPages = 16
 
 // visit records the page at p (a path on base or an absolute URL) and its
 // before_id cursor in visits, and reports whether neither was there before.

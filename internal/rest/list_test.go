@@ -280,12 +280,17 @@ func TestAllStops(t *testing.T) {
 			reqs:  []string{"/things"},
 		},
 		{
-			name: "empty page with a next_page_uri",
+			// The contract's next_page_uri means a further item exists:
+			// the items past an empty page are not lost.
+			name: "empty pages with a next_page_uri",
 			setup: func(p *pager, base string) {
-				next := base + "/things?before_id=x"
+				next, next2 := base+"/things?before_id=x", base+"/things?before_id=y"
 				p.pages["/things"] = page(&next)
+				p.pages["/things?before_id=x"] = page(&next2)
+				p.pages["/things?before_id=y"] = page(nil, "t1")
 			},
-			reqs: []string{"/things"},
+			want: []string{"t1"},
+			reqs: []string{"/things", "/things?before_id=x", "/things?before_id=y"},
 		},
 	}
 	for _, tt := range tests {

@@ -107,6 +107,44 @@ func TestAllEndsOnARepeatedCursor(t *testing.T) {
 	}
 }
 
+// TestAllEndsAfterEmptyPages checks a server that answers every page with
+// no items and a new cursor: the listing follows MaxEmptyPages of them in a
+// row and ends with ErrPageLoop at the next, while a page with items
+// between them starts the count again.
+func TestAllEndsAfterEmptyPages(t *testing.T) {
+	t.Parallel()
+	for _, withItems := range []int{-1, rest.MaxEmptyPages / 2} {
+		p, srv := newPager(t)
+		pages := rest.MaxEmptyPages*2 + 4
+		for i := range pages {
+			key := "/things"
+			if i > 0 {
+				key = fmt.Sprintf("/things?before_id=c%d", i)
+			}
+			next := fmt.Sprintf("%s/things?before_id=c%d", srv.URL, i+1)
+			if i == withItems {
+				p.pages[key] = page(&next, "t1")
+			} else {
+				p.pages[key] = page(&next)
+			}
+		}
+		got, last := collectLoop(t, clientOf(t, srv), nil)
+		want, reqs := []string{"error"}, rest.MaxEmptyPages+1
+		if withItems >= 0 {
+			want, reqs = []string{"t1", "error"}, withItems+1+rest.MaxEmptyPages+1
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("item page %d: sequence (-want +got):\n%s", withItems, diff)
+		}
+		if !errors.Is(last, acctapi.ErrPageLoop) || !strings.Contains(last.Error(), "no items") {
+			t.Errorf("item page %d: last error = %v, want ErrPageLoop saying the pages had no items", withItems, last)
+		}
+		if n := len(p.requests()); n != reqs {
+			t.Errorf("item page %d: %d requests, want %d", withItems, n, reqs)
+		}
+	}
+}
+
 // collectLoop drains List over /things, recording item ids and "error",
 // and fails the test if it yields more than maxItems items.
 func collectLoop(t *testing.T, c *acctapi.Client, opts *acctapi.ListOptions) (got []string, last error) {
