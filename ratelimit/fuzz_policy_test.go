@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -59,6 +60,8 @@ func FuzzNewPolicy(f *testing.F) {
 		`{"on_http_request": [{"actions": [{"type": "custom-response", "config": {"status_code": 42}}]}]}`,
 		`{"on_http_request": [{"actions": [{"type": "custom-response", "config": {"status_code": 199}}]}]}`,
 		`{"on_http_request": [{"actions": [{"type": "custom-response", "config": {"status_code": 600}}]}]}`,
+		`{"on_http_request": [{"actions": [{"type": "custom-response", "config": {"status_code": 418.0}}]}]}`,
+		`{"on_http_request": [{"actions": [{"type": "custom-response", "config": {"status_code": 4.18e2}}]}]}`,
 		// YAML, bare configs, other phases and actions
 		"on_http_request:\n  - actions:\n      - type: rate-limit\n        config: {name: n, algorithm: sliding_window, capacity: 1, rate: 60s, bucket_key: [conn.client_ip]}\n",
 		"on_http_request:\n  - actions: [{type: custom-response, config: {status_code: 418, body: tea}}]\non_http_response: []\n",
@@ -204,15 +207,25 @@ func customStatuses(t *testing.T, doc []byte) []int {
 			if a.Type != ratelimit.ActionTypeCustomResponse {
 				continue
 			}
+			// NewPolicy takes any whole JSON number (418.0, 4.18e2), as
+			// the document's decoder reads numbers exactly; so does this.
 			c := struct {
-				StatusCode int `json:"status_code"`
-			}{StatusCode: http.StatusOK} // the default
+				StatusCode *json.Number `json:"status_code"`
+			}{}
 			if len(a.Config) > 0 {
 				if err := json.Unmarshal(a.Config, &c); err != nil {
 					t.Fatalf("config of a custom-response that loaded: %v", err)
 				}
 			}
-			out = append(out, c.StatusCode)
+			status := http.StatusOK // the default
+			if c.StatusCode != nil {
+				f, err := c.StatusCode.Float64()
+				if err != nil || f != math.Trunc(f) {
+					t.Fatalf("status_code %s of a custom-response that loaded: %v", *c.StatusCode, err)
+				}
+				status = int(f)
+			}
+			out = append(out, status)
 		}
 	}
 	return out
