@@ -206,7 +206,7 @@ func TestSlowHeadersCutOff(t *testing.T) {
 
 func TestSlowBodyCutOff(t *testing.T) {
 	t.Parallel()
-	p := startProgram(t, "-read-timeout", "500ms")
+	p := startProgram(t, "-read-timeout", "2s") // the GET below must be read within it, on a loaded machine too
 	base, key := p.base, p.key
 	conn, err := net.Dial("tcp", strings.TrimPrefix(base, "http://"))
 	if err != nil {

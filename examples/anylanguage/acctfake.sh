@@ -19,6 +19,9 @@
 #   API_KEY   the key acctfake accepts; default "example-key"
 #   ADMIN_TOKEN  the admin API's token; default "example-admin"
 set -euo pipefail
+# acctfake listens on loopback: curl must not send that through a proxy
+# named by http_proxy (Go's client leaves loopback out; curl does not).
+export no_proxy="127.0.0.1,localhost${no_proxy:+,$no_proxy}" NO_PROXY="127.0.0.1,localhost${NO_PROXY:+,$NO_PROXY}"
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(cd "$here/../.." && pwd)"

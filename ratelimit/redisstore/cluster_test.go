@@ -52,12 +52,7 @@ func run(m *testing.M) int {
 		return 1
 	}
 	defer os.RemoveAll(dir)
-	port, err := redistest.FreePort()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	cmd, err := redistest.Launch(bin, dir, port)
+	cmd, port, err := redistest.LaunchFree(bin, dir)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1

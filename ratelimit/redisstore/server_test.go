@@ -26,13 +26,12 @@ type server struct {
 // in which case t fails.
 func startServer(t testing.TB) *server {
 	t.Helper()
-	bin := redistest.Binary(t)
-	port, err := redistest.FreePort()
+	s := &server{t: t, bin: redistest.Binary(t), dir: t.TempDir()}
+	cmd, port, err := redistest.LaunchFree(s.bin, s.dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &server{t: t, bin: bin, dir: t.TempDir(), port: port}
-	s.start()
+	s.cmd, s.port = cmd, port
 	t.Cleanup(s.stop)
 	return s
 }

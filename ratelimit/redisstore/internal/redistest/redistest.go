@@ -5,6 +5,7 @@ package redistest
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -12,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // Binary returns the path of redis-server. It skips tb when the binary is
@@ -34,12 +36,7 @@ func Binary(tb testing.TB) string {
 // [Binary] does.
 func Start(tb testing.TB) string {
 	tb.Helper()
-	bin := Binary(tb)
-	port, err := FreePort()
-	if err != nil {
-		tb.Fatal(err)
-	}
-	cmd, err := Launch(bin, tb.TempDir(), port)
+	cmd, port, err := LaunchFree(Binary(tb), tb.TempDir())
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -47,10 +44,47 @@ func Start(tb testing.TB) string {
 	return "127.0.0.1:" + strconv.Itoa(port)
 }
 
+// LaunchFree starts bin as [Launch] does on a loopback port that is free,
+// and returns the port. A port found free can be taken before redis-server
+// binds it (by any connection's local end); then it tries another, up to
+// five.
+func LaunchFree(bin, dir string) (*exec.Cmd, int, error) {
+	var err error
+	for range 5 {
+		var port int
+		if port, err = FreePort(); err != nil {
+			return nil, 0, err
+		}
+		var cmd *exec.Cmd
+		if cmd, err = launch(bin, dir, port); err == nil {
+			return cmd, port, nil
+		}
+		if !errors.Is(err, errInUse) {
+			return nil, 0, err
+		}
+	}
+	return nil, 0, err
+}
+
 // Launch starts bin on port with dir as its directory, without
 // persistence, and returns once it says it accepts connections. The caller
-// stops it (Process.Kill, then Wait).
+// stops it (Process.Kill, then Wait). A port in use (a restart on the port
+// of a server just stopped, which a client's new connection can hold for a
+// moment as its local end) is tried again, up to 40 times, 50 ms apart.
 func Launch(bin, dir string, port int) (*exec.Cmd, error) {
+	for i := 0; ; i++ {
+		cmd, err := launch(bin, dir, port)
+		if err == nil || !errors.Is(err, errInUse) || i == 39 {
+			return cmd, err
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// errInUse is launch's error when the port is taken.
+var errInUse = errors.New("the port is in use")
+
+func launch(bin, dir string, port int) (*exec.Cmd, error) {
 	cmd := exec.Command(bin, "--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--dir", dir,
 		"--save", "", "--appendonly", "no", "--daemonize", "no", "--loglevel", "notice")
 	dieWithParent(cmd)
@@ -75,7 +109,11 @@ func Launch(bin, dir string, port int) (*exec.Cmd, error) {
 		}
 	}
 	_ = cmd.Wait()
-	return nil, fmt.Errorf("redis-server did not start:\n%s", strings.Join(log, "\n"))
+	text := strings.Join(log, "\n")
+	if strings.Contains(text, "Address already in use") {
+		return nil, fmt.Errorf("redis-server did not start on port %d: %w:\n%s", port, errInUse, text)
+	}
+	return nil, fmt.Errorf("redis-server did not start:\n%s", text)
 }
 
 // FreePort returns a loopback TCP port that was free a moment ago.
