@@ -77,6 +77,11 @@ func TestValidateHTTPResponse(t *testing.T) {
 		{"update: status 600", &backends.HTTPResponseUpdate{StatusCode: apitest.Ptr(600)}, badStatus},
 		{"update: bad header", &backends.HTTPResponseUpdate{Headers: &map[string]string{"a:b": "c"}},
 			[]string{"headers.a:b " + acctapi.CodeInvalidValue}},
+		// Each separator on its own, so that no rule hides behind another.
+		{"update: a bare CR or LF in a value", &backends.HTTPResponseUpdate{Headers: &map[string]string{"X-Cr": "a\rb", "X-Lf": "a\nb"}},
+			[]string{"headers.X-Cr " + acctapi.CodeInvalidValue, "headers.X-Lf " + acctapi.CodeInvalidValue}},
+		{"update: braces in a name", &backends.HTTPResponseUpdate{Headers: &map[string]string{"X{A": "v", "X}A": "v"}},
+			[]string{"headers.X{A " + acctapi.CodeInvalidValue, "headers.X}A " + acctapi.CodeInvalidValue}},
 	})
 }
 

@@ -186,6 +186,7 @@ func TestParseCSR(t *testing.T) {
 		{"empty", "", false},
 		{"not PEM", "hello", false},
 		{"text before", "x" + good, false},
+		{"a line of text before", "junk\n" + good, false},
 		{"text after", good + "x", false},
 		{"two blocks", good + good, false},
 		{"wrong type", strings.ReplaceAll(good, "CERTIFICATE REQUEST", "CERTIFICATE"), false},

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/google/cel-go/common/types"
 
@@ -177,6 +178,11 @@ func TestSelectorLimits(t *testing.T) {
 	// compiling one.
 	if got := fields(create(slices.Repeat([]string{"true"}, 149_776))); len(got) != 1 || got[0] != "binding.endpoint_selectors" {
 		t.Errorf("149,776 selectors: errors on %v; want binding.endpoint_selectors", got)
+	}
+	// The limit is in bytes: 1,024 characters of two bytes each are over it.
+	wide := `endpoint.url == "` + strings.Repeat("é", MaxSelectorBytes-len(`endpoint.url == ""`)) + `"`
+	if got := fields(create([]string{wide})); fmt.Sprint(got) != "[binding.endpoint_selectors[0]]" {
+		t.Errorf("a selector of %d characters and %d bytes: errors on %v", utf8.RuneCountInString(wide), len(wide), got)
 	}
 	long := exact + " "
 	if got := fields(create([]string{"true", long, "true", long})); fmt.Sprint(got) != "[binding.endpoint_selectors[1] binding.endpoint_selectors[3]]" {
