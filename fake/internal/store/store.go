@@ -184,6 +184,10 @@ type Txn struct {
 	tx    *memdb.Txn
 	names *names // nil in a read transaction
 	db    *DB
+	// walked counts the rows Page has visited in this transaction, so
+	// that a test can hold Page to its cost (it stops at the first row of
+	// another account, and at the first row past the page).
+	walked int
 }
 
 // Read returns a read transaction on the current store. It needs no
@@ -423,6 +427,7 @@ func (t *Table[T, X]) Page(tx *Txn, account, beforeID string, limit int, keep fu
 	var page []*record[T, X]
 	for raw := it.Next(); raw != nil; raw = it.Next() {
 		r := raw.(*record[T, X])
+		tx.walked++
 		if r.account != account {
 			break
 		}
@@ -477,6 +482,7 @@ func (t *Table[T, X]) All(tx *Txn, account string) []Row[T, X] {
 	var out []Row[T, X]
 	for raw := it.Next(); raw != nil; raw = it.Next() {
 		r := raw.(*record[T, X])
+		tx.walked++
 		if r.account != account {
 			break
 		}

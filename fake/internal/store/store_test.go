@@ -354,6 +354,50 @@ func TestPage(t *testing.T) {
 	}
 }
 
+// TestPageCost holds Page to its documented cost: the rows it visits grow
+// with limit and the rows keep rejects, not with another account's rows
+// (which sort right below the caller's in the index) nor with the rows
+// past the page.
+func TestPageCost(t *testing.T) {
+	t.Parallel()
+	db, _, _, _, plain := testDB(t)
+	err := db.Write(func(tx *Txn) error {
+		for i := range 5000 {
+			if err := plain.Insert(tx, "ac_0", fmt.Sprintf("p_%05d", i), i, none{}); err != nil {
+				return err
+			}
+		}
+		for i := range 3 {
+			if err := plain.Insert(tx, "ac_1", fmt.Sprintf("p_%05d", 9000+i), i, none{}); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		account, before string
+		limit, most     int
+	}{
+		{"ac_1", "", 100, 4},        // its 3 rows, then the first of ac_0's
+		{"ac_1", "p_09001", 100, 3}, // before_id itself, the row before, then ac_0's
+		{"ac_0", "", 10, 11},        // 10 and the one that says more
+		{"ac_0", "p_00003", 100, 4}, // 3 rows, then the end of the table
+	} {
+		tx := read(db)
+		values, _, _, err := plain.Page(tx, tt.account, tt.before, tt.limit, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tx.walked > tt.most {
+			t.Errorf("a page of %s before %q (limit %d, %d rows) visited %d rows, want at most %d",
+				tt.account, tt.before, tt.limit, len(values), tx.walked, tt.most)
+		}
+	}
+}
+
 // TestLayering pins the store as a layer: it imports none of the fake's
 // other packages, nor the module's API packages.
 func TestLayering(t *testing.T) {
