@@ -66,6 +66,45 @@ func TestFailNext(t *testing.T) {
 	}
 }
 
+// TestFailNextConcurrent checks that FailNext(n) answers exactly n
+// requests when more than n reach it at once: requests held by an earlier
+// reactor have all read the list of reactors before the fault removes
+// itself, so only its count stops them.
+func TestFailNextConcurrent(t *testing.T) {
+	t.Parallel()
+	const k = 8
+	srv, _ := start(t)
+	arrived, release := make(chan struct{}, k), make(chan struct{})
+	srv.React("GET", "/service_users", func(*http.Request) *fake.Fault {
+		arrived <- struct{}{}
+		<-release
+		return nil
+	})
+	srv.FailNext("GET", "/service_users", 1, http.StatusServiceUnavailable)
+	users := account.NewServiceUsers(srv.Client()) // without retries
+	errs := make(chan error, k)
+	for range k {
+		go func() {
+			_, err := users.Page(t.Context(), nil)
+			errs <- err
+		}()
+	}
+	for range k {
+		<-arrived
+	}
+	close(release)
+	failed := 0
+	for range k {
+		if err := <-errs; err != nil {
+			wantAPIError(t, err, http.StatusServiceUnavailable, acctapi.CodeUnavailable)
+			failed++
+		}
+	}
+	if failed != 1 {
+		t.Errorf("%d of %d requests failed, want exactly 1", failed, k)
+	}
+}
+
 // TestFaultBeforeAuthentication checks that reactors run before
 // authentication: a request with a bad key still gets the fault.
 func TestFaultBeforeAuthentication(t *testing.T) {
