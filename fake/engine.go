@@ -31,8 +31,9 @@ type op struct {
 	tx      *store.Txn
 	env     *env
 	// keyHash is the request's key as the keys table holds it ("" for
-	// the Go API's writes, which have no key); see begin.
-	keyHash string
+	// the Go API's writes, which have no key), and keyID the key's id;
+	// see begin.
+	keyHash, keyID string
 }
 
 // begin starts o's write in tx. The request authenticated in an earlier
@@ -42,7 +43,7 @@ type op struct {
 // still there.
 func (o *op) begin(tx *store.Txn) error {
 	o.tx = tx
-	if o.keyHash != "" && !o.env.keyIn(tx, o.keyHash, o.account) {
+	if o.keyHash != "" && !o.env.keyIn(tx, o.keyHash, o.keyID) {
 		return errInvalidKey()
 	}
 	return nil
@@ -53,8 +54,9 @@ type env struct {
 	ids     *idGen
 	signer  *signer
 	ingress string // WithIngressEndpoint
-	// keyIn reports whether the key of hash hash is account's, in tx.
-	keyIn func(tx *store.Txn, hash, account string) bool
+	// keyIn reports whether the key of hash hash is still the key of id,
+	// in tx (which names its account: ids are never reused).
+	keyIn func(tx *store.Txn, hash, id string) bool
 }
 
 // newToken makes an API key token: random base-62 text, shaped like the

@@ -35,6 +35,7 @@ type call struct {
 	account string
 	owner   string // the key's owner_id: a usr_ or service_ id
 	keyHash string // the key's hash, as the keys table holds it
+	keyID   string // the key's id
 	params  pathParams
 	body    []byte
 	rtx     store.Txn // the request's read transaction; see read
@@ -344,7 +345,7 @@ func (s *Server) authenticate(c *call) error {
 	if !ok || subtle.ConstantTimeCompare([]byte(row.Extra), []byte(key)) != 1 {
 		return errInvalidKey()
 	}
-	c.account, c.keyHash = row.Account, string(row.Extra)
+	c.account, c.keyHash, c.keyID = row.Account, string(row.Extra), row.ID
 	c.owner = row.Value.OwnerID
 	if strings.HasPrefix(c.owner, "service_") && !s.serviceUserActive(tx, c.account, c.owner) {
 		return errorf(http.StatusForbidden, acctapi.CodeInactivePrincipal, "The API key belongs to an inactive service user.")
@@ -479,6 +480,6 @@ func (c *call) read() *store.Txn {
 
 // op is what the resource hooks see of the call.
 func (c *call) op() *op {
-	c.hook = op{now: c.now, base: c.base, account: c.account, owner: c.owner, env: &c.s.env, keyHash: c.keyHash}
+	c.hook = op{now: c.now, base: c.base, account: c.account, owner: c.owner, env: &c.s.env, keyHash: c.keyHash, keyID: c.keyID}
 	return &c.hook
 }

@@ -114,9 +114,8 @@ func New(opts ...Option) (*Server, error) {
 	if err := s.limiter.init(cfg.rateN, cfg.rateEvery); err != nil {
 		return nil, err
 	}
-	s.env = env{ids: s.ids, signer: new(signer), ingress: cfg.ingress, keyIn: func(tx *store.Txn, hash, account string) bool {
-		row, ok := s.keys.ByToken(tx, hash)
-		return ok && row.Account == account
+	s.env = env{ids: s.ids, signer: new(signer), ingress: cfg.ingress, keyIn: func(tx *store.Txn, hash, id string) bool {
+		return s.keys.TokenHeldBy(tx, hash, id)
 	}}
 	s.resByIn, s.resByOut, s.resByKind = map[any]*resourceInfo{}, map[any]*resourceInfo{}, map[string]*resourceInfo{}
 	s.register()

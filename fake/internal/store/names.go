@@ -33,6 +33,19 @@ func (n *names) holder(key string) string {
 	return n.held[key]
 }
 
+// holderOfToken is holder(tokenKey(table, tok)) without building the key
+// on the heap: the write path asks it of every write.
+func (n *names) holderOfToken(table, tok string) string {
+	var buf [128]byte
+	k := append(append(append(append(buf[:0], 1), table...), 0), tok...)
+	for i := len(n.staged) - 1; i >= 0; i-- {
+		if n.staged[i].key == string(k) {
+			return n.staged[i].id
+		}
+	}
+	return n.held[string(k)]
+}
+
 func (n *names) claim(key, id string) { n.staged = append(n.staged, nameChange{key, id}) }
 func (n *names) release(key string)   { n.staged = append(n.staged, nameChange{key, ""}) }
 

@@ -275,6 +275,21 @@ func (t *Table[T, X]) ByToken(tx *Txn, token string) (Row[T, X], bool) {
 	return Row[T, X]{}, false
 }
 
+// TokenHeldBy reports whether the row whose token is token has id, in any
+// account. In a write transaction it reads the store's index of tokens,
+// not go-memdb's (no allocation); a write checks its request's key with
+// it. Ids are never reused, so a key's id names one account for good.
+func (t *Table[T, X]) TokenHeldBy(tx *Txn, token, id string) bool {
+	if !t.t.tokens || id == "" {
+		return false
+	}
+	if tx.names != nil {
+		return tx.names.holderOfToken(t.t.name, token) == id
+	}
+	r := t.first(tx, "token", token)
+	return r != nil && r.id == id
+}
+
 func (t *Table[T, X]) first(tx *Txn, index string, arg any) *record[T, X] {
 	raw, err := tx.tx.First(t.t.name, index, arg)
 	if err != nil || raw == nil {

@@ -181,6 +181,61 @@ func TestTokenInUse(t *testing.T) {
 	}
 }
 
+// TestTokenHeldBy checks that TokenHeldBy answers alike in a read
+// transaction (go-memdb's index) and a write one (the names index), after
+// inserts, deletes and a restore, and sees a write's own staged changes.
+func TestTokenHeldBy(t *testing.T) { // not parallel: AllocsPerRun
+	db, _, keys, _, _ := testDB(t)
+	check := func(when string, want map[string]bool) {
+		t.Helper()
+		for id, held := range want {
+			if got := keys.TokenHeldBy(read(db), "tok", id); got != held {
+				t.Errorf("%s, read: TokenHeldBy(tok, %q) = %v, want %v", when, id, got, held)
+			}
+			_ = db.Write(func(tx *Txn) error {
+				if got := keys.TokenHeldBy(tx, "tok", id); got != held {
+					t.Errorf("%s, write: TokenHeldBy(tok, %q) = %v, want %v", when, id, got, held)
+				}
+				return errors.New("roll back")
+			})
+		}
+	}
+	check("empty", map[string]bool{"k_1": false, "": false})
+	if err := db.Write(func(tx *Txn) error { return keys.Insert(tx, "ac_1", "k_1", key{}, "tok") }); err != nil {
+		t.Fatal(err)
+	}
+	check("inserted", map[string]bool{"k_1": true, "k_2": false, "": false})
+	snap := db.Snapshot()
+	err := db.Write(func(tx *Txn) error {
+		if err := keys.Delete(tx, "ac_1", "k_1"); err != nil {
+			return err
+		}
+		if keys.TokenHeldBy(tx, "tok", "k_1") {
+			t.Error("in the write that deletes it, the token is still k_1's")
+		}
+		if err := keys.Insert(tx, "ac_2", "k_2", key{}, "tok"); err != nil {
+			return err
+		}
+		if !keys.TokenHeldBy(tx, "tok", "k_2") {
+			t.Error("in the write that inserts it, the token is not k_2's")
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	check("moved", map[string]bool{"k_1": false, "k_2": true})
+	// In a write, the check allocates nothing: every write makes it.
+	_ = db.Write(func(tx *Txn) error {
+		if n := testing.AllocsPerRun(100, func() { keys.TokenHeldBy(tx, "tok", "k_2") }); n != 0 {
+			t.Errorf("TokenHeldBy in a write: %v allocs, want 0", n)
+		}
+		return errors.New("roll back")
+	})
+	db.Restore(snap)
+	check("restored", map[string]bool{"k_1": true, "k_2": false})
+}
+
 // TestNamesFollowTransactions checks that a write's unique values take
 // effect only when it commits: a failed write leaves no name claimed or
 // released.
