@@ -37,12 +37,20 @@ func hashToken(token string) tokenHash {
 // in the store, so that a snapshot restores it with the keys. The usage
 // table has one row per account: how many resources it stores.
 func (s *Server) registerAccounts() {
-	s.accts = store.Define(s.schema, "accounts", store.Constraints[Account, none]{})
+	// An account's row carries its user id as its token: unique across
+	// accounts, and found without a scan (AddAccount).
+	s.accts = store.Define(s.schema, "accounts", store.Constraints[Account, accountUser]{
+		Token: func(u accountUser) string { return string(u) },
+	})
 	s.initialTokens = store.Define(s.schema, "initial_tokens", store.Constraints[none, tokenHash]{
 		Token: func(x tokenHash) string { return string(x) },
 	})
 	s.usage = store.Define(s.schema, "usage", store.Constraints[int, none]{})
 }
+
+// accountUser is an account row's extra data: its user id, which no
+// other account has.
+type accountUser string
 
 // MaxTokenBytes is the longest API key token an [Account] may give.
 const MaxTokenBytes = 256
@@ -100,8 +108,8 @@ func idLike(id, prefix string) bool {
 // AddAccount adds an account to a running server and returns it with its
 // ids and keys filled in. A malformed id, user id or token (see [Account]),
 // more than [MaxAccountKeys] tokens or more than the server's resource
-// bound ([WithMaxResources]; each key is a resource), and an account id or
-// token already in use are errors; so is the token of another account's
+// bound ([WithMaxResources]; each key is a resource), and an account id,
+// user id or token already in use are errors; so is the token of another account's
 // initial key even after that key was deleted, so that a token never names
 // two accounts (see [Server.APIKey]). One about a member is, or wraps, an
 // [acctapi.FieldError] naming it as a fixtures file does ("id", "user_id",
@@ -140,7 +148,12 @@ func (s *Server) AddAccount(a Account) (Account, error) {
 		if s.accts.Has(tx, a.ID, a.ID) {
 			return fmt.Errorf("fake: AddAccount: %w", field.Invalid("id", "is taken: account %q exists", a.ID))
 		}
-		if err := s.accts.Insert(tx, a.ID, a.ID, Account{ID: a.ID, UserID: a.UserID}, none{}); err != nil {
+		// A user is one account's: its id is the owner_id of the
+		// account's keys and the principal of what they create.
+		if row, taken := s.accts.ByToken(tx, a.UserID); taken {
+			return fmt.Errorf("fake: AddAccount: %w", field.Invalid("user_id", "is taken: it is account %q's user", row.Value.ID))
+		}
+		if err := s.accts.Insert(tx, a.ID, a.ID, Account{ID: a.ID, UserID: a.UserID}, accountUser(a.UserID)); err != nil {
 			return err
 		}
 		hashes := make([]tokenHash, len(a.APIKeys))

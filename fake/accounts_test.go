@@ -74,3 +74,27 @@ func TestInitialKeysListedWhileLive(t *testing.T) {
 		t.Errorf("Accounts lists %q, want only the live tok-b", got)
 	}
 }
+
+// TestAccountUserUnique checks that a user id names one account: another
+// account given it is refused naming user_id and the account that has it,
+// whether the user id was given or made up, and a snapshot from before the
+// account was added frees it again.
+func TestAccountUserUnique(t *testing.T) {
+	t.Parallel()
+	srv, _ := start(t)
+	snap := srv.Snapshot()
+	first := srv.Accounts()[0]
+	a := must(srv.AddAccount(fake.Account{ID: "ac_a", UserID: "usr_a"}))(t)
+	for _, taken := range []string{a.UserID, first.UserID} {
+		_, err := srv.AddAccount(fake.Account{ID: "ac_b", UserID: taken})
+		var fe *acctapi.FieldError
+		if !errors.As(err, &fe) || fe.Field != "user_id" {
+			t.Errorf("AddAccount with user %s: %v, want a field error on user_id", taken, err)
+		}
+	}
+	if n := len(srv.Accounts()); n != 2 {
+		t.Errorf("%d accounts after the refusals, want 2", n)
+	}
+	srv.Restore(snap)
+	must(srv.AddAccount(fake.Account{ID: "ac_b", UserID: "usr_a"}))(t)
+}

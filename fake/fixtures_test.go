@@ -106,6 +106,7 @@ func TestFixtureErrors(t *testing.T) {
 		{"not JSON", `[{"path": }]`, `the input is not valid JSON`},
 		{"account key with space", `{"accounts": [{"api_keys": ["a b"]}]}`, `accounts[0].api_keys[0]`},
 		{"account exists", `{"accounts": [{"id": "ac_x"}, {"id": "ac_x"}]}`, `accounts[1].id: is taken: account "ac_x" exists`},
+		{"user of another account", `{"accounts": [{"id": "ac_x", "user_id": "usr_x"}, {"user_id": "usr_x"}]}`, `accounts[1].user_id: is taken: it is account "ac_x"'s user`},
 		{"account id with a space", `{"accounts": [{"id": "ac_a b"}]}`, `accounts[0].id: "ac_a b" is not ac_`},
 		{"user id without usr_", `{"accounts": [{"user_id": "u1"}]}`, `accounts[0].user_id: "u1" is not usr_`},
 		{"account key in use", `{"accounts": [{"api_keys": ["k"]}, {"api_keys": ["j", "k"]}]}`, `accounts[1].api_keys[1]: is already in use`},

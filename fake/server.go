@@ -38,7 +38,7 @@ type Server struct {
 	mu     sync.RWMutex // guards accounts, and keeps them in step with db (AddAccount, Snapshot, Restore)
 	schema *store.Schema
 	db     *store.DB
-	accts  *store.Table[Account, none]
+	accts  *store.Table[Account, accountUser]
 	// initialTokens and usage: see registerAccounts.
 	initialTokens *store.Table[none, tokenHash]
 	usage         *store.Table[int, none]

@@ -522,6 +522,7 @@ func TestAdminAccounts(t *testing.T) {
 	for _, tt := range []struct{ body, field, msg string }{
 		{`{"id":"ac_second"}`, "id", `id is taken: account "ac_second" exists.`},
 		{`{"id":"ac_with space"}`, "id", ""},
+		{`{"user_id":` + strconv.Quote(second.UserID) + `}`, "user_id", `user_id is taken: it is account "ac_second"'s user.`},
 		{`{"user_id":"u1"}`, "user_id", ""},
 		{`{"api_keys":["first-key"]}`, "api_keys[0]", "api_keys[0] is already in use."},
 		{`{"api_keys":["k5","k5"]}`, "api_keys[1]", "api_keys[1] repeats api_keys[0]."},

@@ -287,6 +287,26 @@ func parseFlags(args []string, stderr io.Writer) (config, int) {
 	return cfg, -1
 }
 
+// adminTokenUnused returns an error when the fixtures gave an account an
+// API key whose token is the admin token (when one was given; the keys
+// fixtures create through /api_keys get tokens the server makes up):
+// the admin token must not authenticate to the account API, as
+// parseFlags holds of -api-key and the admin API of the keys it adds. The
+// error names the key by its place, never by its value.
+func adminTokenUnused(srv *fake.Server, adminToken string) error {
+	if adminToken == "" {
+		return nil
+	}
+	for _, acct := range srv.Accounts() {
+		for i, k := range acct.APIKeys {
+			if k == adminToken {
+				return fmt.Errorf("-fixtures: account %s's api_keys[%d] is the -admin-token: the admin token must not authenticate to the account API", acct.ID, i)
+			}
+		}
+	}
+	return nil
+}
+
 // netHTTPHeaderLimit is what net/http reads of a request line and headers:
 // at least 1 MiB, so that the front end answers 431 in JSON up to there.
 func netHTTPHeaderLimit(own int) int { return max(1<<20, 2*own) }
@@ -328,6 +348,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			f.Close()
 		}
 		if err != nil {
+			return fail(err)
+		}
+		if err := adminTokenUnused(srv, cfg.adminToken); err != nil {
 			return fail(err)
 		}
 	}

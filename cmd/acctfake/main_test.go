@@ -277,10 +277,16 @@ func TestBadArguments(t *testing.T) {
 		{"missing fixtures file", []string{"-addr", "127.0.0.1:0", "-fixtures", "/no/such/file"}, 1},
 		{"bad fixture", []string{"-addr", "127.0.0.1:0", "-fixtures", writeFile(t, `[{"path": "/service_users", "body": {"name": ""}}]`)}, 1},
 		{"bad address", []string{"-addr", "256.0.0.1:99999"}, 1},
+		{"fixture account's key is the admin token", []string{"-addr", "127.0.0.1:0", "-admin-token", "admintok",
+			"-fixtures", writeFile(t, `{"accounts": [{"id": "ac_other"}, {"api_keys": ["k1", "admintok"]}]}`)}, 1},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
+			// A context already done: were the arguments taken, the
+			// program would start and stop at once with exit 0, not serve.
+			ctx, cancel := context.WithCancel(t.Context())
+			cancel()
 			var stderr strings.Builder
-			if got := run(t.Context(), tt.args, io.Discard, &stderr); got != tt.want {
+			if got := run(ctx, tt.args, io.Discard, &stderr); got != tt.want {
 				t.Errorf("exit %d, want %d (stderr %q)", got, tt.want, stderr.String())
 			}
 			if stderr.Len() == 0 {
