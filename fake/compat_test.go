@@ -234,6 +234,12 @@ func realClientChecks(t *testing.T, srv *fake.Server) {
 		if e := r.apiErr(t); e.ErrorCode != acctapi.CodeRepeatedQueryParam {
 			t.Errorf("before_id and beforeId: %s %q", e.ErrorCode, e.Msg)
 		}
+		// An empty cursor is refused by either name, as no id sorts
+		// before it.
+		r = send(t, "GET", "/service_users?beforeId=", "", 400)
+		if e := r.apiErr(t); e.ErrorCode != acctapi.CodeInvalidValue || e.Details["field"] != "beforeId" {
+			t.Errorf("beforeId=: %s %q %v", e.ErrorCode, e.Msg, e.Details)
+		}
 	})
 
 	t.Run("sources", func(t *testing.T) {

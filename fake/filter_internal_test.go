@@ -217,6 +217,10 @@ func TestFilterGrammar(t *testing.T) {
 		{`obj.created_at == null`, "obj.created_at is a timestamp, never null"},
 		{`obj.owner_id == null || obj.metadata != null`, "obj.metadata is a string, never null"},
 		{`obj.description in ["x", null]`, "in: obj.description is a string, never null; take null out of the list"},
+		// So is anything else whose type is never null (a review saw
+		// these answer no item, or every one).
+		{`obj.created_at.add("0s") == null`, "a timestamp is never null: comparing one with null is always false"},
+		{`time.now != null`, "a timestamp is never null: comparing one with null is always true"},
 		{`obj.created_at.add("1.5h") < time.now`, "fractions are not accepted"},
 		{`size(obj.metadata) % 2 == 1`, "arithmetic (%) is not supported"},
 		{`string(obj.created_at) == ""`, "the conversion string() is not supported"},
@@ -295,6 +299,12 @@ func TestFilterTimeRange(t *testing.T) {
 		{expr: `time.now.add("999999d999999d999999d999999d") > time.now`, refused: "out of range: at most 10,000 years"},
 		{expr: `time.now.add("999999d999999d999999d") > time.now`, refused: "timestamp out of range", atRun: true},
 		{expr: `obj.created_at.subtract("999999d") < time.now`, refused: "timestamp out of range", atRun: true},
+		// Where || or && would settle the result without the shift, its
+		// error is still the request's (a review saw these answer 200,
+		// listing every item or none).
+		{expr: `obj.created_at.subtract("999999d") < time.now || obj.description == ""`, refused: "timestamp out of range", atRun: true},
+		{expr: `obj.created_at.subtract("999999d") < time.now && false`, refused: "timestamp out of range", atRun: true},
+		{expr: `obj.description != "" || obj.created_at.subtract("999999d") < time.now`, refused: "timestamp out of range", atRun: true},
 		// Any number of digits, within range (a review saw 7 refused).
 		{expr: `time.now.add("1000000d") > time.now`, want: true},
 		{expr: `timestamp("0001-01-01T00:00:00Z").add("3652058d") == timestamp("9999-12-31T00:00:00Z")`, want: true},

@@ -273,7 +273,9 @@ func literalName(v ref.Val) string {
 //   - a comparison of a member that is never null (g.Nullable) with null,
 //     or null in a list on the right of in with such a member on its
 //     left: obj.description == null was false for every item, a silent
-//     "no match", where it means to ask for an empty description;
+//     "no match", where it means to ask for an empty description; and
+//     a comparison with null of anything else whose type is never null
+//     (time.now, obj.created_at.add("1d"): timestamps);
 //   - a constant on the right of in that the left operand can never
 //     equal: CEL types a list that mixes types as list(dyn), which
 //     type-checks against any left operand, so
@@ -294,11 +296,21 @@ func (g *Grammar) CheckTyped(a *celast.AST) error {
 		switch c.FunctionName() {
 		case operators.Equals, operators.NotEquals:
 			for i, x := range args {
-				if IsNull(args[1-i]) {
-					if name := g.neverNull(a, x); name != "" {
-						bad = fmt.Errorf("%s%s", name, g.nullHint(a, x))
-						return
-					}
+				if !IsNull(args[1-i]) || IsNull(x) {
+					continue
+				}
+				if name := g.neverNull(a, x); name != "" {
+					bad = fmt.Errorf("%s%s", name, g.nullHint(a, x))
+					return
+				}
+				if base, path := g.checkedPath(x); base == g.Root && path != nil {
+					continue // a member g.Nullable allows to be null
+				}
+				// Anything else by its type: time.now, x.add("1d"),
+				// timestamp("…") are timestamps, never null.
+				if t := a.GetType(x.ID()); !canEqual(t.Kind(), types.NullType) {
+					bad = fmt.Errorf("a %s is never null: comparing one with null is always %t", kindName(t), c.FunctionName() == operators.NotEquals)
+					return
 				}
 			}
 		case operators.In:

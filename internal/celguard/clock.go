@@ -8,6 +8,7 @@ import (
 	celast "github.com/google/cel-go/common/ast"
 	"github.com/google/cel-go/common/types"
 	"github.com/google/cel-go/common/types/ref"
+	"github.com/google/cel-go/interpreter"
 
 	"github.com/acctapi/acctapi/internal/trunc"
 )
@@ -32,7 +33,9 @@ const (
 // ClockEnv declares time.now (a timestamp) and the member functions
 // add and subtract, which take a timestamp and a duration such as "7d"
 // (see [ParseDuration]) and return a timestamp; a result outside CEL's
-// range of timestamps is an error, never a time that wrapped.
+// range of timestamps is an error of the whole evaluation (Program.Eval's
+// error, which no && or || around the call absorbs), never a time that
+// wrapped.
 func ClockEnv() cel.EnvOption {
 	shift := func(fn string) func(lhs, rhs ref.Val) ref.Val {
 		return func(lhs, rhs ref.Val) ref.Val {
@@ -43,7 +46,13 @@ func ClockEnv() cel.EnvOption {
 			}
 			t, err := Shift(ts.Time, fn, string(s))
 			if err != nil {
-				return types.NewErr("%v", err)
+				// An error value would be absorbed by && and || when
+				// the other side settles the result (err || true is
+				// true), and the request would get an answer built on
+				// a time out of range. Cancelling the evaluation, as
+				// CEL's own cost limit does, makes it the evaluation's
+				// error, whatever surrounds the call.
+				panic(interpreter.EvalCancelledError{Message: err.Error()})
 			}
 			return types.Timestamp{Time: t}
 		}

@@ -69,6 +69,18 @@ func TestClockEnv(t *testing.T) {
 		{`time.now.add("1d12h") > timestamp("2030-01-11T11:59:59Z")`, "", true},
 		{`time.now.subtract("999999d") < time.now`, "timestamp out of range", false},
 		{`timestamp("9999-12-31T00:00:00Z").add("1d") > time.now`, "timestamp out of range", false},
+		// A time out of range found only when evaluated is the
+		// evaluation's error, even where && or || would settle the
+		// result without it (a review saw err || true answer true).
+		{`t.add("1d") > time.now || true`, "timestamp out of range", false},
+		{`true || t.add("1d") > time.now`, "", true}, // never evaluated
+		{`t.add("1d") > time.now && false`, "timestamp out of range", false},
+		{`t.subtract("1d") < time.now || [t.add("1d")] == []`, "timestamp out of range", false},
+	}
+	late := types.Timestamp{Time: time.Date(9999, 12, 31, 12, 0, 0, 0, time.UTC)}
+	env, err = env.Extend(cel.Variable("t", cel.TimestampType))
+	if err != nil {
+		t.Fatal(err)
 	}
 	for _, tt := range tests {
 		ast, iss := env.Compile(tt.expr)
@@ -83,7 +95,7 @@ func TestClockEnv(t *testing.T) {
 				t.Fatal(err)
 			}
 			var v any
-			v, _, cerr = prg.Eval(map[string]any{Now: types.Timestamp{Time: now}})
+			v, _, cerr = prg.Eval(map[string]any{Now: types.Timestamp{Time: now}, "t": late})
 			if cerr == nil {
 				out = v.(types.Bool) == types.True
 			}
@@ -136,9 +148,10 @@ func TestCheckNowTimes(t *testing.T) {
 
 // TestCheckTypedInLists checks which constants in a list on the right of
 // in are refused, and that each refusal names the constant as written (a
-// review saw "the null_type 0" for null).
+// review saw "the null_type 0" for null); and that a comparison with null
+// of what is not a member is refused by its type, as in is.
 func TestCheckTypedInLists(t *testing.T) {
-	env, err := cel.NewEnv(cel.Variable("t", cel.TimestampType), cel.Variable("s", cel.StringType))
+	env, err := cel.NewEnv(ClockEnv(), cel.Variable("t", cel.TimestampType), cel.Variable("s", cel.StringType))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,6 +160,10 @@ func TestCheckTypedInLists(t *testing.T) {
 		{`t in [timestamp("2030-01-01T00:00:00Z"), 1]`, "can never equal the int 1"},
 		{`s in ["a", null]`, ""}, // s is no member of a root, whose nullability a Grammar knows
 		{`s in ["a", 1]`, "can never equal the int 1"},
+		// The same of == and != (a review saw t.add("0s") == null
+		// answer false for every item where t == null is refused).
+		{`t.add("0s") == null`, "a timestamp is never null: comparing one with null is always false"},
+		{`null != timestamp("2030-01-01T00:00:00Z")`, "a timestamp is never null: comparing one with null is always true"},
 	} {
 		ast, iss := env.Compile(tt.expr)
 		if iss.Err() != nil {
