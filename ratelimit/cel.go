@@ -11,6 +11,7 @@ import (
 	"github.com/google/cel-go/cel"
 	"github.com/google/cel-go/checker"
 	"github.com/google/cel-go/common/ast"
+	"github.com/google/cel-go/common/operators"
 	"github.com/google/cel-go/common/overloads"
 	"github.com/google/cel-go/common/types"
 	"github.com/google/cel-go/common/types/ref"
@@ -80,12 +81,27 @@ func compile(expr string, want *cel.Type, prov *providers) (compiled, error) {
 	if err != nil {
 		return compiled{}, err
 	}
-	if strings.Contains(expr, varRequest) {
-		return compiled{}, fmt.Errorf("does not compile: unknown name %s", varRequest)
-	}
 	parsed, iss := e.Parse(expr)
 	if err := iss.Err(); err != nil {
 		return compiled{}, fmt.Errorf("does not compile: %s", oneLine(err.Error()))
+	}
+	// The request's handle is the environment's, not the user's: a name,
+	// where a string literal that spells it is only text (a review saw
+	// req.host != '__acctapi_request' refused).
+	// The request functions' macros add the name too, at their call's
+	// place in the text: a name is the user's where the text spells it.
+	internal := false
+	src, info := []rune(expr), parsed.NativeRep().SourceInfo()
+	ast.PreOrderVisit(parsed.NativeRep().Expr(), ast.NewExprVisitor(func(x ast.Expr) {
+		if x.Kind() != ast.IdentKind || x.AsIdent() != varRequest {
+			return
+		}
+		r, ok := info.GetOffsetRange(x.ID())
+		at := int(r.Start)
+		internal = internal || ok && at >= 0 && at <= len(src) && strings.HasPrefix(string(src[at:min(len(src), at+len(varRequest))]), varRequest)
+	}))
+	if internal {
+		return compiled{}, fmt.Errorf("does not compile: unknown name %s", varRequest)
 	}
 	checked, iss := e.Check(parsed)
 	if err := iss.Err(); err != nil {
@@ -104,6 +120,9 @@ func compile(expr string, want *cel.Type, prov *providers) (compiled, error) {
 		}
 	}
 	if err := checkPatterns(checked); err != nil {
+		return compiled{}, err
+	}
+	if err := checkObjectFields(checked); err != nil {
 		return compiled{}, err
 	}
 	// An expression runs untracked only if its estimated worst case is
@@ -202,6 +221,63 @@ func checkPatterns(checked *cel.Ast) error {
 				bad = fmt.Errorf("does not compile: matches: %s", trunc.String(c.err.Error(), 200))
 			}
 		}
+	}))
+	return bad
+}
+
+// objectFields are the members of the objects the catalogue gives as maps
+// of string to dyn: a cookie (getReqCookie, req.cookies; see cookieValue),
+// a TLS extension (conn.tls.client.extensions, conn.tls.server.extensions)
+// and a parsed URL (url.parse; see parseURL).
+var objectFields = []string{
+	"name", "value", "domain", "path", "same_site", "unparsed_attributes", "expires", "max_age", "secure", "http_only",
+	"id", "critical",
+	"scheme", "opaque", "user", "host", "hostname", "port", "raw_path", "raw_query", "fragment", "query_params",
+}
+
+// checkObjectFields refuses a member of a map of string to dyn, selected
+// (x.f, has(x.f)) or indexed by a literal (x['f']), that is no member of
+// the catalogue's objects of that type (objectFields): CEL types those
+// objects as maps, so getReqCookie('s').valu type-checked and then failed
+// on every request, and a key that fails never limits (a review's
+// finding). A map literal's own members are not checked; another map of
+// string to dyn (a comprehension's variable over a list of such literals)
+// is held to the same names.
+func checkObjectFields(checked *cel.Ast) error {
+	native := checked.NativeRep()
+	isObject := func(x ast.Expr) bool {
+		t := native.GetType(x.ID())
+		return x.Kind() != ast.MapKind && t.Kind() == types.MapKind && len(t.Parameters()) == 2 &&
+			t.Parameters()[0].Kind() == types.StringKind && t.Parameters()[1].Kind() == types.DynKind
+	}
+	var bad error
+	ast.PostOrderVisit(native.Expr(), ast.NewExprVisitor(func(e ast.Expr) {
+		if bad != nil {
+			return
+		}
+		var member string
+		switch e.Kind() {
+		case ast.SelectKind:
+			if s := e.AsSelect(); isObject(s.Operand()) {
+				member = s.FieldName()
+			}
+		case ast.CallKind:
+			c := e.AsCall()
+			if c.FunctionName() != operators.Index || len(c.Args()) != 2 || !isObject(c.Args()[0]) || c.Args()[1].Kind() != ast.LiteralKind {
+				return
+			}
+			if k, ok := c.Args()[1].AsLiteral().(types.String); ok {
+				member = string(k)
+			}
+		}
+		if member == "" || slices.Contains(objectFields, member) {
+			return
+		}
+		msg := fmt.Sprintf("does not compile: %q is no member of a cookie, a TLS extension or a parsed URL", trunc.String(member, 64))
+		if near := closest(member, 3, objectFields); len(near) > 0 {
+			msg += "; did you mean " + strings.Join(near, ", ") + "?"
+		}
+		bad = errors.New(msg)
 	}))
 	return bad
 }

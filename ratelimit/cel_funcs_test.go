@@ -287,6 +287,17 @@ func TestUnknownNames(t *testing.T) {
 		{"req.path", "unknown name req.path; did you mean req.url.path"},
 		{"req.url.path.includes('/x')", "did you mean contains?"},
 		{"conn.tls.ja4", "conn.tls.ja4_fingerprint"},
+		{"__acctapi_request.x", "unknown name __acctapi_request"},
+		// A member of a cookie, a TLS extension or a parsed URL, which CEL
+		// types as maps of string to dyn: a misspelt one compiled, then
+		// failed on every request, and a key that fails never limits.
+		{"getReqCookie('s').valu", `"valu" is no member of a cookie, a TLS extension or a parsed URL; did you mean value`},
+		{"req.cookies['s'][0].nmae", "did you mean name"},
+		{"req.cookies['s'].map(c, c.vlaue).join(',')", "did you mean value"},
+		{"has(getReqCookie('s').http_olny) ? 'a' : 'b'", "did you mean http_only"},
+		{"getReqCookie('s')['valeu']", "did you mean value"},
+		{"url.parse(req.url.raw).hots", "did you mean host"},
+		{"string(conn.tls.client.extensions[0].idd)", "did you mean id"},
 	}
 	for _, tt := range tests {
 		_, err := NewLimit(keyConfig(tt.expr))
@@ -590,4 +601,23 @@ func TestOverBudgetStillLimits(t *testing.T) {
 // testCookie is the CEL value, as Go values, of a request cookie.
 func testCookie(name, value string) map[string]any {
 	return cookieValue(&http.Cookie{Name: name, Value: value})
+}
+
+// TestObjectMembersCompile checks that what checkObjectFields and the
+// internal name's check let through: every member of the catalogue's
+// objects, a map literal's own members, and the internal name's spelling
+// inside a string literal (a review saw that refused).
+func TestObjectMembersCompile(t *testing.T) {
+	t.Parallel()
+	for _, expr := range []string{
+		"getReqCookie('s').value + req.cookies['s'][0].name + string(getReqCookie('s').http_only) + string(has(getReqCookie('s').same_site))",
+		"string(conn.tls.client.extensions.size() > 0 && conn.tls.client.extensions[0].critical)",
+		"url.parse(req.url.raw).hostname + url.parse(req.url.raw)['raw_query']",
+		"string({'a': 1, 'z': 'x'}.z)",
+		"req.host != '__acctapi_request' ? 'a' : '__acctapi_request'",
+	} {
+		if _, err := NewLimit(keyConfig(expr)); err != nil {
+			t.Errorf("%s: %v", expr, err)
+		}
+	}
 }

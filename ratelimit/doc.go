@@ -65,7 +65,10 @@
 // (conn.k8s.pod.*). req.user_agent.name and the other parsed fields come
 // from a built-in parser of the common browsers, systems and crawlers,
 // which [WithUserAgentParser] can replace. Names that do not exist fail to
-// compile with the closest valid names. Variables of the response phase
+// compile with the closest valid names, and so do members that a cookie
+// (getReqCookie, req.cookies), a TLS extension or url.parse's result does
+// not have (getReqCookie('s').valu), which CEL would type as a map's keys
+// and find missing only on every request. Variables of the response phase
 // (res.*), set-vars (vars.*) and other actions' results are not available.
 //
 // Where the documentation leaves a choice open: header names are matched

@@ -271,6 +271,12 @@ func normalizeYAML(v any, path string) (any, error) {
 				return nil, fmt.Errorf("%s: a key of type %T; keys must be strings", orTop(path), k)
 			}
 			ks := fmt.Sprint(k)
+			if _, dup := m[ks]; dup {
+				// 1 and 1.0, true and True, "1" and 1: one key once
+				// written as text, which of the two won was up to the
+				// map's order.
+				return nil, fmt.Errorf("%s: the key %s is given more than once, in different spellings", orTop(path), ks)
+			}
 			n, err := normalizeYAML(e, join(path, ks))
 			if err != nil {
 				return nil, err

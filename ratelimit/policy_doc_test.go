@@ -73,6 +73,9 @@ func TestPolicyDocumentErrors(t *testing.T) {
 		{"empty", "", "empty"},
 		{"complex key", "? [a]\n: b\n", "invalid map key"},
 		{"null key", "~: b\n", "keys must be strings"},
+		// Keys that are one key once written as text: which value won was
+		// up to the map's order (a review).
+		{"1 and 1.0", "a: {1: a, 1.0: b}\n", "a: the key 1 is given more than once, in different spellings"},
 		{"a string", "hello", "the policy is a string"},
 		{"a list of rules", "- actions: [{type: deny}]\n", "this is a list of rules, not a policy: put it under on_http_request"},
 		{"a list of actions", `[{"type": "rate-limit", "config": {}}]`, "this is a list of actions"},
