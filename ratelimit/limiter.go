@@ -36,63 +36,72 @@ type Decision struct {
 // at most capacity requests in any window of the configured length, and it
 // never counts a request it rejects.
 //
-// It is never more permissive than an exact sliding log of its admissions
-// (a request is admitted only if fewer than capacity admitted requests lie
-// in the window (now-window, now]), and close to one. With a capacity of
-// 8 or less it behaves as that log, but that an admission other than the
-// latest may leave the window up to a step of its time grid late (about
-// window/16,000: 4 ms for windows up to 64 s, 250 ms at an hour, 8 s at a
-// day). Above that it admits a request at most one sub-window of
-// max(1s, window/60) later than the log would. At any capacity, a burst
-// at one instant leaves the window exactly one window later.
+// It is never more permissive than an exact sliding log of its admissions,
+// and close to one. With a capacity of 8 or less it admits what the log
+// admits, but that an admission other than the latest may leave the window
+// up to window/16,000 late (4 ms for windows up to 64 s, 250 ms at an
+// hour); above that, it admits a request at most max(1s, window/60) later
+// than the log would. A burst at one instant leaves the window exactly one
+// window later.
 // [Decision.RetryAfter] is truthful (a request for the key sent that much
 // later, with none in between, is admitted) and at most max(1s, window/60)
 // longer than the log's answer.
 //
-// Time is passed in, and used with nanosecond precision, from 68 years
-// before the limiter was created to 68 years after; earlier times (the zero
-// time among them) count as the earliest, later ones as the latest. For
-// each key, a time earlier than one already seen for it is treated as that
-// later time: the window never moves backwards, and [Decision.RetryAfter]
-// is still measured from the time passed in. Times are meant to come from one
-// clock: a time far ahead of the others lets the limiter forget keys idle
-// at that time, and keys it sees afterwards start no earlier than it.
+// Times come from one clock, with nanosecond precision, from 68 years
+// before the limiter was created to 68 years after (earlier times count as
+// the earliest, later ones as the latest). A time earlier than one already
+// seen for a key counts as that later time: the window never moves
+// backwards.
 //
-// Memory: a key costs a fixed number of bytes, whatever its length, that
-// depends on the capacity and the window. Measured with 100,000 keys (the
-// bucket and the key's index entry): 57 bytes at a capacity of 8 or less,
-// 72 at 10 to 30 per minute, 96 at 100 per minute, 136 at 200 per minute,
-// 203 at 250 per minute (and up to 32,767 per minute), 301 at 1,000 per
-// 110 s (a window of 111 slots), 350 above 32,767 per minute (four-byte
-// counters) with a window of 61 slots (a minute, an hour, a day), 393 with
-// 71 (70 s).
-// Keys are stored as a 64-bit seeded hash; two keys share a bucket only if
-// their hashes collide (with WithMaxBuckets below 4,096, in their top 61
-// bits), which could only make limiting stricter. A key
-// with no admitted request left inside the window is forgotten, a few at a
-// time as new keys arrive, or all at once by [Limiter.Sweep]; while times
-// move forward and the limiter is below its cap of keys, forgetting never
-// changes a decision (at the cap, see below).
+// A key costs a fixed number of bytes whatever its length, from 57 at a
+// capacity of 8 or less, through 96 at 100 per minute, to about 400 at the
+// largest capacities. A key with no admission left in the window is
+// forgotten, a few at a time as new keys arrive or all at once by
+// [Limiter.Sweep]; below the cap on keys, forgetting never changes a
+// decision. Keys are stored as a 64-bit hash: two keys share
+// a bucket only if their hashes collide, which can only make limiting
+// stricter.
 //
-// The number of keys held at once is capped ([WithMaxBuckets]). At the
-// cap, keys that have no bucket share one overflow bucket until room is
-// freed: the limit still holds for every key, but those keys also limit
-// each other. Keys that have a bucket are never evicted early, so a flood
-// of new keys cannot reset anyone's limit. A key that gets a bucket while
-// the overflow bucket still counts requests starts with what it counts
-// (the key may have been admitted through it), so a key that was forgotten
-// and comes back then may be limited by other keys' requests: stricter,
-// never looser.
+// The number of keys held at once is capped ([WithMaxBuckets]). At the cap,
+// keys that have no bucket share one overflow bucket until room is freed:
+// the limit still holds for every key, but those keys also limit each
+// other. Keys that have a bucket are never evicted early, so a flood of new
+// keys cannot reset anyone's limit.
 //
-// A Limiter is safe for concurrent use by multiple goroutines. Decisions
-// for one key are made one at a time. Decisions for keys that have
-// buckets share no lock, except while requests contend for a key: its
-// decisions then wait on a lock shared with a 64th of the keys (all keys
-// below 4,096 buckets), as do decisions that create buckets; once 63 of
-// its decisions have found that lock free, the key goes back to deciding
-// without it. The zero
-// value is not usable; create one with [NewLimiter].
+// A Limiter is safe for concurrent use by multiple goroutines; decisions
+// for one key are made one at a time. The zero value is not usable; create
+// one with [NewLimiter].
 type Limiter struct {
+	// How a Limiter works, beyond its contract above:
+	//
+	// Accuracy: up to nGroups (8) admissions are kept as groups with
+	// their times on a grid of (1s/256) << ushift (window/16,000 at most);
+	// above that, admissions are counted per slot of max(1s, window/60) in
+	// a ring, and one leaves the window when its whole slot has (see
+	// bucket and update in limiter_bucket.go).
+	//
+	// Memory: measured with 100,000 keys (the bucket and the key's index
+	// entry): 57 bytes at a capacity of 8 or less, 72 at 10 to 30 per
+	// minute, 96 at 100 per minute, 136 at 200 per minute, 203 at 250 per
+	// minute (and up to 32,767 per minute), 301 at 1,000 per 110 s (a
+	// window of 111 slots), 350 above 32,767 per minute (four-byte
+	// counters) with a window of 61 slots (a minute, an hour, a day), 393
+	// with 71 (70 s). With WithMaxBuckets below 4,096, hashes share a
+	// bucket when their top 61 bits collide.
+	//
+	// At the cap, a key that gets a bucket while the overflow bucket still
+	// counts requests starts with what it counts (the key may have been
+	// admitted through it): a key forgotten and back may then be limited
+	// by other keys' requests, stricter, never looser. While times move
+	// forward and the limiter is below its cap, forgetting a key never
+	// changes a decision.
+	//
+	// Concurrency: decisions for keys that have buckets share no lock
+	// except while requests contend for a key; its decisions then wait on
+	// a lock shared with a 64th of the keys (all keys below 4,096
+	// buckets), as do decisions that create buckets; once 63 of its
+	// decisions have found that lock free, the key goes back to deciding
+	// without it (see shards.allow in limiter_store.go).
 	capacity  int64
 	window    time.Duration
 	wns       uint64 // window in ns
@@ -133,8 +142,9 @@ type table interface {
 
 // NewLimiter returns a limiter that admits at most capacity requests per key
 // in any window of length window. capacity must be from 1 to [MaxCapacity]
-// and window a whole number of seconds, at least one. It uses the option
-// [WithMaxBuckets].
+// and window a whole number of seconds, at least one. It takes the options
+// [WithMaxBuckets] and [WithStore] (buckets kept in a store shared by
+// several processes).
 //
 // For example, NewLimiter(120, time.Minute) allows each key 120 requests in
 // any rolling minute.
