@@ -392,22 +392,29 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
+// cancelledGrace is the least time requests cancelled at the end of the
+// grace period get to write their 503 before every connection is closed:
+// a cancelled request answers at once, but a process starved of CPU (a
+// loaded CI machine) may take a while, and a short -grace must not cost
+// it the answer. The program exits as soon as the answers are written.
+const cancelledGrace = 10 * time.Second
+
 // shutdown stops hs: it stops accepting, gives requests in flight the grace
 // period, then cancels them through their context (the front end answers
-// them 503) and gives their answers as long again to be written before it
-// closes every connection.
+// them 503) and gives their answers as long again, and at least
+// cancelledGrace, to be written before it closes every connection.
 func shutdown(hs *http.Server, cancelRequests context.CancelFunc, grace time.Duration, stderr io.Writer) {
-	wait := func() error {
-		ctx, cancel := context.WithTimeout(context.Background(), grace)
+	wait := func(d time.Duration) error {
+		ctx, cancel := context.WithTimeout(context.Background(), d)
 		defer cancel()
 		return hs.Shutdown(ctx)
 	}
-	if err := wait(); err == nil || errors.Is(err, http.ErrServerClosed) {
+	if err := wait(grace); err == nil || errors.Is(err, http.ErrServerClosed) {
 		return
 	}
 	fmt.Fprintf(stderr, "acctfake: requests still in flight after %v are cancelled\n", grace)
 	cancelRequests()
-	if err := wait(); err != nil && !errors.Is(err, http.ErrServerClosed) {
+	if err := wait(max(grace, cancelledGrace)); err != nil && !errors.Is(err, http.ErrServerClosed) {
 		hs.Close()
 	}
 }

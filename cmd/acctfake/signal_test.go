@@ -217,7 +217,7 @@ func TestInFlightRequestFinishesInGrace(t *testing.T) {
 // contract's body, and that the program exits 0.
 func TestInFlightRequestCancelledAfterGrace(t *testing.T) {
 	t.Parallel()
-	p := startProcess(t, false, "-grace", "1s") // not shorter: the cancelled request then has as long again to answer
+	p := startProcess(t, false, "-grace", "1s") // the cancelled request then has cancelledGrace to answer
 	if r := do(t, "POST", p.base+"/_acctfake/faults", p.admin, `{"method":"POST","path":"/service_users","latency":"1h"}`); r.status != 201 {
 		t.Fatalf("adding the latency fault: %d %s", r.status, r.body)
 	}

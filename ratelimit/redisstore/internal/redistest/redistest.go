@@ -70,11 +70,12 @@ func LaunchFree(bin, dir string) (*exec.Cmd, int, error) {
 // persistence, and returns once it says it accepts connections. The caller
 // stops it (Process.Kill, then Wait). A port in use (a restart on the port
 // of a server just stopped, which a client's new connection can hold for a
-// moment as its local end) is tried again, up to 40 times, 50 ms apart.
+// moment as its local end) is tried again, up to 400 times, 50 ms apart: the client lets go of it
+// within moments, and a loaded machine may take seconds.
 func Launch(bin, dir string, port int) (*exec.Cmd, error) {
 	for i := 0; ; i++ {
 		cmd, err := launch(bin, dir, port)
-		if err == nil || !errors.Is(err, errInUse) || i == 39 {
+		if err == nil || !errors.Is(err, errInUse) || i == 399 {
 			return cmd, err
 		}
 		time.Sleep(50 * time.Millisecond)
