@@ -95,9 +95,10 @@ type S3 struct {
 	ObjectPrefix string `json:"object_prefix"`
 	// Compression gzips each object.
 	Compression bool `json:"compression"`
-	// MaxFileSize is how many bytes accumulate per object.
+	// MaxFileSize is how many bytes accumulate per object; 0 or more.
 	MaxFileSize int64 `json:"max_file_size"`
-	// MaxFileAge is how many seconds of events are batched per object.
+	// MaxFileAge is how many seconds of events are batched per object; 0
+	// or more.
 	MaxFileAge int64 `json:"max_file_age"`
 }
 
@@ -308,7 +309,16 @@ func (c *CloudWatchLogs) validate() error {
 }
 
 func (s *S3) validate() error {
-	return errors.Join(s.Auth.validate(), required("bucket_arn", s.BucketARN))
+	var errs []error
+	for _, n := range []struct {
+		name string
+		v    int64
+	}{{"max_file_size", s.MaxFileSize}, {"max_file_age", s.MaxFileAge}} {
+		if n.v < 0 {
+			errs = append(errs, field.Invalid(n.name, "is %d; want 0 (the service's default) or more", n.v))
+		}
+	}
+	return errors.Join(s.Auth.validate(), required("bucket_arn", s.BucketARN), errors.Join(errs...))
 }
 
 func (m *Monitoring) validate() error { return required("api_key", m.APIKey) }

@@ -89,6 +89,8 @@ func TestDestinationCreateValidate(t *testing.T) {
 		{"cloudwatch logs without auth", create(Target{CloudWatchLogs: &CloudWatchLogs{LogGroupARN: "arn:lg"}}), []string{"target.cloudwatch_logs.auth" + invalid}},
 		{"s3", create(Target{S3: &S3{Auth: role, BucketARN: "arn:b", MaxFileSize: 1 << 20}}), nil},
 		{"s3 without bucket", create(Target{S3: &S3{Auth: role}}), []string{"target.s3.bucket_arn" + invalid}},
+		{"s3 with negative sizes", create(Target{S3: &S3{Auth: role, BucketARN: "b", MaxFileSize: -1, MaxFileAge: -60}}),
+			[]string{"target.s3.max_file_size" + invalid, "target.s3.max_file_age" + invalid}},
 		{"s3 with both auths", create(Target{S3: &S3{Auth: CloudAuth{Role: role.Role, Creds: creds.Creds}, BucketARN: "arn:b"}}), []string{"target.s3.auth" + invalid}},
 		{"monitoring", create(Target{Monitoring: &Monitoring{APIKey: "k"}}), nil},
 		{"monitoring without api key", create(Target{Monitoring: &Monitoring{Site: "eu"}}), []string{"target.monitoring.api_key" + invalid}},
