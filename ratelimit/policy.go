@@ -178,6 +178,41 @@ var actionTypes = []string{
 	"sse-find-replace", "terminate-tls", "url-rewrite", "verify-webhook",
 }
 
+// MaxPolicyRules, MaxPolicyExpressions and MaxPolicyActions bound what
+// [NewPolicy] compiles: the rules of on_http_request, and their
+// expressions and actions in all (a rate-limit action has up to 10 bucket
+// keys to compile). A compiled expression takes tens of kilobytes; a
+// document of 10,000 rules took seconds and a gigabyte to compile.
+const (
+	MaxPolicyRules       = 256
+	MaxPolicyExpressions = 1024
+	MaxPolicyActions     = 256
+)
+
+// MaxPolicyErrors is the most errors [NewPolicy] reports for a document's
+// rules; it says so when there were more.
+const MaxPolicyErrors = 20
+
+// checkPolicySize refuses rules beyond MaxPolicyRules,
+// MaxPolicyExpressions and MaxPolicyActions, before any is compiled.
+func checkPolicySize(rules []ruleDoc) error {
+	if len(rules) > MaxPolicyRules {
+		return field.Invalid("on_http_request", "has %d rules; a policy may have at most %d", len(rules), MaxPolicyRules)
+	}
+	exprs, actions := 0, 0
+	for _, rd := range rules {
+		exprs += len(rd.Expressions)
+		actions += len(rd.Actions)
+	}
+	if exprs > MaxPolicyExpressions {
+		return field.Invalid("on_http_request", "has %d expressions in its rules; a policy may have at most %d", exprs, MaxPolicyExpressions)
+	}
+	if actions > MaxPolicyActions {
+		return field.Invalid("on_http_request", "has %d actions in its rules; a policy may have at most %d", actions, MaxPolicyActions)
+	}
+	return nil
+}
+
 // NewPolicy parses and compiles a policy document, YAML or JSON (see
 // [Policy]). Everything wrong with it is reported at once as joined
 // [*field.Error] values naming paths ("on_http_request[0].actions[1].type"):
@@ -202,7 +237,11 @@ var actionTypes = []string{
 // document reads (a parsed req.user_agent field, for the parser; the
 // client address, conn.client_ip, conn.client_ip.* or conn.geo.*, for
 // WithClientIP), unless [WithSkipUnsupported] skipped some of it (what it
-// skips is not compiled). So is [WithMaxBuckets] with [WithStore].
+// skips is not compiled). So is [WithMaxBuckets] with [WithStore]. A
+// document of more than [MaxPolicyRules] rules, [MaxPolicyExpressions]
+// expressions or [MaxPolicyActions] actions is refused before anything is
+// compiled, and at most
+// [MaxPolicyErrors] errors of its rules are reported.
 func NewPolicy(doc []byte, opts ...PolicyOption) (*Policy, error) {
 	top, err := decodeDocument(doc)
 	if err != nil {
@@ -235,9 +274,19 @@ func NewPolicy(doc []byte, opts ...PolicyOption) (*Policy, error) {
 	} else if len(rules) == 0 && len(errs) == 0 { // (a phase's error says more: on_request)
 		errs = append(errs, noRules(p.skipped))
 	}
+	if err := checkPolicySize(rules); err != nil {
+		return nil, err
+	}
 	limited := false // whether a rate-limit action can have run before the rule
 	ended := -1      // the first rule that always ends the request, if any
 	for i, rd := range rules {
+		if len(errs) >= MaxPolicyErrors {
+			// Each error costs a search for the closest names; a
+			// document of thousands of bad expressions took seconds and
+			// a gigabyte to report them all.
+			errs = append(errs, fmt.Errorf("ratelimit: more errors from on_http_request[%d] on are not reported; the first %d are above", i, MaxPolicyErrors))
+			break
+		}
 		path := fmt.Sprintf("on_http_request[%d]", i)
 		if ended >= 0 {
 			if err := unreachableRule(path, rd, ended, rules[ended]); err != nil {

@@ -1,8 +1,10 @@
 package ratelimit
 
 import (
+	"fmt"
 	"net/http"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -282,3 +284,40 @@ func TestOptionTypes(t *testing.T) {
 var aliasBomb = "s: &s " + strings.Repeat("a", 100_000) + "\n" +
 	"l: &l [" + strings.TrimSuffix(strings.Repeat("*s,", 100), ",") + "]\n" +
 	"x: [" + strings.TrimSuffix(strings.Repeat("*l,", 50), ",") + "]\n"
+
+// TestPolicyBounds checks that a document's size in rules, expressions
+// and actions is bounded before anything is compiled, and that the errors
+// of a document full of them stop at MaxPolicyErrors (a review's document
+// of 10,000 unknown names took seconds and a gigabyte to report).
+func TestPolicyBounds(t *testing.T) {
+	t.Parallel()
+	rule := func(exprs, actions int) string {
+		return `{"expressions": [` + strings.TrimSuffix(strings.Repeat(`"true",`, exprs), ",") + `], "actions": [` +
+			strings.TrimSuffix(strings.Repeat(`{"type": "rate-limit", "config": {"name": "n", "algorithm": "sliding_window", "capacity": 1, "rate": "60s", "bucket_key": ["req.host"]}},`, actions), ",") + `]}`
+	}
+	doc := func(rules ...string) []byte {
+		return []byte(`{"on_http_request": [` + strings.Join(rules, ",") + `]}`)
+	}
+	many := func(n int, r string) []string { return slices.Repeat([]string{r}, n) }
+	for _, tt := range []struct {
+		name string
+		doc  []byte
+		want string
+	}{
+		{"rules", doc(many(MaxPolicyRules+1, rule(0, 1))...), fmt.Sprintf("has %d rules; a policy may have at most %d", MaxPolicyRules+1, MaxPolicyRules)},
+		{"expressions", doc(many(5, rule(MaxPolicyExpressions/5+1, 1))...), "expressions in its rules; a policy may have at most 1024"},
+		{"actions", doc(many(2, rule(0, MaxPolicyActions/2+1))...), "actions in its rules; a policy may have at most 256"},
+	} {
+		if _, err := NewPolicy(tt.doc); err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s: %v; want %q", tt.name, err, tt.want)
+		}
+	}
+	if _, err := NewPolicy(doc(many(MaxPolicyRules, rule(MaxPolicyExpressions/MaxPolicyRules, 1))...)); err != nil {
+		t.Errorf("a policy at every bound: %v", err)
+	}
+	bad := `{"expressions": ["nosuchname"], "actions": [{"type": "rate-limit", "config": {"name": "n", "algorithm": "sliding_window", "capacity": 1, "rate": "60s", "bucket_key": ["req.host"]}}]}`
+	_, err := NewPolicy(doc(many(MaxPolicyRules, bad)...))
+	if n := len(acctapi.FieldErrors(err)); n != MaxPolicyErrors || !strings.Contains(err.Error(), "are not reported; the first 20 are above") {
+		t.Errorf("%d field errors (%.200v…); want %d and a note of the rest", n, err, MaxPolicyErrors)
+	}
+}
