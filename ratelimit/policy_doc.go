@@ -360,15 +360,25 @@ func bareAction(m map[string]any) error {
 	}
 	_, hasType := m["type"]
 	_, hasConfig := m["config"]
-	if hasType && hasConfig {
+	if hasType || hasConfig {
 		return field.Invalid("", "this is an action config, not a policy: wrap it as "+
 			"on_http_request: [{actions: [<this action>]}], or use NewLimit with its config")
 	}
-	for _, k := range []string{"bucket_key", "capacity", "rate", "algorithm"} {
-		if _, ok := m[k]; ok {
-			return field.Invalid("", "this is an action config (a rate-limit config), not a policy: wrap it as "+
-				"on_http_request: [{actions: [{type: rate-limit, config: <this>}]}], or use NewLimit")
+	// A config's own members, or only members a config has (name and
+	// enforce alone, say).
+	own, onlyConfig := false, true
+	for k := range m {
+		switch k {
+		case "bucket_key", "capacity", "rate", "algorithm":
+			own = true
+		case "name", "enforce":
+		default:
+			onlyConfig = false
 		}
+	}
+	if own || onlyConfig && len(m) > 0 {
+		return field.Invalid("", "this is an action config (a rate-limit config), not a policy: wrap it as "+
+			"on_http_request: [{actions: [{type: rate-limit, config: <this>}]}], or use NewLimit")
 	}
 	return nil
 }

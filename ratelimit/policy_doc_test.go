@@ -84,6 +84,9 @@ func TestPolicyDocumentErrors(t *testing.T) {
 		{"a bare config", `{"name": "n", "algorithm": "sliding_window", "capacity": 1, "rate": "60s", "bucket_key": ["req.host"]}`,
 			"this is an action config (a rate-limit config), not a policy: wrap it as on_http_request: [{actions: [{type: rate-limit, config: <this>}]}], or use NewLimit"},
 		{"a bare action", "type: rate-limit\nconfig:\n  name: n\n", "this is an action config, not a policy: wrap it"},
+		// Fewer members said as much (a review saw two unknown phases).
+		{"a bare action without its config", "type: rate-limit\nname: n\n", "this is an action config, not a policy: wrap it"},
+		{"a bare config of name and enforce", `{"name": "n", "enforce": false}`, "this is an action config (a rate-limit config), not a policy"},
 		// YAML in flow style begins as JSON does; it was read as JSON
 		// only, and refused as invalid JSON (a black-box check).
 		{"a bare action in flow style", "{type: rate-limit, config: {name: n}}", "this is an action config, not a policy: wrap it"},
