@@ -239,7 +239,8 @@ func WithRateLimitHeaders() PolicyOption {
 // (typing mistakes) are still errors, and so is a document with nothing
 // left to run once the rest is skipped (only other phases, or every rule
 // skipped): a middleware that would do nothing is refused, as a document
-// without rules is.
+// without rules is. So is the option itself when the document has nothing
+// to skip: it would do nothing.
 func WithSkipUnsupported() PolicyOption {
 	return policyOpt(func(o *options) { o.skip = true })
 }

@@ -308,6 +308,10 @@ func NewPolicy(doc []byte, opts ...PolicyOption) (*Policy, error) {
 			p.rules = append(p.rules, r)
 		}
 	}
+	if o.skip && len(p.skipped) == 0 && len(errs) == 0 {
+		errs = append(errs, fmt.Errorf("ratelimit: WithSkipUnsupported: the policy has no phase or action to skip, "+
+			"so the option would do nothing; drop it"))
+	}
 	if len(errs) == 0 && len(rules) > 0 && len(p.rules) == 0 {
 		errs = append(errs, field.Invalid("on_http_request", "every rule was skipped, as each has only actions "+
 			"this package does not implement (see Policy.Skipped), so the policy would do nothing"))

@@ -578,8 +578,16 @@ func TestPolicyOptionsWithoutRateLimit(t *testing.T) {
 		}
 	}
 	ip := func(*http.Request) string { return "192.0.2.1" }
-	if _, err := NewPolicy([]byte(crOnly), WithClock(time.Now), WithClientIP(ip), WithSkipUnsupported()); err != nil {
+	if _, err := NewPolicy([]byte(crOnly), WithClock(time.Now), WithClientIP(ip)); err != nil {
 		t.Errorf("options the expressions use: %v", err)
+	}
+	// WithSkipUnsupported with nothing to skip would do nothing too.
+	_, err := NewPolicy([]byte(crOnly), WithClientIP(ip), WithSkipUnsupported())
+	if want := "ratelimit: WithSkipUnsupported: the policy has no phase or action to skip"; err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("WithSkipUnsupported with nothing to skip: %v; want %q", err, want)
+	}
+	if _, err := NewPolicy([]byte(`{"on_http_request": [{"actions": [{"type": "deny"}]}, `+crOnly[len(`{"on_http_request": [`):]), WithClientIP(ip), WithSkipUnsupported()); err != nil {
+		t.Errorf("WithSkipUnsupported with a deny to skip: %v", err)
 	}
 }
 
