@@ -234,11 +234,14 @@ func realClientChecks(t *testing.T, srv *fake.Server) {
 		if e := r.apiErr(t); e.ErrorCode != acctapi.CodeRepeatedQueryParam {
 			t.Errorf("before_id and beforeId: %s %q", e.ErrorCode, e.Msg)
 		}
-		// An empty cursor is refused by either name, as no id sorts
-		// before it.
-		r = send(t, "GET", "/service_users?beforeId=", "", 400)
-		if e := r.apiErr(t); e.ErrorCode != acctapi.CodeInvalidValue || e.Details["field"] != "beforeId" {
-			t.Errorf("beforeId=: %s %q %v", e.ErrorCode, e.Msg, e.Details)
+		// An empty cursor is none, by either name: ngrok-api-go sends
+		// before_id= for a Paging.BeforeID that points to "".
+		for _, q := range []string{"before_id=", "beforeId=", "before_id"} {
+			page = realUserList{}
+			send(t, "GET", "/bot_users?limit=2&"+q, "", 200).decode(t, &page)
+			if len(page.BotUsers) != 2 || page.BotUsers[0].ID != ids[2] {
+				t.Errorf("%s: %+v, want the first page", q, page)
+			}
 		}
 	})
 

@@ -361,8 +361,9 @@ type listParams struct {
 // parseList reads limit, before_id and filter (checkQuery has already
 // rejected unknown and repeated parameters); in the real service's dialect,
 // before_id may be spelt beforeId, but not both ways at once. An empty
-// before_id is refused (no id sorts before it), and so is an empty filter
-// (filter=, or filter alone), as any other string that is not an
+// before_id is none, as the real service's clients send it (ngrok-api-go
+// for a Paging.BeforeID that points to ""). An empty filter (filter=, or
+// filter alone) is refused, as any other string that is not an
 // expression.
 func parseList(raw string, d acctapi.Dialect) (listParams, error) {
 	q, _ := url.ParseQuery(raw)
@@ -373,17 +374,6 @@ func parseList(raw string, d acctapi.Dialect) (listParams, error) {
 				msg: "The query parameters before_id and beforeId are the same parameter; give only one."}
 		}
 		p.beforeID = alias[0]
-	}
-	if p.beforeID == "" && (q.Has("before_id") || d == acctapi.DialectReal && q.Has(beforeIDAlias)) {
-		// No id sorts before "": a cursor built from an unset value
-		// would otherwise answer the first page again, and a client
-		// paging with it would loop.
-		name := "before_id"
-		if !q.Has(name) {
-			name = beforeIDAlias
-		}
-		return p, &apiError{status: http.StatusBadRequest, code: acctapi.CodeInvalidValue, field: name,
-			msg: "The " + name + " is empty; omit the parameter to list from the newest item."}
 	}
 	if v, ok := q["filter"]; ok && v[0] == "" {
 		// Not an expression (contract §2): a filter built from an unset

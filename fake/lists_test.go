@@ -251,10 +251,6 @@ func TestFilterOtherLists(t *testing.T) {
 		{"/api_keys?filter=", acctapi.CodeBadFilter},
 		{"/api_keys?filter", acctapi.CodeBadFilter},
 		{"/service_users?limit=5&filter=", acctapi.CodeBadFilter},
-		// So is an empty before_id, which answered the first page again.
-		{"/api_keys?before_id=", acctapi.CodeInvalidValue},
-		{"/service_users?limit=5&before_id", acctapi.CodeInvalidValue},
-		{"/bot_users?before_id=", acctapi.CodeInvalidValue},
 	} {
 		r := raw(t, srv, "GET", tt.path, nil, "")
 		if r.status != 400 || r.apiErr(t).ErrorCode != tt.code {

@@ -77,6 +77,13 @@ type compiled struct {
 // variable or function that needs another fails to compile. Validate
 // passes nil, since the specification allows every variable.
 func compile(expr string, want *cel.Type, prov *providers) (compiled, error) {
+	if prov != nil && prov.left != nil {
+		if *prov.left <= 0 {
+			return compiled{}, fmt.Errorf("is not compiled: the policy has more than %d expressions "+
+				"(rule expressions, bucket keys and custom-response placeholders), the most NewPolicy compiles", MaxPolicyExpressions)
+		}
+		*prov.left--
+	}
 	e, err := env()
 	if err != nil {
 		return compiled{}, err
@@ -93,6 +100,9 @@ func compile(expr string, want *cel.Type, prov *providers) (compiled, error) {
 	internal := false
 	src, info := []rune(expr), parsed.NativeRep().SourceInfo()
 	ast.PreOrderVisit(parsed.NativeRep().Expr(), ast.NewExprVisitor(func(x ast.Expr) {
+		if x.Kind() == ast.IdentKind && x.AsIdent() == "."+varRequest {
+			internal = true // the name from the root (.name), which no macro writes
+		}
 		if x.Kind() != ast.IdentKind || x.AsIdent() != varRequest {
 			return
 		}
@@ -235,20 +245,46 @@ var objectFields = []string{
 	"scheme", "opaque", "user", "host", "hostname", "port", "raw_path", "raw_query", "fragment", "query_params",
 }
 
-// checkObjectFields refuses a member of a map of string to dyn, selected
-// (x.f, has(x.f)) or indexed by a literal (x['f']), that is no member of
-// the catalogue's objects of that type (objectFields): CEL types those
-// objects as maps, so getReqCookie('s').valu type-checked and then failed
+// checkObjectFields refuses a member of a cookie, a TLS extension or a
+// parsed URL, selected (x.f, has(x.f)) or indexed by a literal (x['f']),
+// that none of them has (objectFields): CEL types those objects as maps
+// of string to dyn, so getReqCookie('s').valu type-checked and then failed
 // on every request, and a key that fails never limits (a review's
-// finding). A map literal's own members are not checked; another map of
-// string to dyn (a comprehension's variable over a list of such literals)
-// is held to the same names.
+// finding). An object is what getReqCookie and url.parse return, an
+// element of req.cookies[name] or of conn.tls.*.extensions, and a
+// comprehension's variable over those lists; a map of the user's own
+// ({'k': 1, 'n': 'x'}) is not checked.
 func checkObjectFields(checked *cel.Ast) error {
 	native := checked.NativeRep()
+	objectList := func(x ast.Expr) bool {
+		if name, ok := dottedName(x); ok {
+			return name == "conn.tls.client.extensions" || name == "conn.tls.server.extensions"
+		}
+		if x.Kind() == ast.CallKind && x.AsCall().FunctionName() == operators.Index {
+			name, ok := dottedName(x.AsCall().Args()[0])
+			return ok && name == "req.cookies"
+		}
+		return false
+	}
+	vars := map[string]bool{} // comprehension variables over object lists
+	ast.PreOrderVisit(native.Expr(), ast.NewExprVisitor(func(e ast.Expr) {
+		if e.Kind() == ast.ComprehensionKind && objectList(e.AsComprehension().IterRange()) {
+			vars[e.AsComprehension().IterVar()] = true
+		}
+	}))
 	isObject := func(x ast.Expr) bool {
-		t := native.GetType(x.ID())
-		return x.Kind() != ast.MapKind && t.Kind() == types.MapKind && len(t.Parameters()) == 2 &&
-			t.Parameters()[0].Kind() == types.StringKind && t.Parameters()[1].Kind() == types.DynKind
+		switch x.Kind() {
+		case ast.IdentKind:
+			return vars[x.AsIdent()]
+		case ast.CallKind:
+			switch c := x.AsCall(); c.FunctionName() {
+			case "__getReqCookie", "url.parse": // (x.parseUrl() is url.parse(x))
+				return true
+			case operators.Index:
+				return objectList(c.Args()[0])
+			}
+		}
+		return false
 	}
 	var bad error
 	ast.PostOrderVisit(native.Expr(), ast.NewExprVisitor(func(e ast.Expr) {

@@ -288,6 +288,8 @@ func TestUnknownNames(t *testing.T) {
 		{"req.url.path.includes('/x')", "did you mean contains?"},
 		{"conn.tls.ja4", "conn.tls.ja4_fingerprint"},
 		{"__acctapi_request.x", "unknown name __acctapi_request"},
+		{".__acctapi_request == .__acctapi_request ? 'a' : 'b'", "unknown name __acctapi_request"},
+		{"__getReqHeader(.__acctapi_request, 'X')[0]", "unknown name __acctapi_request"},
 		// A member of a cookie, a TLS extension or a parsed URL, which CEL
 		// types as maps of string to dyn: a misspelt one compiled, then
 		// failed on every request, and a key that fails never limits.
@@ -298,6 +300,8 @@ func TestUnknownNames(t *testing.T) {
 		{"getReqCookie('s')['valeu']", "did you mean value"},
 		{"url.parse(req.url.raw).hots", "did you mean host"},
 		{"string(conn.tls.client.extensions[0].idd)", "did you mean id"},
+		{"conn.tls.client.extensions.map(e, string(e.critcal)).join(',')", "did you mean critical"},
+		{"req.url.raw.parseUrl().hots", "did you mean host"},
 	}
 	for _, tt := range tests {
 		_, err := NewLimit(keyConfig(tt.expr))
@@ -614,6 +618,12 @@ func TestObjectMembersCompile(t *testing.T) {
 		"string(conn.tls.client.extensions.size() > 0 && conn.tls.client.extensions[0].critical)",
 		"url.parse(req.url.raw).hostname + url.parse(req.url.raw)['raw_query']",
 		"string({'a': 1, 'z': 'x'}.z)",
+		// Maps of the user's own, reached through a variable or an index
+		// (a review saw these refused as cookies).
+		"[{'k': 'a', 'n': 1}].exists(m, m.k == req.host) ? 'a' : 'b'",
+		"[{'k': 'a', 'n': 1}][0].k",
+		"string((req.host == 'x' ? {'k': 'a', 'n': 1} : {'k': 'b', 'n': 2}).k)",
+		"[{'n': 'a', 'w': 1}].sortBy(m, m.w)[0].n",
 		"req.host != '__acctapi_request' ? 'a' : '__acctapi_request'",
 	} {
 		if _, err := NewLimit(keyConfig(expr)); err != nil {

@@ -58,6 +58,9 @@ type providers struct {
 	// is found (see unused). It is shared by the copies of one
 	// constructor's options (buildOptions makes it); nil marks nothing.
 	used *uint32
+	// left, when not nil, is how many more expressions the constructor
+	// may compile (NewPolicy's MaxPolicyExpressions), shared as used is.
+	left *int
 }
 
 // unused returns an error for each provider that is configured but that

@@ -54,11 +54,12 @@ type Decision struct {
 // backwards.
 //
 // A key costs a fixed number of bytes whatever its length, from 57 at a
-// capacity of 8 or less, through 96 at 100 per minute, to about 400 at the
-// largest capacities. A key with no admission left in the window is
-// forgotten, a few at a time as new keys arrive or all at once by
-// [Limiter.Sweep]; below the cap on keys, forgetting never changes a
-// decision. Keys are stored as a 64-bit hash: two keys share
+// capacity of 8 or less, through 96 at 100 per minute and 351 at 100,000
+// per minute or per hour, to 658 at the most (100,000 per 119 s: a ring of
+// 120 one-second slots of four-byte counters). A key with no admission
+// left in the window is forgotten, a few at a time as new keys arrive or
+// all at once by [Limiter.Sweep]; below the cap on keys, forgetting never
+// changes a decision. Keys are stored as a 64-bit hash: two keys share
 // a bucket only if their hashes collide, which can only make limiting
 // stricter.
 //
@@ -86,8 +87,9 @@ type Limiter struct {
 	// minute (and up to 32,767 per minute), 301 at 1,000 per 110 s (a
 	// window of 111 slots), 350 above 32,767 per minute (four-byte
 	// counters) with a window of 61 slots (a minute, an hour, a day), 393
-	// with 71 (70 s). With WithMaxBuckets below 4,096, hashes share a
-	// bucket when their top 61 bits collide.
+	// with 71 (70 s), 658 with 120 (119 s, the most slots: a window of
+	// up to 119 s has one-second slots). With WithMaxBuckets below 4,096,
+	// hashes share a bucket when their top 61 bits collide.
 	//
 	// At the cap, a key that gets a bucket while the overflow bucket still
 	// counts requests starts with what it counts (the key may have been

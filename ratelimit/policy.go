@@ -179,18 +179,21 @@ var actionTypes = []string{
 }
 
 // MaxPolicyRules, MaxPolicyExpressions and MaxPolicyActions bound what
-// [NewPolicy] compiles: the rules of on_http_request, and their
-// expressions and actions in all (a rate-limit action has up to 10 bucket
-// keys to compile). A compiled expression takes tens of kilobytes; a
-// document of 10,000 rules took seconds and a gigabyte to compile.
+// [NewPolicy] compiles: the rules of on_http_request, the CEL expressions
+// of the document in all (its rules' expressions, its bucket keys and its
+// custom-response placeholders, ${...}), and its actions. A compiled
+// expression takes tens of kilobytes; a document of 10,000 rules took
+// seconds and a gigabyte to compile, as did one custom-response of 40,000
+// placeholders.
 const (
 	MaxPolicyRules       = 256
-	MaxPolicyExpressions = 1024
+	MaxPolicyExpressions = 2048
 	MaxPolicyActions     = 256
 )
 
-// MaxPolicyErrors is the most errors [NewPolicy] reports for a document's
-// rules; it says so when there were more.
+// MaxPolicyErrors bounds the errors [NewPolicy] reports for a document's
+// rules: once they reach it, the rules after are not checked, and an
+// error at the first of them says so.
 const MaxPolicyErrors = 20
 
 // checkPolicySize refuses rules beyond MaxPolicyRules,
@@ -240,8 +243,8 @@ func checkPolicySize(rules []ruleDoc) error {
 // skips is not compiled). So is [WithMaxBuckets] with [WithStore]. A
 // document of more than [MaxPolicyRules] rules, [MaxPolicyExpressions]
 // expressions or [MaxPolicyActions] actions is refused before anything is
-// compiled, and at most
-// [MaxPolicyErrors] errors of its rules are reported.
+// compiled, and its rules are checked until [MaxPolicyErrors] errors
+// are found.
 func NewPolicy(doc []byte, opts ...PolicyOption) (*Policy, error) {
 	top, err := decodeDocument(doc)
 	if err != nil {
@@ -251,6 +254,8 @@ func NewPolicy(doc []byte, opts ...PolicyOption) (*Policy, error) {
 	if err != nil {
 		return nil, err
 	}
+	left := MaxPolicyExpressions
+	o.providers.left = &left
 	p := &Policy{clientIP: o.providers.clientIP, now: o.now, headers: o.headers, prov: &o.providers}
 	p.pool.New = func() any { return new(activation) }
 	var errs []error
@@ -279,15 +284,17 @@ func NewPolicy(doc []byte, opts ...PolicyOption) (*Policy, error) {
 	}
 	limited := false // whether a rate-limit action can have run before the rule
 	ended := -1      // the first rule that always ends the request, if any
+	reported := 0    // field errors of the rules so far
 	for i, rd := range rules {
-		if len(errs) >= MaxPolicyErrors {
+		path := fmt.Sprintf("on_http_request[%d]", i)
+		if reported >= MaxPolicyErrors {
 			// Each error costs a search for the closest names; a
 			// document of thousands of bad expressions took seconds and
 			// a gigabyte to report them all.
-			errs = append(errs, fmt.Errorf("ratelimit: more errors from on_http_request[%d] on are not reported; the first %d are above", i, MaxPolicyErrors))
+			errs = append(errs, field.Invalid(path, "and the rules after it are not checked: %d errors are reported above, the most NewPolicy reports", reported))
 			break
 		}
-		path := fmt.Sprintf("on_http_request[%d]", i)
+		before := len(errs)
 		if ended >= 0 {
 			if err := unreachableRule(path, rd, ended, rules[ended]); err != nil {
 				errs = append(errs, err)
@@ -302,6 +309,11 @@ func NewPolicy(doc []byte, opts ...PolicyOption) (*Policy, error) {
 			if err := without(err, decodeErr); err != nil {
 				errs = append(errs, err)
 			}
+		}
+		for _, e := range errs[before:] {
+			reported += len(field.Errors(e))
+		}
+		if err != nil {
 			continue
 		}
 		if len(r.actions) > 0 {

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/acctapi/acctapi/internal/field"
+	"github.com/acctapi/acctapi/internal/trunc"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -191,12 +192,60 @@ func decodeYAML(doc []byte) (any, error) {
 	if size := expandedSize(&n, map[*yaml.Node]int{}, 0); size > maxExpandedYAML {
 		return nil, fmt.Errorf("with its aliases expanded the document is more than %d bytes", maxExpandedYAML)
 	}
+	if err := checkYAMLKeys(&n, ""); err != nil {
+		return nil, err
+	}
 	markHugeNumbers(&n)
 	var v any
 	if err := n.Decode(&v); err != nil {
 		return nil, err
 	}
 	return normalizeYAML(v, "")
+}
+
+// checkYAMLKeys refuses a mapping of n with two keys that are one key
+// once written as text, as normalizeYAML writes them: 1 and 1.0, or 1 and
+// 0x1, true and True. yaml.v3 refuses keys spelt alike; these it decodes
+// into one map, where the later silently replaced the earlier (1 and 0x1),
+// or into two that normalizeYAML made one, either winning by the map's
+// order (1 and 1.0). Aliases are not followed: what they name is checked
+// where it is written.
+func checkYAMLKeys(n *yaml.Node, path string) error {
+	var seen map[string]string // a key's text as written, by its text as normalizeYAML writes it
+	if n.Kind == yaml.MappingNode {
+		seen = make(map[string]string, len(n.Content)/2)
+	}
+	for i, c := range n.Content {
+		sub := path
+		if n.Kind == yaml.SequenceNode {
+			sub = fmt.Sprintf("%s[%d]", path, i)
+		}
+		if seen != nil {
+			if i%2 == 0 {
+				if c.Kind != yaml.ScalarNode || c.ShortTag() == "!!merge" {
+					continue
+				}
+				var k any
+				if err := c.Decode(&k); err != nil {
+					continue // (refused when the document is decoded)
+				}
+				ks := fmt.Sprint(k)
+				// (Spelt alike, yaml.v3 refuses it, with its line.)
+				if first, dup := seen[ks]; dup && first != c.Value {
+					return fmt.Errorf("%s: the key %s is given more than once, in different spellings", orTop(path), trunc.String(ks, 64))
+				}
+				seen[ks] = c.Value
+				continue
+			}
+			if k := n.Content[i-1]; k.Kind == yaml.ScalarNode {
+				sub = join(path, k.Value)
+			}
+		}
+		if err := checkYAMLKeys(c, sub); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // hugeNumber prefixes the scalars markHugeNumbers marks. YAML text cannot
@@ -270,13 +319,7 @@ func normalizeYAML(v any, path string) (any, error) {
 			default:
 				return nil, fmt.Errorf("%s: a key of type %T; keys must be strings", orTop(path), k)
 			}
-			ks := fmt.Sprint(k)
-			if _, dup := m[ks]; dup {
-				// 1 and 1.0, true and True, "1" and 1: one key once
-				// written as text, which of the two won was up to the
-				// map's order.
-				return nil, fmt.Errorf("%s: the key %s is given more than once, in different spellings", orTop(path), ks)
-			}
+			ks := fmt.Sprint(k) // (checkYAMLKeys refused two keys of one text)
 			n, err := normalizeYAML(e, join(path, ks))
 			if err != nil {
 				return nil, err

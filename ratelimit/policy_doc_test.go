@@ -78,6 +78,9 @@ func TestPolicyDocumentErrors(t *testing.T) {
 		// Keys that are one key once written as text: which value won was
 		// up to the map's order (a review).
 		{"1 and 1.0", "a: {1: a, 1.0: b}\n", "a: the key 1 is given more than once, in different spellings"},
+		{"1 and 0x1", "a: {1: a, 0x1: b}\n", "a: the key 1 is given more than once"},
+		{"1 and +1", "on_http_request:\n  - {1: a, +1: b}\n", "on_http_request[0]: the key 1 is given more than once"},
+		{"true and True", "a: {true: a, True: b}\n", "the key true is given more than once"},
 		{"a string", "hello", "the policy is a string"},
 		{"a list of rules", "- actions: [{type: deny}]\n", "this is a list of rules, not a policy: put it under on_http_request"},
 		{"a list of actions", `[{"type": "rate-limit", "config": {}}]`, "this is a list of actions"},
@@ -308,19 +311,39 @@ func TestPolicyBounds(t *testing.T) {
 		want string
 	}{
 		{"rules", doc(many(MaxPolicyRules+1, rule(0, 1))...), fmt.Sprintf("has %d rules; a policy may have at most %d", MaxPolicyRules+1, MaxPolicyRules)},
-		{"expressions", doc(many(5, rule(MaxPolicyExpressions/5+1, 1))...), "expressions in its rules; a policy may have at most 1024"},
+		{"expressions", doc(many(5, rule(MaxPolicyExpressions/5+1, 1))...), "expressions in its rules; a policy may have at most 2048"},
 		{"actions", doc(many(2, rule(0, MaxPolicyActions/2+1))...), "actions in its rules; a policy may have at most 256"},
 	} {
 		if _, err := NewPolicy(tt.doc); err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%s: %v; want %q", tt.name, err, tt.want)
 		}
 	}
-	if _, err := NewPolicy(doc(many(MaxPolicyRules, rule(MaxPolicyExpressions/MaxPolicyRules, 1))...)); err != nil {
-		t.Errorf("a policy at every bound: %v", err)
+	// Rule expressions, bucket keys and placeholders count together: 256
+	// rules of 6 expressions and a rate-limit action with one key take
+	// 1,536 + 256 + 1 (the first action's keys are compiled twice); of 7,
+	// 2,049, one too many.
+	if _, err := NewPolicy(doc(many(MaxPolicyRules, rule(6, 1))...)); err != nil {
+		t.Errorf("a policy within every bound: %v", err)
+	}
+	if _, err := NewPolicy(doc(many(MaxPolicyRules, rule(7, 1))...)); err == nil || !strings.Contains(err.Error(), "on_http_request[255].expressions[6]: is not compiled: the policy has more than 2048 expressions") {
+		t.Errorf("a policy of 2,049 expressions: %.300v", err)
+	}
+	// Placeholders count (a review's custom-response of 40,000 took a
+	// second and 600 MB to compile).
+	cr := `{"on_http_request": [{"actions": [{"type": "custom-response", "config": {"status_code": 200, "body": "` +
+		strings.Repeat("${req.host}", MaxPolicyExpressions+1) + `"}}]}]}`
+	if _, err := NewPolicy([]byte(cr)); err == nil || !strings.Contains(err.Error(), "the policy has more than 2048 expressions") {
+		t.Errorf("a custom-response of 2,049 placeholders: %.300v", err)
 	}
 	bad := `{"expressions": ["nosuchname"], "actions": [{"type": "rate-limit", "config": {"name": "n", "algorithm": "sliding_window", "capacity": 1, "rate": "60s", "bucket_key": ["req.host"]}}]}`
 	_, err := NewPolicy(doc(many(MaxPolicyRules, bad)...))
-	if n := len(acctapi.FieldErrors(err)); n != MaxPolicyErrors || !strings.Contains(err.Error(), "are not reported; the first 20 are above") {
+	if n := len(acctapi.FieldErrors(err)); n != MaxPolicyErrors+1 || !strings.Contains(err.Error(), "on_http_request[20]: and the rules after it are not checked: 20 errors") {
 		t.Errorf("%d field errors (%.200v…); want %d and a note of the rest", n, err, MaxPolicyErrors)
+	}
+	// Counted by error, not by rule (a review saw 60 errors of 20 rules).
+	bad3 := strings.Replace(bad, `["nosuchname"]`, `["nosuchname", "nosuchname2", "nosuchname3"]`, 1)
+	_, err = NewPolicy(doc(many(50, bad3)...))
+	if n := len(acctapi.FieldErrors(err)); n != 21+1 || !strings.Contains(err.Error(), "on_http_request[7]: and the rules after it are not checked: 21 errors") {
+		t.Errorf("%d field errors (%.200v…); want 21 and a note of the rest", n, err)
 	}
 }

@@ -51,7 +51,9 @@ func ClockEnv() cel.EnvOption {
 				// true), and the request would get an answer built on
 				// a time out of range. Cancelling the evaluation, as
 				// CEL's own cost limit does, makes it the evaluation's
-				// error, whatever surrounds the call.
+				// error, whatever surrounds the call. (Its Cause is
+				// left at its zero value, ContextCancelled: no caller
+				// reads it, and none may take it for a client gone.)
 				panic(interpreter.EvalCancelledError{Message: err.Error()})
 			}
 			return types.Timestamp{Time: t}

@@ -75,7 +75,7 @@ func TestClockEnv(t *testing.T) {
 		{`t.add("1d") > time.now || true`, "timestamp out of range", false},
 		{`true || t.add("1d") > time.now`, "", true}, // never evaluated
 		{`t.add("1d") > time.now && false`, "timestamp out of range", false},
-		{`t.subtract("1d") < time.now || [t.add("1d")] == []`, "timestamp out of range", false},
+		{`[t.add("1d")] == [] || true`, "timestamp out of range", false},
 	}
 	late := types.Timestamp{Time: time.Date(9999, 12, 31, 12, 0, 0, 0, time.UTC)}
 	env, err = env.Extend(cel.Variable("t", cel.TimestampType))

@@ -70,8 +70,9 @@ func LaunchFree(bin, dir string) (*exec.Cmd, int, error) {
 // persistence, and returns once it says it accepts connections. The caller
 // stops it (Process.Kill, then Wait). A port in use (a restart on the port
 // of a server just stopped, which a client's new connection can hold for a
-// moment as its local end) is tried again, up to 400 times, 50 ms apart: the client lets go of it
-// within moments, and a loaded machine may take seconds.
+// moment as its local end) is tried up to 400 times, 50 ms apart: the
+// client lets go of it within moments, and a loaded machine may take
+// seconds.
 func Launch(bin, dir string, port int) (*exec.Cmd, error) {
 	for i := 0; ; i++ {
 		cmd, err := launch(bin, dir, port)
