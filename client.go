@@ -268,6 +268,10 @@ func (c *Client) BaseURL() string { return c.base.String() }
 // [WithHTTPClient]); any other is an error wrapping [ErrNoResource].
 // Requests are retried as the client's [RetryPolicy] says.
 func (c *Client) Do(ctx context.Context, method, path string, query url.Values, in, out any) error {
+	if c == nil {
+		// A resource client built on a nil *Client (account.NewServiceUsers(nil)).
+		return fmt.Errorf("acctapi: %s %s: the *Client is nil; make one with NewClient", method, trunc.String(path, 200))
+	}
 	if err := field.CheckRequest(in); err != nil {
 		return err
 	}
@@ -333,6 +337,11 @@ func (c *Client) Do(ctx context.Context, method, path string, query url.Values, 
 		return &ResponseTooLargeError{Method: method, Path: u.Path, Limit: c.maxResp}
 	}
 	if err := json.Unmarshal(raw, out); err != nil {
+		if !json.Valid(raw) {
+			// A login page, an empty body: not the API's answer.
+			return &notTheAPI{fmt.Sprintf("acctapi: %s %s: the answer is %d %s%s and not JSON (%v); is the base URL the API's?",
+				method, u.Path, resp.StatusCode, http.StatusText(resp.StatusCode), contentType(resp), err)}
+		}
 		return fmt.Errorf("acctapi: decode %s %s response: %w", method, u.Path, err)
 	}
 	return nil
@@ -549,12 +558,20 @@ func decodeError(resp *http.Response) error {
 	raw, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
 	e := &Error{StatusCode: resp.StatusCode, RetryAfter: parseRetryAfter(resp.Header.Get("Retry-After"), time.Now())}
 	var body struct {
-		StatusCode int            `json:"status_code"`
-		Msg        string         `json:"msg"`
-		ErrorCode  string         `json:"error_code"`
-		Details    map[string]any `json:"details"`
+		StatusCode int             `json:"status_code"`
+		Msg        string          `json:"msg"`
+		ErrorCode  string          `json:"error_code"`
+		Details    json.RawMessage `json:"details"`
 	}
-	if err := json.Unmarshal(raw, &body); err != nil || body.Msg == "" && body.ErrorCode == "" {
+	// details is read as an object only when it is one: a server whose
+	// details are a string or a list still has its msg and error_code
+	// read, where the whole body was then taken as text.
+	var details map[string]any
+	err := json.Unmarshal(raw, &body)
+	if err == nil && len(body.Details) > 0 && body.Details[0] == '{' {
+		_ = json.Unmarshal(body.Details, &details)
+	}
+	if err != nil || body.Msg == "" && body.ErrorCode == "" {
 		msg := strings.TrimSpace(string(raw))
 		if msg == "" {
 			msg = http.StatusText(resp.StatusCode)
@@ -564,9 +581,9 @@ func decodeError(resp *http.Response) error {
 		e.Msg = msg
 	} else {
 		e.Msg, e.ErrorCode = body.Msg, body.ErrorCode
-		for k, v := range body.Details {
+		for k, v := range details {
 			if e.Details == nil {
-				e.Details = make(map[string]string, len(body.Details))
+				e.Details = make(map[string]string, len(details))
 			}
 			if s, ok := v.(string); ok {
 				e.Details[k] = s

@@ -299,17 +299,6 @@ func TestDoEncodeError(t *testing.T) {
 	}
 }
 
-func TestDoDecodeError(t *testing.T) {
-	t.Parallel()
-	rec := &recorder{body: `not json`}
-	c, _ := newTestServer(t, rec.ServeHTTP)
-	var out request
-	err := c.Do(t.Context(), http.MethodGet, "/things/x", nil, nil, &out)
-	if err == nil || !strings.HasPrefix(err.Error(), "acctapi: decode GET /things/x response: ") {
-		t.Errorf("Do with a non-JSON 200 = %v, want a decode error", err)
-	}
-}
-
 func TestDoPathOnTheWire(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
@@ -956,5 +945,41 @@ func TestRedirectStoppedByCallerSaysSo(t *testing.T) {
 	err = c.Do(t.Context(), http.MethodGet, "/old", nil, nil, nil)
 	if !errors.Is(err, ErrNoResource) || !strings.Contains(err.Error(), "CheckRedirect") {
 		t.Errorf("Do = %v, want an error wrapping ErrNoResource naming the caller's CheckRedirect", err)
+	}
+}
+
+// TestNotTheAPIAnswers checks that a success answer that is not JSON (a
+// proxy's login page, an empty body) is an error wrapping ErrNoResource,
+// where it was a bare decoding error, and that a JSON answer of the wrong
+// shape is a decoding error that does not; and that a call on a nil
+// *Client is an error, not a panic.
+func TestNotTheAPIAnswers(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		name, ctype, body string
+		noResource        bool
+	}{
+		{"login page", "text/html", "<html>login</html>", true},
+		{"empty body", "application/json", "", true},
+		{"not JSON, said to be", "application/json", "not json", true},
+		{"JSON of another shape", "application/json", `{"id": 5}`, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			c, _ := newTestServer(t, func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", tt.ctype)
+				io.WriteString(w, tt.body)
+			})
+			var out request
+			err := c.Do(t.Context(), http.MethodGet, "/things/x", nil, nil, &out)
+			if err == nil || errors.Is(err, ErrNoResource) != tt.noResource ||
+				!tt.noResource && !strings.HasPrefix(err.Error(), "acctapi: decode GET /things/x response: ") {
+				t.Errorf("Do = %v; want an error, wrapping ErrNoResource: %v", err, tt.noResource)
+			}
+		})
+	}
+	var nilClient *Client
+	if err := nilClient.Do(t.Context(), http.MethodGet, "/things/x", nil, nil, nil); err == nil || !strings.Contains(err.Error(), "the *Client is nil") {
+		t.Errorf("Do on a nil *Client = %v", err)
 	}
 }

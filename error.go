@@ -64,14 +64,21 @@ func (e *ResponseTooLargeError) Error() string {
 
 // ErrNoResource is wrapped by the error of a resource client's call whose
 // success answer holds nothing of a resource or a list: no id, no uri, no
-// list (the API sets them on every resource and list it answers with); and
-// by the error of a DELETE ([Client.Do], and so every resource client's
+// list (the API sets them on every resource and list it answers with), or
+// no JSON at all ([Client.Do]); and by the error of a DELETE ([Client.Do], and so every resource client's
 // Delete) answered with anything below 400 but 204 No Content, which the
 // API answers every DELETE with. It tells a server that is not the API (a
 // wrong base URL, a proxy's login page, 200 with {}, 204 to a GET) from one
 // that answered; without it that answer would read as an empty resource, an
 // empty list or a delete done.
 var ErrNoResource = errors.New("acctapi: the answer holds no resource (no id, uri or list); is the base URL the API's?")
+
+// ErrOtherPath is wrapped by the error a list's iterator (the List method
+// of every resource client) yields when the server's next_page_uri names
+// another path than the list's: by the API's contract the next page is the
+// same path with another query, and another list's page would be decoded
+// as this one's, its items lost without an error.
+var ErrOtherPath = errors.New("acctapi: the next page is not the same list (next_page_uri names another path)")
 
 // ErrPageLoop is the error a list's iterator (the List method of every
 // resource client) yields, wrapped, when the server does not advance: its

@@ -39,6 +39,14 @@ func TestErrorDecoding(t *testing.T) {
 			}},
 		},
 		{
+			// details that are not an object keep msg and error_code (a
+			// review saw the whole body taken as text).
+			name:   "details not an object",
+			status: http.StatusBadRequest,
+			body:   `{"msg":"bad","error_code":"ERR_NGROK_215","details":"op_123"}`,
+			want:   &Error{StatusCode: 400, Msg: "bad", ErrorCode: CodeInvalidValue},
+		},
+		{
 			name:   "JSON without details",
 			status: http.StatusConflict,
 			body:   `{"status_code":409,"msg":"name taken","error_code":"ERR_NGROK_4112"}`,

@@ -69,7 +69,9 @@ func GetPage[L any](ctx context.Context, c *acctapi.Client, path string, opts Qu
 // query's order), or that asks for items before an id already asked for
 // (whatever else its query says).
 // So does a server that sends more than MaxEmptyPages pages in a row with
-// no items and a next_page_uri. (A server that makes up a new cursor for
+// no items and a next_page_uri. A next_page_uri whose path does not end
+// with the list's (another list's page, which would be decoded as this
+// one's) ends it with an error wrapping acctapi.ErrOtherPath. (A server that makes up a new cursor for
 // every page, each with items, cannot be told from a long list; the
 // caller's break or context ends that.)
 //
@@ -120,6 +122,14 @@ func All[T any, L any, PL interface {
 				visit(visits, base, path+"?"+q.Encode())
 			}
 			nextPath := onBase(base, path, next)
+			if !samePath(path, nextPath) {
+				// Its items would be decoded as this list's, and the
+				// listing would end early with no error (a review's
+				// /service_users page naming /api_keys).
+				yield(zero, fmt.Errorf("acctapi: list %s: next_page_uri %q names another path; the API's next page is the same path: %w",
+					path, trunc.String(next, 200), acctapi.ErrOtherPath))
+				return
+			}
 			if !visit(visits, base, nextPath) {
 				yield(zero, fmt.Errorf("acctapi: list %s: next_page_uri %q: %w", path, trunc.String(next, 200), acctapi.ErrPageLoop))
 				return
@@ -164,6 +174,23 @@ func visit(visits map[[sha256.Size]byte]bool, base *url.URL, p string) bool {
 		visits[cursor] = true
 	}
 	return true
+}
+
+// samePath reports whether nextPath, a next page as onBase returns it,
+// names the list at path: its path ends with path's, as the API's (the
+// same path) does, and as one behind a proxy that mounts the API under a
+// prefix of its own does (/elsewhere/things for /things), which All
+// follows as it is. One that does not parse is Do's to report.
+func samePath(path, nextPath string) bool {
+	u, err := url.Parse(nextPath)
+	if err != nil {
+		return true
+	}
+	p, err := url.Parse(path)
+	if err != nil {
+		return true
+	}
+	return strings.HasSuffix(u.EscapedPath(), p.EscapedPath())
 }
 
 // onBase returns next, a next_page_uri, when it is relative or on base's

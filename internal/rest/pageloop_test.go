@@ -182,3 +182,31 @@ func TestPageLoopErrorIsShort(t *testing.T) {
 		t.Errorf("last error of %d bytes (%.120v…), want ErrPageLoop of at most 1 KiB", len(last.Error()), last)
 	}
 }
+
+// TestAllRefusesAnotherPath checks that a next_page_uri naming another
+// path than the list's, absolute or relative, ends the sequence with an
+// error wrapping acctapi.ErrOtherPath, without requesting it: its page was
+// decoded as the list's, and the listing ended early with no error (a
+// review's /service_users naming /api_keys).
+func TestAllRefusesAnotherPath(t *testing.T) {
+	t.Parallel()
+	for _, relative := range []bool{false, true} {
+		p, srv := newPager(t)
+		next := "/other?before_id=t2"
+		if !relative {
+			next = srv.URL + next
+		}
+		p.pages["/things"] = page(&next, "t3", "t2")
+		p.pages["/other?before_id=t2"] = page(nil, "o1")
+		got, last := collectLoop(t, clientOf(t, srv), nil)
+		if diff := cmp.Diff([]string{"t3", "t2", "error"}, got); diff != "" {
+			t.Errorf("relative %v: sequence (-want +got):\n%s", relative, diff)
+		}
+		if !errors.Is(last, acctapi.ErrOtherPath) {
+			t.Errorf("relative %v: last error = %v, want ErrOtherPath", relative, last)
+		}
+		if diff := cmp.Diff([]string{"/things"}, p.requests()); diff != "" {
+			t.Errorf("relative %v: requests (-want +got):\n%s", relative, diff)
+		}
+	}
+}
