@@ -28,7 +28,7 @@ const (
 	CodeUnknownQueryParam  = "ERR_NGROK_231"                 // 400: unknown query parameter
 	CodeRepeatedQueryParam = "ERR_NGROK_232"                 // 400: query parameter given twice
 	CodeBadLimit           = field.CodeBadLimit              // 400: limit not an integer from 1 to 100
-	CodeBadFilter          = "ERR_NGROK_250"                 // 400: filter not valid for the resource
+	CodeBadFilter          = field.CodeBadFilter             // 400: filter not valid for the resource
 	CodeNotFound           = "ERR_ACCTAPI_NOT_FOUND"         // 404: no such resource in the account
 	CodeNoRoute            = "ERR_ACCTAPI_NO_ROUTE"          // 404: unknown path
 	CodeMethodNotAllowed   = "ERR_ACCTAPI_METHOD"            // 405: known path, method not served

@@ -1,6 +1,7 @@
 package acctapi
 
 import (
+	"errors"
 	"net/url"
 	"strconv"
 
@@ -59,12 +60,20 @@ func (o *FilterOptions) Query() url.Values {
 }
 
 // Validate reports a Limit outside 1 to [MaxLimit] as a [FieldError] on
-// "limit" with [CodeBadLimit] (zero, the default, is allowed).
+// "limit" with [CodeBadLimit] (zero, the default, is allowed), and a
+// Filter over 4,096 bytes or not valid UTF-8 as one on "filter" with
+// [CodeBadFilter] (the server checks the rest: the fields it names, the
+// constructs it uses).
 func (o *FilterOptions) Validate() error {
-	if o == nil || o.Limit == 0 {
+	if o == nil {
 		return nil
 	}
-	return field.CheckLimit(o.Limit)
+	var errs []error
+	if o.Limit != 0 {
+		errs = append(errs, field.CheckLimit(o.Limit))
+	}
+	errs = append(errs, field.CheckFilter(o.Filter))
+	return errors.Join(errs...)
 }
 
 func pageQuery(limit int, beforeID, filter string) url.Values {

@@ -3,6 +3,7 @@ package acctapi
 import (
 	"errors"
 	"net/url"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -31,6 +32,15 @@ func TestQuery(t *testing.T) {
 		{name: "filter limit 101", opts: &FilterOptions{Limit: 101, Filter: "true"}, want: url.Values{"limit": {"101"}, "filter": {"true"}}, wantErr: badLimit},
 		{name: "all filter options", opts: &FilterOptions{Limit: 5, BeforeID: "b", Filter: `obj.id == "a"`},
 			want: url.Values{"limit": {"5"}, "before_id": {"b"}, "filter": {`obj.id == "a"`}}},
+		// The filter's own rules, shared with the fake (a review found
+		// them in the fake only).
+		{name: "filter of 4,096 bytes", opts: &FilterOptions{Filter: strings.Repeat("a", 4096)},
+			want: url.Values{"filter": {strings.Repeat("a", 4096)}}},
+		{name: "filter of 4,097 bytes", opts: &FilterOptions{Filter: strings.Repeat("a", 4097)},
+			want:    url.Values{"filter": {strings.Repeat("a", 4097)}},
+			wantErr: &FieldError{Field: "filter", Code: CodeBadFilter, Reason: "is longer than 4096 bytes (4097)"}},
+		{name: "filter not UTF-8", opts: &FilterOptions{Filter: "\xff"}, want: url.Values{"filter": {"\xff"}},
+			wantErr: &FieldError{Field: "filter", Code: CodeBadFilter, Reason: "is not valid UTF-8"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

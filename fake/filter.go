@@ -16,6 +16,7 @@ import (
 
 	"github.com/acctapi/acctapi"
 	"github.com/acctapi/acctapi/internal/celguard"
+	"github.com/acctapi/acctapi/internal/field"
 )
 
 // Limits on a list filter, so that a hostile expression cannot make a
@@ -33,7 +34,7 @@ import (
 // Listing bound endpoints has the same bound, k8sop.MatchBudget
 // (TestSelectorBudgetIsFilterBudget).
 const (
-	maxFilterLen         = 4096
+	maxFilterLen         = field.MaxFilterBytes
 	maxFilterDepth       = 32
 	maxFilterCost        = 100_000
 	maxFilterRequestCost = 2_500_000
@@ -137,8 +138,8 @@ func compileFilter(expr string, fields []string) (*filter, error) {
 	if fields == nil {
 		return nil, badFilter("this list takes no filter")
 	}
-	if len(expr) > maxFilterLen {
-		return nil, badFilter("the expression is longer than %d bytes", maxFilterLen)
+	if err := field.CheckFilter(expr); err != nil {
+		return nil, badFilter("the expression %s", err.(*field.Error).Reason)
 	}
 	env, err := filterEnv()
 	if err != nil {

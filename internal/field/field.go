@@ -23,7 +23,11 @@ const (
 	CodeDescriptionTooLong = "ERR_NGROK_420" // 400: description over 255 bytes
 	CodeMetadataTooLong    = "ERR_NGROK_421" // 400: metadata over 4096 bytes
 	CodeBadLimit           = "ERR_NGROK_233" // 400: limit not an integer from 1 to 100
+	CodeBadFilter          = "ERR_NGROK_250" // 400: filter not valid for the resource
 )
+
+// MaxFilterBytes is the longest list filter, a CEL expression (contract §3).
+const MaxFilterBytes = 4096
 
 // MaxLimit is the largest page size the API serves, and its default.
 const MaxLimit = 100
@@ -253,6 +257,20 @@ func ParseQueryInt(s string) (int, error) {
 func CheckLimit(n int) error {
 	if n < 1 || n > MaxLimit {
 		return &Error{Field: "limit", Code: CodeBadLimit, Reason: "must be from 1 to 100"}
+	}
+	return nil
+}
+
+// CheckFilter reports a list filter longer than [MaxFilterBytes] or not
+// valid UTF-8 as a field error on "filter" with [CodeBadFilter]: what can
+// be told without the list's fields. It is the one copy of the rule: the
+// list options' Validate and the fake use it.
+func CheckFilter(expr string) error {
+	switch {
+	case len(expr) > MaxFilterBytes:
+		return &Error{Field: "filter", Code: CodeBadFilter, Reason: fmt.Sprintf("is longer than %d bytes (%d)", MaxFilterBytes, len(expr))}
+	case !utf8.ValidString(expr):
+		return &Error{Field: "filter", Code: CodeBadFilter, Reason: "is not valid UTF-8"}
 	}
 	return nil
 }
