@@ -32,6 +32,12 @@ type Error struct {
 // OperationID returns the operation id from Details, or "".
 func (e *Error) OperationID() string { return e.Details["operation_id"] }
 
+// Field returns the JSON path of the request member the server refused,
+// from Details ("name", "target.s3.bucket_arn", "filter"), or "". A
+// [FieldError] is the client's own refusal of the same member, before
+// sending.
+func (e *Error) Field() string { return e.Details["field"] }
+
 // Error returns "acctapi: HTTP <status>: <msg> [<code>] (operation <id>)".
 func (e *Error) Error() string {
 	var b strings.Builder

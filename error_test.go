@@ -257,3 +257,13 @@ func TestErrorHelpers(t *testing.T) {
 		})
 	}
 }
+
+func TestErrorField(t *testing.T) {
+	t.Parallel()
+	if got := (&Error{}).Field(); got != "" {
+		t.Errorf("Field() of an Error without details = %q, want empty", got)
+	}
+	if got := (&Error{Details: map[string]string{"field": "target.s3.bucket_arn"}}).Field(); got != "target.s3.bucket_arn" {
+		t.Errorf("Field() = %q, want target.s3.bucket_arn", got)
+	}
+}

@@ -150,3 +150,26 @@ func ExampleWithThrottle() {
 	// Output:
 	// https://api.ngrok.com real 10 600ms
 }
+
+// The member the server refused is in the error's details: Field reads it.
+func ExampleError_Field() {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusBadRequest)
+		fmt.Fprint(w, `{"status_code":400,"msg":"The name is taken.","error_code":"ERR_NGROK_215","details":{"operation_id":"op_2","field":"name"}}`)
+	}))
+	defer srv.Close()
+
+	c, err := acctapi.NewClient("secret-key", acctapi.WithBaseURL(srv.URL))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	err = c.Do(context.Background(), http.MethodPost, "/service_users", nil, map[string]string{"name": "ci"}, nil)
+	var apiErr *acctapi.Error
+	if errors.As(err, &apiErr) {
+		fmt.Println(apiErr.StatusCode, apiErr.Field(), apiErr.ErrorCode)
+	}
+	// Output:
+	// 400 name ERR_NGROK_215
+}
