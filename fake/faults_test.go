@@ -956,6 +956,24 @@ func TestReactorsBounded(t *testing.T) {
 	if r := raw(t, srv, "GET", "/service_users", nil, ""); r.status != 503 {
 		t.Errorf("the fault added after removing one: %d", r.status)
 	}
+	// The fault, used up, removed itself: its slot takes another of each
+	// one-shot kind in turn, each used up before the next (a mutation
+	// review found a used-up fault kept its slot, and no test failed).
+	for i, add := range []func(){
+		func() { srv.FailNext("", "/**", 2, 503) },
+		func() { srv.FaultNext("", "/**", 2, fake.Fault{Status: 502}) },
+		func() { srv.RateLimitNext("", "/**", 2, time.Second) },
+	} {
+		add()
+		for range 2 {
+			if r := raw(t, srv, "GET", "/service_users", nil, ""); r.status < 400 {
+				t.Fatalf("one-shot fault %d: %d, want its error", i, r.status)
+			}
+		}
+	}
+	if r := raw(t, srv, "GET", "/service_users", nil, ""); r.status != 200 {
+		t.Errorf("after the used-up faults: %d, want 200", r.status)
+	}
 }
 
 // TestEscapedPathAsRouted pins a review's finding: the journal recorded a

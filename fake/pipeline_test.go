@@ -73,6 +73,9 @@ func TestErrorTable(t *testing.T) {
 		{"no version", "GET", "/service_users", map[string]string{"Service-Version": ""}, "", 400, acctapi.CodeNoVersion},
 		{"version 3", "GET", "/service_users", map[string]string{"Service-Version": "3"}, "", 400, acctapi.CodeBadVersion},
 		{"version before routing", "GET", "/nowhere", map[string]string{"Service-Version": ""}, "", 400, acctapi.CodeNoVersion},
+		// Authentication before the version (a mutation review found only
+		// the conformance suite pinned the order).
+		{"auth before version", "GET", "/service_users", map[string]string{"Authorization": "Bearer nope", "Service-Version": ""}, "", 401, acctapi.CodeInvalidToken},
 		{"invalid JSON", "POST", "/service_users", nil, `{"name":`, 400, acctapi.CodeInvalidJSON},
 		{"trailing data", "POST", "/service_users", nil, `{"name":"x"} {}`, 400, acctapi.CodeInvalidJSON},
 		{"body over 1 MiB", "POST", "/api_keys", nil, `{"description":"` + strings.Repeat("a", fake.MaxBodyBytes) + `"}`, 413, acctapi.CodeBodyTooLarge},
