@@ -98,6 +98,9 @@ func loneSurrogate(body []byte) int {
 // caller: checkJSON for a request's, decodeFixture for a fixture's.
 func decode(body []byte, v any, ms *members) error {
 	dec := json.NewDecoder(bytes.NewReader(body))
+	// checkMembers, below, is the check of member names that counts (it
+	// refuses other letter cases too); this one only stops encoding/json
+	// early, and no request is answered differently without it.
 	dec.DisallowUnknownFields()
 	err := dec.Decode(v)
 	if err == nil {
