@@ -179,13 +179,23 @@ func TestErrorString(t *testing.T) {
 	}
 }
 
-func TestOperationID(t *testing.T) {
+// TestDetailsAccessors checks OperationID and Field: the member of
+// Details each reads, and "" without details.
+func TestDetailsAccessors(t *testing.T) {
 	t.Parallel()
-	if got := (&Error{}).OperationID(); got != "" {
-		t.Errorf("OperationID() of an Error without details = %q, want empty", got)
-	}
-	if got := (&Error{Details: map[string]string{"operation_id": "op_1"}}).OperationID(); got != "op_1" {
-		t.Errorf("OperationID() = %q, want op_1", got)
+	for _, tt := range []struct {
+		name, member string
+		read         func(*Error) string
+	}{
+		{"OperationID", "operation_id", (*Error).OperationID},
+		{"Field", "field", (*Error).Field},
+	} {
+		if got := tt.read(&Error{}); got != "" {
+			t.Errorf("%s() of an Error without details = %q, want empty", tt.name, got)
+		}
+		if got := tt.read(&Error{Details: map[string]string{tt.member: "v_1", "other": "x"}}); got != "v_1" {
+			t.Errorf("%s() = %q, want v_1", tt.name, got)
+		}
 	}
 }
 
@@ -255,15 +265,5 @@ func TestErrorHelpers(t *testing.T) {
 				t.Errorf("helpers (-want +got):\n%s", diff)
 			}
 		})
-	}
-}
-
-func TestErrorField(t *testing.T) {
-	t.Parallel()
-	if got := (&Error{}).Field(); got != "" {
-		t.Errorf("Field() of an Error without details = %q, want empty", got)
-	}
-	if got := (&Error{Details: map[string]string{"field": "target.s3.bucket_arn"}}).Field(); got != "target.s3.bucket_arn" {
-		t.Errorf("Field() = %q, want target.s3.bucket_arn", got)
 	}
 }
