@@ -71,9 +71,9 @@ func (e *ResponseTooLargeError) Error() string {
 // ErrNoResource is wrapped by the error of a resource client's call whose
 // success answer holds nothing of a resource or a list: no id, no uri, no
 // list (the API sets them on every resource and list it answers with), or
-// no JSON at all ([Client.Do]); and by the error of a DELETE ([Client.Do], and so every resource client's
-// Delete) answered with anything below 400 but 204 No Content, which the
-// API answers every DELETE with. It tells a server that is not the API (a
+// no JSON at all ([Client.Do]); and by the error of a DELETE ([Client.Do],
+// and so every resource client's Delete) answered with anything below 400
+// but 204 No Content, which the API answers every DELETE with. It tells a server that is not the API (a
 // wrong base URL, a proxy's login page, 200 with {}, 204 to a GET) from one
 // that answered; without it that answer would read as an empty resource, an
 // empty list or a delete done.

@@ -109,9 +109,9 @@ func idLike(id, prefix string) bool {
 // ids and keys filled in. A malformed id, user id or token (see [Account]),
 // more than [MaxAccountKeys] tokens or more than the server's resource
 // bound ([WithMaxResources]; each key is a resource), and an account id,
-// user id or token already in use are errors; so is the token of another account's
-// initial key even after that key was deleted, so that a token never names
-// two accounts (see [Server.APIKey]). One about a member is, or wraps, an
+// user id or token already in use are errors; so is the token of another
+// account's initial key even after that key was deleted, so that a token
+// never names two accounts (see [Server.APIKey]). One about a member is, or wraps, an
 // [acctapi.FieldError] naming it as a fixtures file does ("id", "user_id",
 // "api_keys", "api_keys[i]"). Its cost grows with the number of tokens
 // given, not with the accounts and keys the server holds.

@@ -92,25 +92,7 @@ func compile(expr string, want *cel.Type, prov *providers) (compiled, error) {
 	if err := iss.Err(); err != nil {
 		return compiled{}, fmt.Errorf("does not compile: %s", oneLine(err.Error()))
 	}
-	// The request's handle is the environment's, not the user's: a name,
-	// where a string literal that spells it is only text (a review saw
-	// req.host != '__acctapi_request' refused).
-	// The request functions' macros add the name too, at their call's
-	// place in the text: a name is the user's where the text spells it.
-	internal := false
-	src, info := []rune(expr), parsed.NativeRep().SourceInfo()
-	ast.PreOrderVisit(parsed.NativeRep().Expr(), ast.NewExprVisitor(func(x ast.Expr) {
-		if x.Kind() == ast.IdentKind && x.AsIdent() == "."+varRequest {
-			internal = true // the name from the root (.name), which no macro writes
-		}
-		if x.Kind() != ast.IdentKind || x.AsIdent() != varRequest {
-			return
-		}
-		r, ok := info.GetOffsetRange(x.ID())
-		at := int(r.Start)
-		internal = internal || ok && at >= 0 && at <= len(src) && strings.HasPrefix(string(src[at:min(len(src), at+len(varRequest))]), varRequest)
-	}))
-	if internal {
+	if writesRequestName(expr, parsed) {
 		return compiled{}, fmt.Errorf("does not compile: unknown name %s", varRequest)
 	}
 	checked, iss := e.Check(parsed)
@@ -233,6 +215,35 @@ func checkPatterns(checked *cel.Ast) error {
 		}
 	}))
 	return bad
+}
+
+// writesRequestName reports whether the user's expression names the
+// request's handle, varRequest, which is the environment's: written from
+// the root (.name, which no macro writes), or as a name where the text
+// spells it. The request functions' macros add the name at their call's
+// place in the text, and a string literal that spells it is only text (a
+// review saw req.host != '__acctapi_request' refused).
+func writesRequestName(expr string, parsed *cel.Ast) bool {
+	info := parsed.NativeRep().SourceInfo()
+	var src []rune // expr, made only if the name appears: offsets count runes
+	found := false
+	ast.PreOrderVisit(parsed.NativeRep().Expr(), ast.NewExprVisitor(func(x ast.Expr) {
+		if found || x.Kind() != ast.IdentKind {
+			return
+		}
+		switch x.AsIdent() {
+		case "." + varRequest:
+			found = true
+		case varRequest:
+			r, ok := info.GetOffsetRange(x.ID())
+			if src == nil {
+				src = []rune(expr)
+			}
+			at := int(r.Start)
+			found = ok && at >= 0 && at <= len(src) && strings.HasPrefix(string(src[at:min(len(src), at+len(varRequest))]), varRequest)
+		}
+	}))
+	return found
 }
 
 // objectFields are the members of the objects the catalogue gives as maps

@@ -71,9 +71,9 @@ func GetPage[L any](ctx context.Context, c *acctapi.Client, path string, opts Qu
 // So does a server that sends more than MaxEmptyPages pages in a row with
 // no items and a next_page_uri. A next_page_uri whose path does not end
 // with the list's (another list's page, which would be decoded as this
-// one's) ends it with an error wrapping acctapi.ErrOtherPath. (A server that makes up a new cursor for
-// every page, each with items, cannot be told from a long list; the
-// caller's break or context ends that.)
+// one's) ends it with an error wrapping acctapi.ErrOtherPath. (A server
+// that makes up a new cursor for every page, each with items, cannot be
+// told from a long list; the caller's break or context ends that.)
 //
 // L is the list response type (such as account.ServiceUserList); *L must
 // implement [Page].
