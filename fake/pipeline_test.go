@@ -972,7 +972,7 @@ func TestAnswerBeforeBodyNotReset(t *testing.T) {
 
 // TestAnswerBeforeBodyWhole: over fake.Start's real listener, such an
 // answer declares its length (see apitest.AnswersBeforeBodyWhole); sent
-// chunked, its end came only after the half second the drain waits. In
+// chunked, its end came only after the drain's wait (iox.DrainWait). In
 // memory, where nothing is drained, the answer keeps the connection open.
 func TestAnswerBeforeBodyWhole(t *testing.T) {
 	t.Parallel()

@@ -109,9 +109,10 @@ func (f *frontend) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			// read the rest, which a client still sending holds until the
 			// read timeout (a review saw a 401 never arrive). Closing the
 			// connection sends it at once; iox.DrainBody then reads the
-			// rest, so that the close resets nothing.
+			// rest, so that the close resets nothing (unless reading the
+			// body failed: nothing more of it comes).
 			w.Header().Set("Connection", "close")
-			drain := iox.DrainDeadline(w)
+			drain := body.Unread() && iox.DrainDeadline(w)
 			buf.length = drain
 			buf.answer(w, p, opID)
 			if drain {

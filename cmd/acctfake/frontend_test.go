@@ -444,8 +444,8 @@ func TestAnswerBeforeBodyNotReset(t *testing.T) {
 
 // TestAnswerBeforeBodyWhole: such an answer declares its length (see
 // apitest.AnswersBeforeBodyWhole). Sent chunked, its end came only after
-// the drain, half a second later (a review saw curl take 0.501 s for a
-// 413 it used to get in under a millisecond).
+// the drain's wait (iox.DrainWait; a review saw curl take 0.501 s for a
+// 413 it used to get in under a millisecond, with a wait of 0.5 s).
 func TestAnswerBeforeBodyWhole(t *testing.T) {
 	t.Parallel()
 	p := startProgram(t)
