@@ -345,3 +345,22 @@ func TestWriteChecksKeyAgain(t *testing.T) {
 		t.Errorf("a write by a key a Restore removed: %v; want 401 %s", err, acctapi.CodeInvalidToken)
 	}
 }
+
+// TestCloseEndsDrains: Close ends the drains of refused bodies (see
+// iox.DrainBody) before it waits for requests in flight, which a stalled
+// client would otherwise hold for iox.DrainWait.
+func TestCloseEndsDrains(t *testing.T) {
+	t.Parallel()
+	s, err := New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop := s.drainStop()
+	if stop.Err() != nil {
+		t.Fatal("the drains' context ended before Close")
+	}
+	s.Close()
+	if stop.Err() == nil {
+		t.Error("Close left the drains' context running")
+	}
+}

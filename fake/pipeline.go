@@ -207,7 +207,7 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		_, _ = w.Write(raw)
 	}
 	if unread {
-		iox.DrainBody(w, tracked)
+		iox.DrainBody(s.drainStop(), w, tracked)
 	}
 }
 

@@ -1,6 +1,7 @@
 package fake
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/binary"
 	"errors"
@@ -66,6 +67,19 @@ type Server struct {
 	closing  bool
 	inflight sync.WaitGroup
 	once     sync.Once
+	// drains ends when Close starts: it ends the drains of refused
+	// bodies (see iox.DrainBody), which would otherwise hold Close for
+	// as long as a stalled client lets them (iox.DrainWait).
+	drains     context.Context
+	stopDrains context.CancelFunc
+}
+
+// drainStop returns the context that ends the server's drains.
+func (s *Server) drainStop() context.Context {
+	if s.drains == nil {
+		return context.Background() // a Server built by a test, not New
+	}
+	return s.drains
 }
 
 // Account describes one account of the fake. ID and UserID are made up when
@@ -110,6 +124,7 @@ func New(opts ...Option) (*Server, error) {
 		cfg.seed = binary.LittleEndian.Uint64(b[:])
 	}
 	s := &Server{cfg: cfg, schema: new(store.Schema), ids: newIDGen(cfg.seed)}
+	s.drains, s.stopDrains = context.WithCancel(context.Background())
 	s.journal.off = cfg.noJournal
 	if err := s.limiter.init(cfg.rateN, cfg.rateEvery); err != nil {
 		return nil, err
@@ -219,6 +234,9 @@ func (s *Server) Close() {
 		s.closeMu.Lock()
 		s.closing = true
 		s.closeMu.Unlock()
+		if s.stopDrains != nil {
+			s.stopDrains()
+		}
 		if s.httpSrv != nil {
 			s.httpSrv.Close()
 		}

@@ -116,7 +116,7 @@ func (f *frontend) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			buf.length = drain
 			buf.answer(w, p, opID)
 			if drain {
-				iox.DrainBody(w, body)
+				iox.DrainBody(f.shutdown, w, body)
 			}
 			return
 		}

@@ -3,11 +3,13 @@
 package iox
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"net/http"
 	"net/netip"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/acctapi/acctapi/internal/trunc"
@@ -83,11 +85,32 @@ func DrainDeadline(w http.ResponseWriter) bool {
 
 // DrainBody sends w's answer, already written, and then reads and
 // discards what is left of body, for at most DrainWait (see
-// DrainDeadline) and DrainBytes.
-func DrainBody(w http.ResponseWriter, body io.Reader) {
-	if err := http.NewResponseController(w).Flush(); err != nil {
+// DrainDeadline) and DrainBytes, and no longer than stop lasts: a server
+// that is closing ends its drains, rather than wait for stalled clients.
+func DrainBody(stop context.Context, w http.ResponseWriter, body io.Reader) {
+	rc := http.NewResponseController(w)
+	if err := rc.Flush(); err != nil {
 		return
 	}
+	// The deadline is moved from stop's goroutine only while the drain
+	// runs: never after DrainBody has returned, when w is no longer the
+	// handler's.
+	var mu sync.Mutex
+	draining := true
+	after := context.AfterFunc(stop, func() {
+		mu.Lock()
+		defer mu.Unlock()
+		if draining {
+			_ = rc.SetReadDeadline(time.Now())
+		}
+	})
+	defer func() {
+		if !after() {
+			mu.Lock()
+			draining = false
+			mu.Unlock()
+		}
+	}()
 	_, _ = io.Copy(io.Discard, io.LimitReader(body, DrainBytes))
 }
 

@@ -1,15 +1,20 @@
 package iox
 
 import (
+	"bufio"
+	"context"
 	"errors"
 	"io"
 	"math"
+	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"runtime"
 	"strings"
 	"testing"
 	"testing/iotest"
+	"time"
 )
 
 func TestReadAll(t *testing.T) {
@@ -163,5 +168,53 @@ func TestBodyUnread(t *testing.T) {
 		if b.Unread() != c.unread || b.EOF != c.eof || b.Failed != c.failed {
 			t.Errorf("%s: unread %t, EOF %t, Failed %t; want %t, %t, %t", c.name, b.Unread(), b.EOF, b.Failed, c.unread, c.eof, c.failed)
 		}
+	}
+}
+
+// TestDrainBodyStops: a drain ends when its stop context does, with the
+// client still connected and its body unfinished: a closing server does
+// not wait DrainWait for a stalled client. The handler sets no deadline,
+// so that without the stop the drain would never end; the test waits for
+// it until shortly before go test's -timeout, whatever the machine's
+// speed.
+func TestDrainBodyStops(t *testing.T) {
+	stop, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	answered, drained := make(chan struct{}), make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		defer close(drained)
+		// No DrainDeadline: only the stop can end this drain.
+		w.Header().Set("Connection", "close")
+		w.Header().Set("Content-Length", "2")
+		w.WriteHeader(http.StatusUnauthorized)
+		_, _ = w.Write([]byte("{}"))
+		close(answered)
+		DrainBody(stop, w, r.Body)
+	}))
+	defer srv.Close()
+	conn, err := net.Dial("tcp", srv.Listener.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	// Ten bytes of a body of 100, then nothing.
+	if _, err := io.WriteString(conn, "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n0123456789"); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	<-answered
+	cancel()
+	var late <-chan time.Time
+	if d, ok := t.Deadline(); ok {
+		late = time.After(time.Until(d) * 9 / 10)
+	}
+	select {
+	case <-drained:
+	case <-late:
+		t.Fatal("the drain went on after its stop context ended")
 	}
 }
