@@ -15,11 +15,13 @@ import (
 // public API; make it on purpose.
 var rootAPI = []string{
 	"APIVersion", "Client", "Client.BaseURL", "Client.Dialect", "Client.Do",
-	"CodeBadAuthorization", "CodeBadContentType", "CodeBadFilter", "CodeBadLimit", "CodeBadQuery", "CodeBadVersion",
+	"CodeBadAuthorization", "CodeBadContentType", "CodeBadEventType", "CodeBadFilter", "CodeBadFormat", "CodeBadLimit", "CodeBadQuery",
+	"CodeBadRoleARN", "CodeBadVersion",
 	"CodeBodyNotExpected", "CodeBodyTooLarge", "CodeDescriptionTooLong", "CodeHeadersTooLarge", "CodeInactivePrincipal", "CodeInternal", "CodeInvalidJSON",
 	"CodeInvalidToken", "CodeInvalidValue", "CodeLabelCountLimit", "CodeMalformedRequest", "CodeMetadataTooLong",
-	"CodeMethodNotAllowed", "CodeNameTaken",
-	"CodeNoAuthorization", "CodeNoContentType", "CodeNoRoute", "CodeNoVersion", "CodeNotFound", "CodeRateLimited",
+	"CodeManyAuths", "CodeManyTargets", "CodeMethodNotAllowed", "CodeNameRequired", "CodeNameTaken", "CodeNameTooLong",
+	"CodeNoAPIKey", "CodeNoAuth", "CodeNoAuthorization", "CodeNoContentType", "CodeNoRoute", "CodeNoTarget", "CodeNoVersion",
+	"CodeNotFound", "CodeRateLimited",
 	"CodeRepeatedQueryParam", "CodeResourceLimit", "CodeSourceTypeTaken", "CodeStillReferenced", "CodeUnavailable",
 	"CodeUnknownBackend", "CodeUnknownDestination", "CodeUnknownField", "CodeUnknownQueryParam",
 	"DefaultBaseURL", "DefaultMaxResponseBytes", "DefaultRetryPolicy", "DefaultTimeout",

@@ -54,7 +54,7 @@ func ExampleServiceUserCreate_Validate() {
 	}
 	fmt.Println(errors.Is(err, acctapi.ErrInvalid))
 	// Output:
-	// name ERR_NGROK_215 is required
+	// name ERR_NGROK_4109 is required
 	// true
 }
 

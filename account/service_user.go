@@ -88,7 +88,7 @@ func (r *ServiceUserUpdate) Validate() error {
 	}
 	if *r.Name == "" {
 		// Optional here: "is required" would mislead.
-		return field.Invalid("name", "is empty; a name is 1 to %d bytes (leave name out to keep it)", MaxNameBytes)
+		return field.InvalidCode(acctapi.CodeNameRequired, "name", "is empty; a name is 1 to %d bytes (leave name out to keep it)", MaxNameBytes)
 	}
 	return checkName("name", *r.Name)
 }
@@ -96,9 +96,9 @@ func (r *ServiceUserUpdate) Validate() error {
 func checkName(path, name string) error {
 	switch {
 	case name == "":
-		return field.Invalid(path, "is required")
+		return field.InvalidCode(acctapi.CodeNameRequired, path, "is required")
 	case len(name) > MaxNameBytes:
-		return field.Invalid(path, "is %d bytes; at most %d allowed", len(name), MaxNameBytes)
+		return field.InvalidCode(acctapi.CodeNameTooLong, path, "is %d bytes; at most %d allowed", len(name), MaxNameBytes)
 	}
 	return nil
 }

@@ -35,26 +35,26 @@ func TestValidateAnnotations(t *testing.T) {
 }
 
 func TestValidate(t *testing.T) {
-	badName := "name " + acctapi.CodeInvalidValue
+	noName, longName := "name "+acctapi.CodeNameRequired, "name "+acctapi.CodeNameTooLong
 	badPEM := "ca_pem " + acctapi.CodeInvalidValue
 	apitest.RunValidate(t, []apitest.ValidateCase{
-		{"service user create: no name", &account.ServiceUserCreate{}, []string{badName}},
+		{"service user create: no name", &account.ServiceUserCreate{}, []string{noName}},
 		{"service user create: name 1 byte", &account.ServiceUserCreate{Name: "a"}, nil},
 		{"service user create: name 255 bytes", &account.ServiceUserCreate{Name: apitest.Text(255)}, nil},
-		{"service user create: name 256 bytes", &account.ServiceUserCreate{Name: apitest.Text(256)}, []string{badName}},
+		{"service user create: name 256 bytes", &account.ServiceUserCreate{Name: apitest.Text(256)}, []string{longName}},
 		{"service user update: nothing", &account.ServiceUserUpdate{ID: "service_1"}, nil},
 		{"service user update: active only", &account.ServiceUserUpdate{ID: "service_1", Active: apitest.Ptr(false)}, nil},
-		{"service user update: empty name", &account.ServiceUserUpdate{Name: apitest.Ptr("")}, []string{badName}},
+		{"service user update: empty name", &account.ServiceUserUpdate{Name: apitest.Ptr("")}, []string{noName}},
 		{"service user update: name 255 bytes", &account.ServiceUserUpdate{Name: apitest.Ptr(apitest.Text(255))}, nil},
-		{"service user update: name 256 bytes", &account.ServiceUserUpdate{Name: apitest.Ptr(apitest.Text(256))}, []string{badName}},
-		{"bot user create: no name", &account.BotUserCreate{}, []string{badName}},
+		{"service user update: name 256 bytes", &account.ServiceUserUpdate{Name: apitest.Ptr(apitest.Text(256))}, []string{longName}},
+		{"bot user create: no name", &account.BotUserCreate{}, []string{noName}},
 		{"bot user create: name 1 byte", &account.BotUserCreate{Name: "a"}, nil},
 		{"bot user create: name 255 bytes", &account.BotUserCreate{Name: apitest.Text(255)}, nil},
-		{"bot user create: name 256 bytes", &account.BotUserCreate{Name: apitest.Text(256)}, []string{badName}},
+		{"bot user create: name 256 bytes", &account.BotUserCreate{Name: apitest.Text(256)}, []string{longName}},
 		{"bot user update: nothing", &account.BotUserUpdate{ID: "bot_1"}, nil},
-		{"bot user update: empty name", &account.BotUserUpdate{Name: apitest.Ptr("")}, []string{badName}},
+		{"bot user update: empty name", &account.BotUserUpdate{Name: apitest.Ptr("")}, []string{noName}},
 		{"bot user update: name 255 bytes", &account.BotUserUpdate{Name: apitest.Ptr(apitest.Text(255))}, nil},
-		{"bot user update: name 256 bytes", &account.BotUserUpdate{Name: apitest.Ptr(apitest.Text(256))}, []string{badName}},
+		{"bot user update: name 256 bytes", &account.BotUserUpdate{Name: apitest.Ptr(apitest.Text(256))}, []string{longName}},
 		{"api key create: owner", &account.APIKeyCreate{OwnerID: "service_1"}, nil},
 		{"api key update: nothing", &account.APIKeyUpdate{ID: "ak_1"}, nil},
 		{"certificate authority create: CA", &account.CertificateAuthorityCreate{CAPEM: caPEM}, nil},

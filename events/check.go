@@ -4,7 +4,9 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/acctapi/acctapi"
 	"github.com/acctapi/acctapi/internal/field"
+	"github.com/acctapi/acctapi/internal/trunc"
 )
 
 // required reports an empty string member.
@@ -18,7 +20,7 @@ func required(path, v string) error {
 // checkEventType reports a missing or unknown event type.
 func checkEventType(path, t string) error {
 	if !IsEventType(t) {
-		return field.Invalid(path, "%q is not a known event type", t)
+		return field.InvalidCode(acctapi.CodeBadEventType, path, "%q is not a known event type", trunc.String(t, 64))
 	}
 	return nil
 }

@@ -128,7 +128,7 @@ func TestSourcesUnknownType(t *testing.T) {
 func TestClientValidatesBeforeSending(t *testing.T) {
 	c, srv := apitest.NewRecorder(t, `{}`)
 	_, err := NewSources(c).Update(t.Context(), &SourceUpdate{SubscriptionID: apitest.ID, Type: apitest.ID})
-	if !acctapi.HasCode(err, acctapi.CodeInvalidValue) || len(srv.Requests()) != 0 {
+	if !acctapi.HasCode(err, acctapi.CodeBadEventType) || len(srv.Requests()) != 0 {
 		t.Errorf("Update = %v, requests %+v; want a field error and no request", err, srv.Requests())
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/acctapi/acctapi/internal/field"
 	"github.com/acctapi/acctapi/internal/resources"
 	"github.com/acctapi/acctapi/internal/rest"
+	"github.com/acctapi/acctapi/internal/trunc"
 )
 
 // FormatJSON is the only serialization format a destination accepts.
@@ -256,7 +257,7 @@ func (r *DestinationUpdate) Normalize() {
 // checkFormat reports a format other than JSON; emptyOK allows "".
 func checkFormat(f string, emptyOK bool) error {
 	if !isJSON(f) && (f != "" || !emptyOK) {
-		return field.Invalid("format", "is %q; only %q is accepted", f, FormatJSON)
+		return field.InvalidCode(acctapi.CodeBadFormat, "format", "is %q; only %q is accepted", f, FormatJSON)
 	}
 	return nil
 }
@@ -290,7 +291,11 @@ func (t *Target) validate() error {
 		}
 	}
 	if len(set) != 1 {
-		return field.Invalid("", "sets %d kinds (%s); exactly one of firehose, kinesis, cloudwatch_logs, s3, monitoring, cloud_logs_ingestion is required",
+		code := acctapi.CodeNoTarget
+		if len(set) > 1 {
+			code = acctapi.CodeManyTargets
+		}
+		return field.InvalidCode(code, "", "sets %d kinds (%s); exactly one of firehose, kinesis, cloudwatch_logs, s3, monitoring, cloud_logs_ingestion is required",
 			len(set), strings.Join(set, ", "))
 	}
 	return errors.Join(errs...)
@@ -321,7 +326,12 @@ func (s *S3) validate() error {
 	return errors.Join(s.Auth.validate(), required("bucket_arn", s.BucketARN), errors.Join(errs...))
 }
 
-func (m *Monitoring) validate() error { return required("api_key", m.APIKey) }
+func (m *Monitoring) validate() error {
+	if m.APIKey == "" {
+		return field.InvalidCode(acctapi.CodeNoAPIKey, "api_key", "is required")
+	}
+	return nil
+}
 
 func (c *CloudLogsIngestion) validate() error {
 	return errors.Join(
@@ -338,16 +348,32 @@ func (c *CloudLogsIngestion) validate() error {
 func (a *CloudAuth) validate() error {
 	switch {
 	case a.Role != nil && a.Creds != nil:
-		return field.Invalid("auth", "sets both role and creds; exactly one is allowed")
+		return field.InvalidCode(acctapi.CodeManyAuths, "auth", "sets both role and creds; exactly one is allowed")
 	case a.Role != nil:
-		return required("auth.role.role_arn", a.Role.RoleARN)
+		return checkRoleARN("auth.role.role_arn", a.Role.RoleARN)
 	case a.Creds != nil:
 		return errors.Join(
 			required("auth.creds.cloud_access_key_id", a.Creds.AccessKeyID),
 			required("auth.creds.cloud_secret_access_key", a.Creds.SecretAccessKey),
 		)
 	}
-	return field.Invalid("auth", "sets neither role nor creds; exactly one is required")
+	return field.InvalidCode(acctapi.CodeNoAuth, "auth", "sets neither role nor creds; exactly one is required")
+}
+
+// checkRoleARN reports a role_arn that is not an IAM role's ARN,
+// arn:<partition>:iam::<12-digit account>:role/<name>, as the real
+// service does (ERR_NGROK_5104).
+func checkRoleARN(path, arn string) error {
+	if arn == "" {
+		return field.InvalidCode(acctapi.CodeBadRoleARN, path, "is required")
+	}
+	p := strings.Split(arn, ":")
+	if len(p) != 6 || p[0] != "arn" || p[1] == "" || p[2] != "iam" || p[3] != "" ||
+		len(p[4]) != 12 || strings.Trim(p[4], "0123456789") != "" || !strings.HasPrefix(p[5], "role/") || len(p[5]) == len("role/") {
+		return field.InvalidCode(acctapi.CodeBadRoleARN, path, "is %q, not an IAM role's ARN (arn:aws:iam::123456789012:role/name)",
+			trunc.String(arn, 64))
+	}
+	return nil
 }
 
 // Destinations is the client for /event_destinations. It is safe for

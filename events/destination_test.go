@@ -21,10 +21,20 @@ func TestEmptyTargetListsEveryMember(t *testing.T) {
 	}
 }
 
-const invalid = " " + acctapi.CodeInvalidValue
+const (
+	invalid     = " " + acctapi.CodeInvalidValue
+	badFormat   = " " + acctapi.CodeBadFormat
+	noTarget    = " " + acctapi.CodeNoTarget
+	manyTargets = " " + acctapi.CodeManyTargets
+	noAuth      = " " + acctapi.CodeNoAuth
+	manyAuths   = " " + acctapi.CodeManyAuths
+	badARN      = " " + acctapi.CodeBadRoleARN
+	noAPIKey    = " " + acctapi.CodeNoAPIKey
+	badType     = " " + acctapi.CodeBadEventType
+)
 
 var (
-	role     = CloudAuth{Role: &Role{RoleARN: "arn:role"}}
+	role     = CloudAuth{Role: &Role{RoleARN: "arn:aws:iam::123456789012:role/r"}}
 	creds    = CloudAuth{Creds: &Creds{"id", "secret"}}
 	kinesis  = Target{Kinesis: &Kinesis{Auth: role, StreamARN: "arn:stream"}}
 	logs     = CloudLogsIngestion{"t", "c", "s", "https://l", "r", "n"}
@@ -73,27 +83,27 @@ func TestDestinationCreateValidate(t *testing.T) {
 		{"format JSON", &DestinationCreate{Format: "JSON", Target: kinesis}, nil},
 		{"format json", &DestinationCreate{Format: "json", Target: kinesis}, nil},
 		{"format mixed case", &DestinationCreate{Format: "jSoN", Target: kinesis}, nil},
-		{"format xml", &DestinationCreate{Format: "xml", Target: kinesis}, []string{"format" + invalid}},
-		{"format JSONL", &DestinationCreate{Format: "JSONL", Target: kinesis}, []string{"format" + invalid}},
-		{"format with a look-alike long s", &DestinationCreate{Format: "j\u017fon", Target: kinesis}, []string{"format" + invalid}},
-		{"format padded", &DestinationCreate{Format: " JSON", Target: kinesis}, []string{"format" + invalid}},
-		{"no target kind", create(Target{}), []string{"target" + invalid}},
-		{"two target kinds", create(Target{Kinesis: kinesis.Kinesis, Monitoring: &Monitoring{APIKey: "k"}}), []string{"target" + invalid}},
-		{"every target kind", create(every), []string{"target" + invalid}},
+		{"format xml", &DestinationCreate{Format: "xml", Target: kinesis}, []string{"format" + badFormat}},
+		{"format JSONL", &DestinationCreate{Format: "JSONL", Target: kinesis}, []string{"format" + badFormat}},
+		{"format with a look-alike long s", &DestinationCreate{Format: "j\u017fon", Target: kinesis}, []string{"format" + badFormat}},
+		{"format padded", &DestinationCreate{Format: " JSON", Target: kinesis}, []string{"format" + badFormat}},
+		{"no target kind", create(Target{}), []string{"target" + noTarget}},
+		{"two target kinds", create(Target{Kinesis: kinesis.Kinesis, Monitoring: &Monitoring{APIKey: "k"}}), []string{"target" + manyTargets}},
+		{"every target kind", create(every), []string{"target" + manyTargets}},
 		{"firehose", create(withAuth(role)), nil},
 		{"firehose without arn", create(Target{Firehose: &Firehose{Auth: role}}), []string{"target.firehose.delivery_stream_arn" + invalid}},
 		{"kinesis without arn", create(Target{Kinesis: &Kinesis{Auth: role}}), []string{"target.kinesis.stream_arn" + invalid}},
-		{"kinesis without auth", create(Target{Kinesis: &Kinesis{StreamARN: "s"}}), []string{"target.kinesis.auth" + invalid}},
+		{"kinesis without auth", create(Target{Kinesis: &Kinesis{StreamARN: "s"}}), []string{"target.kinesis.auth" + noAuth}},
 		{"cloudwatch logs", create(Target{CloudWatchLogs: &CloudWatchLogs{Auth: role, LogGroupARN: "arn:lg"}}), nil},
 		{"cloudwatch logs without arn", create(Target{CloudWatchLogs: &CloudWatchLogs{Auth: role}}), []string{"target.cloudwatch_logs.log_group_arn" + invalid}},
-		{"cloudwatch logs without auth", create(Target{CloudWatchLogs: &CloudWatchLogs{LogGroupARN: "arn:lg"}}), []string{"target.cloudwatch_logs.auth" + invalid}},
+		{"cloudwatch logs without auth", create(Target{CloudWatchLogs: &CloudWatchLogs{LogGroupARN: "arn:lg"}}), []string{"target.cloudwatch_logs.auth" + noAuth}},
 		{"s3", create(Target{S3: &S3{Auth: role, BucketARN: "arn:b", MaxFileSize: 1 << 20}}), nil},
 		{"s3 without bucket", create(Target{S3: &S3{Auth: role}}), []string{"target.s3.bucket_arn" + invalid}},
 		{"s3 with negative sizes", create(Target{S3: &S3{Auth: role, BucketARN: "b", MaxFileSize: -1, MaxFileAge: -60}}),
 			[]string{"target.s3.max_file_size" + invalid, "target.s3.max_file_age" + invalid}},
-		{"s3 with both auths", create(Target{S3: &S3{Auth: CloudAuth{Role: role.Role, Creds: creds.Creds}, BucketARN: "arn:b"}}), []string{"target.s3.auth" + invalid}},
+		{"s3 with both auths", create(Target{S3: &S3{Auth: CloudAuth{Role: role.Role, Creds: creds.Creds}, BucketARN: "arn:b"}}), []string{"target.s3.auth" + manyAuths}},
 		{"monitoring", create(Target{Monitoring: &Monitoring{APIKey: "k"}}), nil},
-		{"monitoring without api key", create(Target{Monitoring: &Monitoring{Site: "eu"}}), []string{"target.monitoring.api_key" + invalid}},
+		{"monitoring without api key", create(Target{Monitoring: &Monitoring{Site: "eu"}}), []string{"target.monitoring.api_key" + noAPIKey}},
 		{"cloud logs ingestion", create(Target{CloudLogsIngestion: &logs}), nil},
 		{"cloud logs ingestion empty", create(Target{CloudLogsIngestion: &CloudLogsIngestion{}}), []string{
 			"target.cloud_logs_ingestion.tenant_id" + invalid,
@@ -105,13 +115,18 @@ func TestDestinationCreateValidate(t *testing.T) {
 		}},
 		{"role", create(withAuth(role)), nil},
 		{"creds", create(withAuth(creds)), nil},
-		{"role without arn", create(Target{Kinesis: &Kinesis{Auth: CloudAuth{Role: &Role{}}, StreamARN: "s"}}), []string{"target.kinesis.auth.role.role_arn" + invalid}},
+		{"role with an arn of another partition and a path", create(withAuth(CloudAuth{Role: &Role{RoleARN: "arn:aws-cn:iam::123456789012:role/ops/events"}})), nil},
+		{"role with a stream's arn", create(withAuth(CloudAuth{Role: &Role{RoleARN: "arn:aws:kinesis:us-east-1:123456789012:stream/s"}})), []string{"target.firehose.auth.role.role_arn" + badARN}},
+		{"role with a short account", create(withAuth(CloudAuth{Role: &Role{RoleARN: "arn:aws:iam::1:role/r"}})), []string{"target.firehose.auth.role.role_arn" + badARN}},
+		{"role with a user's arn", create(withAuth(CloudAuth{Role: &Role{RoleARN: "arn:aws:iam::123456789012:user/u"}})), []string{"target.firehose.auth.role.role_arn" + badARN}},
+		{"role with no role name", create(withAuth(CloudAuth{Role: &Role{RoleARN: "arn:aws:iam::123456789012:role/"}})), []string{"target.firehose.auth.role.role_arn" + badARN}},
+		{"role without arn", create(Target{Kinesis: &Kinesis{Auth: CloudAuth{Role: &Role{}}, StreamARN: "s"}}), []string{"target.kinesis.auth.role.role_arn" + badARN}},
 		{"creds without key id", create(withAuth(CloudAuth{Creds: &Creds{SecretAccessKey: "secret"}})), []string{"target.firehose.auth.creds.cloud_access_key_id" + invalid}},
 		{"creds without secret", create(withAuth(CloudAuth{Creds: &Creds{AccessKeyID: "id"}})), []string{"target.firehose.auth.creds.cloud_secret_access_key" + invalid}},
 		{"creds empty", create(withAuth(CloudAuth{Creds: &Creds{}})), []string{"target.firehose.auth.creds.cloud_access_key_id" + invalid, "target.firehose.auth.creds.cloud_secret_access_key" + invalid}},
-		{"no auth", create(withAuth(CloudAuth{})), []string{"target.firehose.auth" + invalid}},
-		{"role and creds", create(withAuth(CloudAuth{Role: role.Role, Creds: creds.Creds})), []string{"target.firehose.auth" + invalid}},
-		{"role and empty creds", create(withAuth(CloudAuth{Role: role.Role, Creds: &Creds{}})), []string{"target.firehose.auth" + invalid}},
+		{"no auth", create(withAuth(CloudAuth{})), []string{"target.firehose.auth" + noAuth}},
+		{"role and creds", create(withAuth(CloudAuth{Role: role.Role, Creds: creds.Creds})), []string{"target.firehose.auth" + manyAuths}},
+		{"role and empty creds", create(withAuth(CloudAuth{Role: role.Role, Creds: &Creds{}})), []string{"target.firehose.auth" + manyAuths}},
 	}, withoutEachLogsMember()...))
 }
 
@@ -120,14 +135,14 @@ func TestDestinationUpdateValidate(t *testing.T) {
 		{"empty", &DestinationUpdate{ID: "ed_1"}, nil},
 		{"format JSON", &DestinationUpdate{Format: apitest.Ptr("JSON")}, nil},
 		{"format Json", &DestinationUpdate{Format: apitest.Ptr("Json")}, nil},
-		{"format empty", &DestinationUpdate{Format: apitest.Ptr("")}, []string{"format" + invalid}},
-		{"format xml", &DestinationUpdate{Format: apitest.Ptr("xml")}, []string{"format" + invalid}},
+		{"format empty", &DestinationUpdate{Format: apitest.Ptr("")}, []string{"format" + badFormat}},
+		{"format xml", &DestinationUpdate{Format: apitest.Ptr("xml")}, []string{"format" + badFormat}},
 		{"target", &DestinationUpdate{Target: &kinesis}, nil},
 		{"target with creds", &DestinationUpdate{Target: apitest.Ptr(withAuth(creds))}, nil},
-		{"target no kind", &DestinationUpdate{Target: &Target{}}, []string{"target" + invalid}},
-		{"target two kinds", &DestinationUpdate{Target: &Target{S3: every.S3, Monitoring: every.Monitoring}}, []string{"target" + invalid}},
-		{"target member missing", &DestinationUpdate{Target: &Target{Monitoring: &Monitoring{}}}, []string{"target.monitoring.api_key" + invalid}},
-		{"target without auth", &DestinationUpdate{Target: &Target{S3: &S3{BucketARN: "arn:b"}}}, []string{"target.s3.auth" + invalid}},
+		{"target no kind", &DestinationUpdate{Target: &Target{}}, []string{"target" + noTarget}},
+		{"target two kinds", &DestinationUpdate{Target: &Target{S3: every.S3, Monitoring: every.Monitoring}}, []string{"target" + manyTargets}},
+		{"target member missing", &DestinationUpdate{Target: &Target{Monitoring: &Monitoring{}}}, []string{"target.monitoring.api_key" + noAPIKey}},
+		{"target without auth", &DestinationUpdate{Target: &Target{S3: &S3{BucketARN: "arn:b"}}}, []string{"target.s3.auth" + noAuth}},
 		{"target cloud logs ingestion without secret", &DestinationUpdate{Target: &Target{CloudLogsIngestion: &CloudLogsIngestion{"t", "c", "", "u", "r", "n"}}},
 			[]string{"target.cloud_logs_ingestion.client_secret" + invalid}},
 	})

@@ -11,14 +11,14 @@ import (
 
 func ExampleDestinations_Create() {
 	c, stop := apitest.ExampleClient(`{"id":"ed_1","uri":"https://api.example/event_destinations/ed_1","format":"JSON","target":{"firehose":null,
-		"kinesis":{"auth":{"role":{"role_arn":"arn:role"},"creds":null},"stream_arn":"arn:stream"},
+		"kinesis":{"auth":{"role":{"role_arn":"arn:aws:iam::123456789012:role/r"},"creds":null},"stream_arn":"arn:stream"},
 		"cloudwatch_logs":null,"s3":null,"monitoring":null,"cloud_logs_ingestion":null}}`)
 	defer stop()
 
 	d, err := events.NewDestinations(c).Create(context.Background(), &events.DestinationCreate{
 		Format: "json",
 		Target: events.Target{Kinesis: &events.Kinesis{
-			Auth:      events.CloudAuth{Role: &events.Role{RoleARN: "arn:role"}},
+			Auth:      events.CloudAuth{Role: &events.Role{RoleARN: "arn:aws:iam::123456789012:role/r"}},
 			StreamARN: "arn:stream",
 		}},
 	})
@@ -35,7 +35,7 @@ func ExampleDestinationCreate_Validate() {
 	for _, fe := range acctapi.FieldErrors(r.Validate()) {
 		fmt.Println(fe.Field, fe.Code)
 	}
-	// Output: target.kinesis.auth ERR_NGROK_215
+	// Output: target.kinesis.auth ERR_NGROK_5107
 }
 
 func ExampleSources_List() {

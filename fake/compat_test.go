@@ -193,7 +193,7 @@ func realClientChecks(t *testing.T, srv *fake.Server) {
 			strings.Contains(e.Msg, "cloud_") || !strings.Contains(e.Msg, "aws_secret_access_key") {
 			t.Errorf("missing secret: field %q, code %s, msg %q", f, e.ErrorCode, e.Msg)
 		}
-		r = send(t, "POST", "/event_destinations", `{"format":"json","target":{"datadog":{"api_key":"k"},"kinesis":{"stream_arn":"s","auth":{"role":{"role_arn":"r"}}}}}`, 400)
+		r = send(t, "POST", "/event_destinations", `{"format":"json","target":{"datadog":{"api_key":"k"},"kinesis":{"stream_arn":"s","auth":{"role":{"role_arn":"arn:aws:iam::123456789012:role/r"}}}}}`, 400)
 		if e := r.apiErr(t); strings.Contains(e.Msg, "monitoring") || !strings.Contains(e.Msg, "datadog") {
 			t.Errorf("two targets: msg %q names the specification's kinds", e.Msg)
 		}

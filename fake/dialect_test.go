@@ -66,7 +66,7 @@ func (r crud[T]) run(t *testing.T) {
 // allTargets are event targets of every kind, each auth of the cloud
 // kinds included, with every member set.
 func allTargets() map[string]events.Target {
-	role := events.CloudAuth{Role: &events.Role{RoleARN: "arn:aws:iam::1:role/r"}}
+	role := events.CloudAuth{Role: &events.Role{RoleARN: "arn:aws:iam::123456789012:role/r"}}
 	creds := events.CloudAuth{Creds: &events.Creds{AccessKeyID: "AKIAEXAMPLE", SecretAccessKey: "secret-Qx81"}}
 	return map[string]events.Target{
 		"firehose role":   {Firehose: &events.Firehose{Auth: role, DeliveryStreamARN: "arn:aws:firehose:us-east-1:1:deliverystream/d"}},

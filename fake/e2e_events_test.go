@@ -25,7 +25,7 @@ func TestDestinationsEndToEnd(t *testing.T) {
 	ctx := t.Context()
 	dests := events.NewDestinations(srv.Client())
 	kinesis := events.Target{Kinesis: &events.Kinesis{StreamARN: "arn:aws:kinesis:us-east-1:1:stream/s",
-		Auth: events.CloudAuth{Role: &events.Role{RoleARN: "arn:aws:iam::1:role/r"}}}}
+		Auth: events.CloudAuth{Role: &events.Role{RoleARN: "arn:aws:iam::123456789012:role/r"}}}}
 
 	for _, tt := range []struct{ name, format string }{{"lower case", "json"}, {"mixed case", "Json"}, {"empty", ""}} {
 		t.Run(tt.name, func(t *testing.T) {
@@ -76,20 +76,29 @@ func TestDestinationsEndToEnd(t *testing.T) {
 	}
 
 	lax := events.NewDestinations(srv.Client(acctapi.WithoutValidation()))
+	// The real service's codes where its catalogue has one
+	// (research/real-service.md §1.9).
 	for _, tt := range []struct {
 		name string
 		in   events.DestinationCreate
+		code string
 	}{
-		{"format XML", events.DestinationCreate{Format: "XML", Target: kinesis}},
-		{"no target", events.DestinationCreate{}},
-		{"two targets", events.DestinationCreate{Target: events.Target{Kinesis: kinesis.Kinesis, S3: s3.S3}}},
+		{"format XML", events.DestinationCreate{Format: "XML", Target: kinesis}, acctapi.CodeBadFormat},
+		{"no target", events.DestinationCreate{}, acctapi.CodeNoTarget},
+		{"two targets", events.DestinationCreate{Target: events.Target{Kinesis: kinesis.Kinesis, S3: s3.S3}}, acctapi.CodeManyTargets},
 		{"auth with role and creds", events.DestinationCreate{Target: events.Target{Kinesis: &events.Kinesis{StreamARN: "x",
-			Auth: events.CloudAuth{Role: &events.Role{RoleARN: "r"}, Creds: &events.Creds{AccessKeyID: "a", SecretAccessKey: "s"}}}}}},
-		{"cloud logs ingestion incomplete", events.DestinationCreate{Target: events.Target{CloudLogsIngestion: &events.CloudLogsIngestion{TenantID: "t"}}}},
+			Auth: events.CloudAuth{Role: &events.Role{RoleARN: "arn:aws:iam::123456789012:role/r"}, Creds: &events.Creds{AccessKeyID: "a", SecretAccessKey: "s"}}}}},
+			acctapi.CodeManyAuths},
+		{"auth with neither", events.DestinationCreate{Target: events.Target{Kinesis: &events.Kinesis{StreamARN: "x"}}}, acctapi.CodeNoAuth},
+		{"role ARN not a role's", events.DestinationCreate{Target: events.Target{Kinesis: &events.Kinesis{StreamARN: "x",
+			Auth: events.CloudAuth{Role: &events.Role{RoleARN: "not-an-arn"}}}}}, acctapi.CodeBadRoleARN},
+		{"monitoring without api key", events.DestinationCreate{Target: events.Target{Monitoring: &events.Monitoring{}}}, acctapi.CodeNoAPIKey},
+		{"cloud logs ingestion incomplete", events.DestinationCreate{Target: events.Target{CloudLogsIngestion: &events.CloudLogsIngestion{TenantID: "t"}}},
+			acctapi.CodeInvalidValue},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := lax.Create(ctx, &tt.in)
-			wantAPIError(t, err, http.StatusBadRequest, acctapi.CodeInvalidValue)
+			wantAPIError(t, err, http.StatusBadRequest, tt.code)
 		})
 	}
 
@@ -135,7 +144,7 @@ func TestSubscriptionsEndToEnd(t *testing.T) {
 	wantAPIError(t, err, http.StatusBadRequest, acctapi.CodeUnknownDestination)
 	_, err = events.NewSubscriptions(srv.Client(acctapi.WithoutValidation())).Create(ctx, &events.SubscriptionCreate{
 		Sources: []events.SubscriptionSource{{Type: "no_such_event.v0"}}})
-	wantAPIError(t, err, http.StatusBadRequest, acctapi.CodeInvalidValue)
+	wantAPIError(t, err, http.StatusBadRequest, acctapi.CodeBadEventType)
 	err = dests.Delete(ctx, d2.ID)
 	wantAPIError(t, err, http.StatusConflict, acctapi.CodeStillReferenced)
 
@@ -230,7 +239,7 @@ func TestSourcesEndToEnd(t *testing.T) {
 		{"unknown event type", func() error {
 			_, err := events.NewSources(srv.Client(acctapi.WithoutValidation())).Create(ctx, sub.ID, &events.SourceCreate{Type: "nope.v0"})
 			return err
-		}, 400, acctapi.CodeInvalidValue},
+		}, 400, acctapi.CodeBadEventType},
 	} {
 		t.Run(tt.name, func(t *testing.T) { wantAPIError(t, tt.call(), tt.status, tt.code) })
 	}

@@ -57,7 +57,7 @@ func FuzzDecode(f *testing.F) {
 		`{"backends":["bkdhr_1","bkdhr_1"]}`,
 		`{"status_code":200,"headers":{"a":"b","a":"c"},"body":"x"}`,
 		`{"labels":{"":"x"}}`,
-		`{"format":"json","target":{"kinesis":{"stream_arn":"s","auth":{"role":{"role_arn":"r"}}}}}`,
+		`{"format":"json","target":{"kinesis":{"stream_arn":"s","auth":{"role":{"role_arn":"arn:aws:iam::123456789012:role/r"}}}}}`,
 		`{"sources":[{"type":"api_key_created.v0"}],"destination_ids":["ed_1"]}`,
 		`{"type":"api_key_created.v0","subscription_id":"esb_1"}`,
 		`{"enabled_features":["Bindings","INGRESS"],"binding":{"endpoint_selectors":["true"],"csr":"x"},"deployment":{"name":"n","namespace":"ns"}}`,

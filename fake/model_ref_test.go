@@ -284,8 +284,11 @@ func localPathFail(id string) *refFail {
 // ---- service users ----------------------------------------------------------
 
 func checkName(name string) *refFail {
-	if name == "" || len(name) > 255 {
-		return failBroken
+	switch {
+	case name == "":
+		return failRule(acctapi.CodeNameRequired)
+	case len(name) > 255:
+		return failRule(acctapi.CodeNameTooLong)
 	}
 	return nil
 }
@@ -700,7 +703,7 @@ func checkFormat(f string, emptyOK bool) *refFail {
 	if strings.ToUpper(f) == "JSON" || (f == "" && emptyOK) {
 		return nil
 	}
-	return failBroken
+	return failRule(acctapi.CodeBadFormat)
 }
 
 // checkTarget covers the targets the test sends: exactly one member set,
@@ -718,10 +721,28 @@ func checkTarget(t events.Target) *refFail {
 	if t.Firehose != nil {
 		n, auth, arn = n+1, &t.Firehose.Auth, t.Firehose.DeliveryStreamARN
 	}
-	if n != 1 || t.S3 != nil || t.Monitoring != nil || t.CloudLogsIngestion != nil {
-		return failBroken
+	for _, other := range []bool{t.S3 != nil, t.Monitoring != nil, t.CloudLogsIngestion != nil} {
+		if other {
+			n++
+		}
 	}
-	if arn == "" || auth.Creds != nil || auth.Role == nil || auth.Role.RoleARN == "" {
+	switch {
+	case n == 0:
+		return failRule(acctapi.CodeNoTarget)
+	case n > 1:
+		return failRule(acctapi.CodeManyTargets)
+	case auth == nil:
+		return failBroken // s3, monitoring or cloud_logs_ingestion: not sent
+	}
+	// The auth first, then the ARN, as the validator joins them.
+	switch {
+	case auth.Role != nil && auth.Creds != nil:
+		return failRule(acctapi.CodeManyAuths)
+	case auth.Role == nil && auth.Creds == nil:
+		return failRule(acctapi.CodeNoAuth)
+	case auth.Role != nil && auth.Role.RoleARN != "arn:aws:iam::123456789012:role/r":
+		return failRule(acctapi.CodeBadRoleARN) // the one valid ARN the test sends
+	case arn == "" || auth.Creds != nil:
 		return failBroken
 	}
 	return nil
@@ -759,16 +780,18 @@ func (m *refModel) updateDst(a *refAccount, in events.DestinationUpdate) (events
 	})
 }
 
+// checkSources reports the first source's error in order: an unknown
+// type, or a repeat of an earlier source, as the validator does.
 func checkSources(list []events.SubscriptionSource) *refFail {
-	types := make([]string, len(list))
-	for i, s := range list {
-		if !slices.Contains(contractEventTypes, s.Type) {
+	seen := make(map[string]bool, len(list))
+	for _, s := range list {
+		switch {
+		case !slices.Contains(contractEventTypes, s.Type):
+			return failRule(acctapi.CodeBadEventType)
+		case seen[s.Type]:
 			return failBroken
 		}
-		types[i] = s.Type
-	}
-	if hasDup(types) {
-		return failBroken
+		seen[s.Type] = true
 	}
 	return nil
 }
@@ -992,7 +1015,10 @@ func (m *refModel) createSource(a *refAccount, subID, bodySub, typ string) (even
 		return events.Source{}, failBroken // a body naming another subscription than the path
 	}
 	if !slices.Contains(contractEventTypes, typ) {
-		return events.Source{}, failBroken
+		if localPathFail(subID) != nil {
+			return events.Source{}, failBroken // subscription_id's error comes first
+		}
+		return events.Source{}, failRule(acctapi.CodeBadEventType)
 	}
 	if f := localPathFail(subID); f != nil {
 		return events.Source{}, f
@@ -1013,11 +1039,14 @@ func (m *refModel) createSource(a *refAccount, subID, bodySub, typ string) (even
 // body only names the source again, so it changes nothing).
 func (m *refModel) getSource(a *refAccount, subID, typ string) (events.Source, *refFail) {
 	// The client refuses a type that is no event type.
-	if subID == "" || !slices.Contains(contractEventTypes, typ) {
+	if subID == "" {
 		return events.Source{}, failBroken
 	}
 	if f := first(localPathFail(subID), localPathFail(typ)); f != nil {
 		return events.Source{}, f
+	}
+	if !slices.Contains(contractEventTypes, typ) {
+		return events.Source{}, failRule(acctapi.CodeBadEventType)
 	}
 	v, ok := a.subs.get(subID)
 	if !ok || !hasSource(v, typ) {
@@ -1039,11 +1068,14 @@ func (m *refModel) listSources(a *refAccount, subID string) (events.SourceList, 
 
 func (m *refModel) deleteSource(a *refAccount, subID, typ string) *refFail {
 	// The client refuses a type that is no event type, as for get.
-	if subID == "" || !slices.Contains(contractEventTypes, typ) {
+	if subID == "" {
 		return failBroken
 	}
 	if f := first(localPathFail(subID), localPathFail(typ)); f != nil {
 		return f
+	}
+	if !slices.Contains(contractEventTypes, typ) {
+		return failRule(acctapi.CodeBadEventType)
 	}
 	v, ok := a.subs.get(subID)
 	if !ok || !hasSource(v, typ) {

@@ -459,7 +459,7 @@ var (
 	genUpdateLabels = mostly([]map[string]string{{"app": "x"}, {"app": "y"}, {"app": "x", "env": "a"}, {"env": "a"}},
 		[]map[string]string{{}, {"": "x"}, {"app": ""}})
 	genTunnelLabels = rapid.SampledFrom([]map[string]string{{}, {"app": "x"}, {"app": "x", "env": "a"}, {"app": "y", "env": "a"}, {"env": "b"}})
-	role            = events.CloudAuth{Role: &events.Role{RoleARN: "arn:role"}}
+	role            = events.CloudAuth{Role: &events.Role{RoleARN: "arn:aws:iam::123456789012:role/r"}}
 	genTarget       = mostly([]events.Target{
 		{Kinesis: &events.Kinesis{Auth: role, StreamARN: "arn:stream"}},
 		{CloudWatchLogs: &events.CloudWatchLogs{Auth: role, LogGroupARN: "arn:group"}},

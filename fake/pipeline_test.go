@@ -83,7 +83,8 @@ func TestErrorTable(t *testing.T) {
 		{"unknown member", "POST", "/service_users", nil, `{"name":"x","nick":"y"}`, 400, acctapi.CodeUnknownField},
 		{"wrong type", "POST", "/service_users", nil, `{"name":5}`, 400, acctapi.CodeInvalidValue},
 		{"not an object", "POST", "/service_users", nil, `[1]`, 400, acctapi.CodeInvalidValue},
-		{"invalid value", "POST", "/service_users", nil, `{"name":""}`, 400, acctapi.CodeInvalidValue},
+		{"invalid value", "POST", "/backends/http_response", nil, `{"status_code":99}`, 400, acctapi.CodeInvalidValue},
+		{"invalid value with a code of its own", "POST", "/service_users", nil, `{"name":""}`, 400, acctapi.CodeNameRequired},
 		{"description over 255 bytes", "POST", "/api_keys", nil, `{"description":"` + strings.Repeat("é", 128) + `"}`, 400, acctapi.CodeDescriptionTooLong},
 		{"metadata over 4096 bytes", "POST", "/api_keys", nil, `{"metadata":"` + strings.Repeat("m", 4097) + `"}`, 400, acctapi.CodeMetadataTooLong},
 		{"unknown query parameter", "GET", "/service_users?page=2", nil, "", 400, acctapi.CodeUnknownQueryParam},
@@ -201,7 +202,7 @@ func TestBodyLimit(t *testing.T) {
 		code   string
 	}{
 		{"exactly 1 MiB, valid", padded(`{"name":"big"}`, fake.MaxBodyBytes), http.StatusCreated, ""},
-		{"exactly 1 MiB, name too long", `{"name":"d` + strings.Repeat("x", fake.MaxBodyBytes-len(`{"name":"d"}`)) + `"}`, http.StatusBadRequest, acctapi.CodeInvalidValue},
+		{"exactly 1 MiB, name too long", `{"name":"d` + strings.Repeat("x", fake.MaxBodyBytes-len(`{"name":"d"}`)) + `"}`, http.StatusBadRequest, acctapi.CodeNameTooLong},
 		{"1 MiB + 1, white space", padded(`{"name":"big2"}`, fake.MaxBodyBytes+1), http.StatusRequestEntityTooLarge, acctapi.CodeBodyTooLarge},
 		{"far over", padded(`{"name":"big3"}`, 3*fake.MaxBodyBytes), http.StatusRequestEntityTooLarge, acctapi.CodeBodyTooLarge},
 	}

@@ -338,7 +338,7 @@ func TestSeedValidates(t *testing.T) {
 		{"missing name", func() error {
 			_, err := fake.Seed[account.ServiceUser](srv, "", &account.ServiceUserCreate{})
 			return err
-		}, []string{"name", acctapi.CodeInvalidValue}},
+		}, []string{"name", acctapi.CodeNameRequired}},
 		{"name taken", func() error {
 			_, err := fake.Seed[account.ServiceUser](srv, "", &account.ServiceUserCreate{Name: "taken"})
 			return err
@@ -410,7 +410,7 @@ func TestSeedValidates(t *testing.T) {
 	// Seed's errors are matched as the client's are (an SDK review found
 	// them flattened into text).
 	_, err := fake.Seed[account.ServiceUser](srv, "", &account.ServiceUserCreate{})
-	if fes := acctapi.FieldErrors(err); !acctapi.HasCode(err, acctapi.CodeInvalidValue) || !errors.Is(err, acctapi.ErrInvalid) ||
+	if fes := acctapi.FieldErrors(err); !acctapi.HasCode(err, acctapi.CodeNameRequired) || !errors.Is(err, acctapi.ErrInvalid) ||
 		len(fes) != 1 || fes[0].Field != "name" {
 		t.Errorf("missing name: %v; want a field error naming name, with its code, matching ErrInvalid", err)
 	}

@@ -69,6 +69,15 @@ func Invalid(field, format string, args ...any) *Error {
 	return &Error{Field: field, Reason: fmt.Sprintf(format, args...), Code: CodeInvalidValue}
 }
 
+// InvalidCode is [Invalid] with code in place of [CodeInvalidValue]: the
+// real service's code for the broken rule, where its catalogue has one
+// more specific.
+func InvalidCode(code, field, format string, args ...any) *Error {
+	e := Invalid(field, format, args...)
+	e.Code = code
+	return e
+}
+
 // Error returns "acctapi: <field>: <reason>".
 func (e *Error) Error() string {
 	var b strings.Builder
