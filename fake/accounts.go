@@ -55,6 +55,12 @@ type accountUser string
 // MaxTokenBytes is the longest API key token an [Account] may give.
 const MaxTokenBytes = 256
 
+// MaxAccounts is the most accounts a server holds, the first included
+// ([WithAccount], [Server.AddAccount], fixtures and acctfake's admin API
+// alike): a test of isolation needs a few. Each account's requests find
+// it among them, and the admin API lists them all in one answer.
+const MaxAccounts = 100
+
 // MaxAccountKeys is the most initial API keys an [Account] may give. An
 // account needs one key, a test of key rotation or of several principals a
 // few more; 1,000 leaves room for any such use.
@@ -111,7 +117,8 @@ func idLike(id, prefix string) bool {
 // bound ([WithMaxResources]; each key is a resource), and an account id,
 // user id or token already in use are errors; so is the token of another
 // account's initial key even after that key was deleted, so that a token
-// never names two accounts (see [Server.APIKey]). One about a member is, or wraps, an
+// never names two accounts (see [Server.APIKey]). A server that holds
+// [MaxAccounts] accounts refuses another. One about a member is, or wraps, an
 // [acctapi.FieldError] naming it as a fixtures file does ("id", "user_id",
 // "api_keys", "api_keys[i]"). Its cost grows with the number of tokens
 // given, not with the accounts and keys the server holds.
@@ -144,6 +151,9 @@ func (s *Server) AddAccount(a Account) (Account, error) {
 	// Snapshot and Restore take, so neither sees one without the other.
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if n := len(s.accounts); n >= MaxAccounts {
+		return Account{}, fmt.Errorf("fake: AddAccount: the server holds %d accounts, the most it holds (fake.MaxAccounts)", n)
+	}
 	err := s.db.Write(func(tx *store.Txn) error {
 		if s.accts.Has(tx, a.ID, a.ID) {
 			return fmt.Errorf("fake: AddAccount: %w", field.Invalid("id", "is taken: account %q exists", a.ID))

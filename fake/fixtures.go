@@ -128,7 +128,9 @@ func readFixtures(r io.Reader, limit int64) ([]byte, error) {
 //
 // The fixtures are read whole into memory, and at most [MaxFixturesBytes]
 // of them: a longer input is refused, saying so, before anything is
-// created.
+// created, as is a file whose accounts would take the server past
+// [MaxAccounts]. A fixture's body is at most [MaxBodyBytes], as an API
+// request's is, before and after its "${ref}"s are written out.
 func (s *Server) LoadFixtures(r io.Reader) error {
 	if r == nil {
 		return errors.New("fake: fixtures: LoadFixtures was given a nil io.Reader")
@@ -194,6 +196,11 @@ func (s *Server) parseFixtures(raw []byte) (fixtureSet, error) {
 	}
 	if len(file.Resources) == 0 && len(file.Accounts) == 0 {
 		return set, errNoFixtures
+	}
+	// Refused before anything is created, and before the accounts are
+	// decoded: a file of a million small accounts took minutes.
+	if held := len(s.Accounts()); len(file.Accounts) > MaxAccounts-held {
+		return set, fmt.Errorf("accounts: has %d accounts; the server holds %d and at most %d in all (fake.MaxAccounts)", len(file.Accounts), held, MaxAccounts)
 	}
 	var err error
 	if set.resources, err = s.decodeFixtures(file.Resources, "resources"); err != nil {
@@ -290,6 +297,13 @@ func (s *Server) loadFixtures(acct, where string, fixtures []Fixture, refs map[s
 		if len(body) == 0 {
 			body = []byte("{}")
 		}
+		// A body is held to an API body's bound before and after its
+		// ${ref}s are written out: a ref of 4 bytes becomes an id of up
+		// to 33, and a fixture of 64 MiB of them took 19 s and 6 GB to
+		// refuse for its list's length.
+		if len(body) > MaxBodyBytes {
+			return fail("body is %d bytes; at most %d (fake.MaxBodyBytes)", len(body), MaxBodyBytes)
+		}
 		var unknown string
 		body = refPattern.ReplaceAllFunc(body, func(m []byte) []byte {
 			name := string(m[2 : len(m)-1])
@@ -301,6 +315,9 @@ func (s *Server) loadFixtures(acct, where string, fixtures []Fixture, refs map[s
 		})
 		if unknown != "" {
 			return fail("${%s} names no earlier fixture's ref", unknown)
+		}
+		if len(body) > MaxBodyBytes {
+			return fail("body is %d bytes with its ${ref}s written out; at most %d (fake.MaxBodyBytes)", len(body), MaxBodyBytes)
 		}
 		in := info.newIn()
 		if err := decode(body, in, &s.members); err != nil {

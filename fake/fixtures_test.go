@@ -309,3 +309,48 @@ func TestFixtureAPIKeys(t *testing.T) {
 		t.Errorf("GET with the fixture key's token: %d %s", r.status, r.body)
 	}
 }
+
+// TestFixtureBounds: a fixtures file is bounded in accounts (refused
+// before any is made) and in each body's bytes, before and after its
+// ${ref}s are written out (a review's file of 64 MiB of "${a}" took 19 s
+// and 6 GB to refuse for its list's length; one of a million accounts did
+// not finish in 9 minutes).
+func TestFixtureBounds(t *testing.T) {
+	t.Parallel()
+	accounts := func(n int) string {
+		return `{"accounts": [` + strings.TrimSuffix(strings.Repeat(`{},`, n), ",") + `]}`
+	}
+	refs := func(n int) string {
+		return `[{"path": "/backends/http_response", "ref": "a", "body": {"status_code": 200}},
+			{"path": "/backends/failover", "body": {"backends": [` + strings.TrimSuffix(strings.Repeat(`"${a}",`, n), ",") + `]}}]`
+	}
+	for _, tt := range []struct {
+		name, fixtures, want string
+	}{
+		{"accounts past the bound", accounts(fake.MaxAccounts), "accounts: has 100 accounts; the server holds 1 and at most 100 in all"},
+		{"a body over MaxBodyBytes", `[{"path": "/service_users", "body": {"name": "` + strings.Repeat("x", fake.MaxBodyBytes) + `"}}]`,
+			"fixture 0 (/service_users): body is 1048588 bytes; at most 1048576"},
+		// 140,000 refs of 7 bytes (with quotes and comma) fit in 1 MiB; as
+		// ids of 33 bytes they do not.
+		{"a body over MaxBodyBytes once its refs are written out", refs(140_000), "fixture 1 (/backends/failover): body is 5040015 bytes with its ${ref}s written out"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := fake.Start(t, fake.WithoutListener())
+			err := srv.LoadFixtures(strings.NewReader(tt.fixtures))
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("error %v, want one with %q", err, tt.want)
+			}
+		})
+	}
+	// At the bound, the accounts are made.
+	srv := fake.Start(t, fake.WithoutListener())
+	if err := srv.LoadFixtures(strings.NewReader(accounts(fake.MaxAccounts - 1))); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(srv.Accounts()); n != fake.MaxAccounts {
+		t.Errorf("%d accounts, want %d", n, fake.MaxAccounts)
+	}
+	if _, err := srv.AddAccount(fake.Account{}); err == nil || !strings.Contains(err.Error(), "fake.MaxAccounts") {
+		t.Errorf("AddAccount past the bound: %v; want it refused, naming fake.MaxAccounts", err)
+	}
+}

@@ -97,6 +97,9 @@ func WithAccount(a Account) Option {
 		if err := a.check(); err != nil {
 			return fmt.Errorf("fake: WithAccount: %w", err)
 		}
+		if len(cfg.accounts) >= MaxAccounts {
+			return fmt.Errorf("fake: WithAccount: more than %d accounts (fake.MaxAccounts)", MaxAccounts)
+		}
 		cfg.accounts = append(cfg.accounts, a)
 		return nil
 	}

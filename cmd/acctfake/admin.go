@@ -752,11 +752,6 @@ type adminSnapshot struct {
 // store as it was, which the server's later writes then no longer share.
 const maxSnapshots = 100
 
-// maxAccounts is the most accounts a server of acctfake holds, the first
-// included: the fake finds an account by walking them, and lists each
-// with its keys.
-const maxAccounts = 100
-
 func (a *admin) takeSnapshot(*http.Request, string) (int, any, error) {
 	snap := a.srv.Snapshot()
 	a.mu.Lock()
@@ -870,7 +865,7 @@ func (a *admin) addAccount(r *http.Request, _ string) (int, any, error) {
 	// place.
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if n := len(a.srv.Accounts()); n >= maxAccounts {
+	if n := len(a.srv.Accounts()); n >= fake.MaxAccounts {
 		return 0, nil, &adminError{status: http.StatusBadRequest, code: acctapi.CodeInvalidValue,
 			msg: fmt.Sprintf("The server already holds %d accounts, the most acctfake holds.", n)}
 	}

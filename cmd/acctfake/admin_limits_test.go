@@ -174,7 +174,7 @@ func TestAdminFaultsBounded(t *testing.T) {
 }
 
 // TestAdminSnapshotsAndAccountsBounded pins the bounds on what the admin
-// API adds: at most maxSnapshots snapshots and maxAccounts accounts (the
+// API adds: at most maxSnapshots snapshots and fake.MaxAccounts accounts (the
 // first included), 400 beyond; deleting a snapshot makes room for one.
 // Before, each POST added one more without end.
 func TestAdminSnapshotsAndAccountsBounded(t *testing.T) {
@@ -200,16 +200,16 @@ func TestAdminSnapshotsAndAccountsBounded(t *testing.T) {
 		t.Errorf("a snapshot after deleting one: %d %s", w.Code, w.Body)
 	}
 
-	for i := 1; i < maxAccounts; i++ {
+	for i := 1; i < fake.MaxAccounts; i++ {
 		if w := p.adm("POST", "accounts", "{}"); w.Code != 201 {
 			t.Fatalf("account %d: %d %s", i+1, w.Code, w.Body)
 		}
 	}
 	if w := p.adm("POST", "accounts", "{}"); w.Code != 400 || !strings.Contains(w.Body.String(), "already holds 100 accounts") {
-		t.Errorf("account %d: %d %s; want 400", maxAccounts+1, w.Code, w.Body)
+		t.Errorf("account %d: %d %s; want 400", fake.MaxAccounts+1, w.Code, w.Body)
 	}
-	if n := len(p.srv.Accounts()); n != maxAccounts {
-		t.Errorf("%d accounts; want %d", n, maxAccounts)
+	if n := len(p.srv.Accounts()); n != fake.MaxAccounts {
+		t.Errorf("%d accounts; want %d", n, fake.MaxAccounts)
 	}
 }
 
