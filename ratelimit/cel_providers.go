@@ -61,6 +61,10 @@ type providers struct {
 	// left, when not nil, is how many more expressions the constructor
 	// may compile (NewPolicy's MaxPolicyExpressions), shared as used is.
 	left *int
+	// nodesLeft, when not nil, is how many more syntax-tree nodes the
+	// constructor's expressions may have (NewPolicy's MaxPolicyNodes),
+	// shared as left is.
+	nodesLeft *int
 }
 
 // unused returns an error for each provider that is configured but that

@@ -335,6 +335,33 @@ func TestPolicyBounds(t *testing.T) {
 	if _, err := NewPolicy([]byte(cr)); err == nil || !strings.Contains(err.Error(), "the policy has more than 2048 expressions") {
 		t.Errorf("a custom-response of 2,049 placeholders: %.300v", err)
 	}
+	// Expressions count by size too: a cost review's 32 expressions of
+	// 190 comprehensions each took 7 s and 2.8 GB to compile.
+	ors := func(term string, n int) string { return strings.TrimSuffix(strings.Repeat(term+"||", n), "||") }
+	comprehensions := func(n int) string { return ors("[1].exists_one(x,x>0)", n) }
+	if _, err := NewPolicy(doc(`{"expressions": ["` + comprehensions(maxExprComprehensions) + `"], "actions": [{"type": "custom-response", "config": {"status_code": 429}}]}`)); err != nil {
+		t.Errorf("an expression of %d comprehensions: %v", maxExprComprehensions, err)
+	}
+	if _, err := NewPolicy(doc(`{"expressions": ["` + comprehensions(maxExprComprehensions+1) + `"], "actions": [{"type": "custom-response", "config": {"status_code": 429}}]}`)); err == nil ||
+		!strings.Contains(err.Error(), "on_http_request[0].expressions[0]: is not compiled: it has 17 comprehensions") {
+		t.Errorf("an expression of %d comprehensions: %.300v", maxExprComprehensions+1, err)
+	}
+	if _, err := NewLimit(Config{Name: "n", Algorithm: AlgorithmSlidingWindow, Capacity: 1, Rate: "60s",
+		BucketKey: []string{"string(" + comprehensions(maxExprComprehensions+1) + ")"}}); err == nil || !strings.Contains(err.Error(), "it has 17 comprehensions") {
+		t.Errorf("a bucket key of %d comprehensions: %.300v", maxExprComprehensions+1, err)
+	}
+	// 499 nodes an expression (100 comparisons of four nodes, and 99 ||s):
+	// 131 fit in 65,536, the 132nd does not.
+	wide := `"` + ors("req.host == 'a'", 100) + `"`
+	var exprs []string
+	for range 200 {
+		exprs = append(exprs, wide)
+	}
+	big := doc(`{"expressions": [` + strings.Join(exprs, ",") + `], "actions": [{"type": "custom-response", "config": {"status_code": 429}}]}`)
+	if _, err := NewPolicy(big); err == nil || !strings.Contains(err.Error(), "on_http_request[0].expressions[131]: ") ||
+		!strings.Contains(err.Error(), "is not compiled: the policy's expressions have more than 65536 nodes") {
+		t.Errorf("a policy of 200 expressions of 100 comparisons: %.300v", err)
+	}
 	bad := `{"expressions": ["nosuchname"], "actions": [{"type": "rate-limit", "config": {"name": "n", "algorithm": "sliding_window", "capacity": 1, "rate": "60s", "bucket_key": ["req.host"]}}]}`
 	_, err := NewPolicy(doc(many(MaxPolicyRules, bad)...))
 	if n := len(acctapi.FieldErrors(err)); n != MaxPolicyErrors+1 || !strings.Contains(err.Error(), "on_http_request[20]: and the rules after it are not checked: 20 errors") {
