@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/cel-go/cel"
 	celast "github.com/google/cel-go/common/ast"
+	"github.com/google/cel-go/common/operators"
 	"github.com/google/cel-go/common/types"
 	"github.com/google/cel-go/common/types/ref"
 	"github.com/google/cel-go/interpreter"
@@ -45,8 +46,9 @@ const (
 // filterFieldTypes are the CEL types of every list's filterable fields
 // (contract §3), each declared as the variable obj.<field>: text is a
 // nullable string, so that `== null` type-checks, and times are
-// timestamps; the grammar then refuses `== null` on every field but
-// owner_id (see filterGrammar). A filter comparing a
+// timestamps; `== null` on an optional text field means `== ""`
+// (nullIsEmpty), and the grammar refuses it on id and the times (see
+// filterGrammar). A filter comparing a
 // field with a value of another type (obj.created_at == "2026-...",
 // obj.description == 1) is then refused when compiled, as contract §3
 // requires, rather than matching nothing, or failing only on the items
@@ -159,6 +161,7 @@ func compileFilter(expr string, fields []string) (*filter, error) {
 	if err := celguard.CheckConstTimes(parsed.NativeRep().Expr()); err != nil {
 		return nil, badFilter("%v", err)
 	}
+	nullIsEmpty(parsed.NativeRep().Expr())
 	ast, iss := env.Check(parsed)
 	if iss.Err() != nil {
 		return nil, badFilter("%s", truncate(strings.ReplaceAll(iss.Err().Error(), "\n", " "), 300))
@@ -186,14 +189,68 @@ func compileFilter(expr string, fields []string) (*filter, error) {
 	return f, nil
 }
 
+// emptyIsNull are the optional text fields: the real service leaves them
+// out of its answers when they are empty (research/real-service.md §1.1),
+// so that, to a client, null is how an empty one looks, and the filtering
+// documentation's own example asks for one with
+// (obj.acl == null || obj.acl == ""). A filter's null compared with one
+// of them is "" (see nullIsEmpty).
+var emptyIsNull = []string{"description", "metadata", "subject_common_name"}
+
+// nullIsEmpty rewrites, in the parsed filter e, every null compared with
+// an optional text field (emptyIsNull), by == or != or in a list on the
+// right of in, into "": obj.metadata == null asks for an empty
+// metadata, as it would of the real service. Other comparisons with null
+// are left for filterGrammar to allow (owner_id) or refuse.
+func nullIsEmpty(e celast.Expr) {
+	// obj.<field> as parsed: a selection of the field from obj.
+	optional := func(x celast.Expr) bool {
+		if x.Kind() != celast.SelectKind {
+			return false
+		}
+		sel := x.AsSelect()
+		op := sel.Operand()
+		return !sel.IsTestOnly() && op.Kind() == celast.IdentKind && op.AsIdent() == filterFieldsVar &&
+			slices.Contains(emptyIsNull, sel.FieldName())
+	}
+	empty := func(null celast.Expr) {
+		null.SetKindCase(celast.NewExprFactory().NewLiteral(null.ID(), types.String("")))
+	}
+	celast.PreOrderVisit(e, celast.NewExprVisitor(func(x celast.Expr) {
+		if x.Kind() != celast.CallKind {
+			return
+		}
+		c := x.AsCall()
+		args := c.Args()
+		switch c.FunctionName() {
+		case operators.Equals, operators.NotEquals:
+			for i, a := range args {
+				if celguard.IsNull(a) && optional(args[1-i]) {
+					empty(a)
+				}
+			}
+		case operators.In:
+			if optional(args[0]) && args[1].Kind() == celast.ListKind {
+				for _, el := range args[1].AsList().Elements() {
+					if celguard.IsNull(el) {
+						empty(el)
+					}
+				}
+			}
+		}
+	}))
+}
+
 // filterGrammar is what a filter over a list with the filterable fields
 // fields may use: contract §3's constructs, obj only as obj.<field>, no
 // substring function on obj.id, and == null only on obj.owner_id, which
 // the real service's model makes nullable (research/real-service.md: a
 // key's owner_id is a nullable string; the fake always sets it, so the
-// comparison is false there). Every other field is never null, in the
-// fake and in the real service's models alike, and comparing it with
-// null would be a silent "no match".
+// comparison is false there), and on the optional text fields, where
+// null is "" (nullIsEmpty has rewritten it before the grammar's typed
+// check). obj.id and the times are never null, in the fake and in the
+// real service's models alike, and comparing them with null would be a
+// silent "no match".
 func filterGrammar(fields []string) *celguard.Grammar {
 	return &celguard.Grammar{
 		Root: filterFieldsVar,

@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -155,6 +156,10 @@ func TestFilterGrammar(t *testing.T) {
 		`size(obj.metadata) > 3 && obj.description.size() <= 255`,
 		`obj.description.startsWith("a") || obj.description.endsWith("b") || obj.metadata.contains("c")`,
 		`obj.description == "" || obj.owner_id == null || null != obj.owner_id`,
+		// The filtering documentation's own form, on the optional text
+		// fields (where null is "").
+		`obj.owner_id == "usr_1" && (obj.metadata == null || obj.metadata == "")`,
+		`null != obj.description && obj.metadata in ["x", null]`,
 		`-1 < 0 && 1.5 > 0.5 && "a" < "b"`,
 		// Ordering across int, uint and double, as CEL defines it (a
 		// review saw 1 < 2.5 refused with the checker's overload error).
@@ -209,14 +214,14 @@ func TestFilterGrammar(t *testing.T) {
 		{`obj.description.contains()`, "contains takes 1 argument, not 0"},
 		{`startsWith(obj.description, "a")`, "startsWith is a method"},
 		// == null on a field that is never null matched nothing (a
-		// review); only owner_id, nullable in the real service, may be
-		// compared with null.
-		{`obj.description == null`, `obj.description is a string, never null; compare it with == ""`},
+		// review); owner_id, nullable in the real service, and the
+		// optional text fields, where null is "" (TestFilterNullIsEmpty),
+		// may be compared with null.
 		{`obj.id == null`, `obj.id is a string, never null; compare it with == ""`},
-		{`null != obj.metadata`, `obj.metadata is a string, never null`},
+		{`null != obj.id`, `obj.id is a string, never null`},
 		{`obj.created_at == null`, "obj.created_at is a timestamp, never null"},
-		{`obj.owner_id == null || obj.metadata != null`, "obj.metadata is a string, never null"},
-		{`obj.description in ["x", null]`, "in: obj.description is a string, never null; take null out of the list"},
+		{`obj.owner_id == null || obj.id != null`, "obj.id is a string, never null"},
+		{`obj.id in ["x", null]`, "in: obj.id is a string, never null; take null out of the list"},
 		// So is anything else whose type is never null (a review saw
 		// these answer no item, or every one).
 		{`obj.created_at.add("0s") == null`, "a timestamp is never null: comparing one with null is always false"},
@@ -370,7 +375,7 @@ func TestFilterRequests(t *testing.T) {
 		// A review's reproductions: 200 with no keys, or the checker's
 		// raw output, or a supported function said unsupported.
 		{`--"abc" == "abc"`, "arithmetic (-) is not supported"},
-		{`obj.description == null`, "obj.description is a string, never null"},
+		{`obj.id == null`, "obj.id is a string, never null"},
 		{`obj.created_at.add("1d","2d") > time.now`, "add takes 1 argument, not 2"},
 	} {
 		code, body := get(tt.filter)
@@ -557,5 +562,44 @@ func TestFilterFieldTypes(t *testing.T) {
 func TestSelectorBudgetIsFilterBudget(t *testing.T) {
 	if k8sop.MatchBudget != maxRequestTotal {
 		t.Errorf("k8sop.MatchBudget = %d, a filter's request %d", k8sop.MatchBudget, maxRequestTotal)
+	}
+}
+
+// TestFilterNullIsEmpty: on the optional text fields, which the real
+// service leaves out of its answers when they are empty, null is "": a
+// review's client sent the filtering documentation's own form,
+// (obj.metadata == null || obj.metadata == ""), and got a 400 where the
+// real service answers.
+func TestFilterNullIsEmpty(t *testing.T) {
+	t.Parallel()
+	srv := Start(t, WithoutListener())
+	for _, in := range []*account.APIKeyCreate{{Description: "both", Metadata: "m"}, {Description: "no metadata"}, {Metadata: "no description"}} {
+		if _, err := Seed[account.APIKey](srv, "", in); err != nil {
+			t.Fatal(err)
+		}
+	}
+	keys := account.NewAPIKeys(srv.Client())
+	for _, tt := range []struct {
+		filter string
+		want   []string // descriptions, newest first
+	}{
+		{`obj.metadata == null`, []string{"no metadata"}},
+		{`obj.metadata == null || obj.metadata == ""`, []string{"no metadata"}},
+		{`null == obj.description`, []string{""}},
+		{`obj.metadata != null && obj.description != null`, []string{"both"}},
+		{`obj.description in ["both", null]`, []string{"", "both"}},
+	} {
+		var got []string // the key the server made has neither: left out
+		for k, err := range keys.List(t.Context(), &acctapi.FilterOptions{Filter: tt.filter}) {
+			if err != nil {
+				t.Fatalf("%s: %v", tt.filter, err)
+			}
+			if k.Description != "" || k.Metadata != "" {
+				got = append(got, k.Description)
+			}
+		}
+		if !slices.Equal(got, tt.want) {
+			t.Errorf("%s: %q; want %q", tt.filter, got, tt.want)
+		}
 	}
 }
