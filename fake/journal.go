@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"iter"
+	"net/http"
 	"slices"
 	"strconv"
 	"strings"
@@ -548,7 +549,10 @@ type JournalFilter struct {
 // pattern that is malformed or matches no path it serves with that
 // method (such as "/service_user/*", or "/api_keys/service_*", which no
 // API key's id matches), and one naming the status for any other status
-// (0 included): such a filter could match no request to a route, and an
+// (0 included) and for one the fake never answers a request of method
+// with (1xx and 3xx, and a 2xx other than its success: 201 to a POST, 200
+// to a GET or PATCH, 204 to a DELETE): such a filter could match no
+// request to a route, and an
 // assertion that no such request was made would pass on a typo. Requests
 // the fake does not route (its 404s and 405s) are found by status, with
 // the pattern "/**". acctfake's admin journal filters with it.
@@ -559,11 +563,44 @@ func (s *Server) JournalFilter(method, pattern string, status int) (*JournalFilt
 	if status != AnyStatus && status != DroppedStatus && (status < 100 || status > 599) {
 		return nil, fmt.Errorf("fake: status %d is not an HTTP status from 100 to 599, AnyStatus or DroppedStatus", status)
 	}
+	if status != AnyStatus && status != DroppedStatus {
+		if err := checkAnswered(anyMethod(method), status); err != nil {
+			return nil, err
+		}
+	}
 	pat, err := ParsePattern(pattern)
 	if err != nil {
 		return nil, err // checked by CheckTarget
 	}
 	return &JournalFilter{method: anyMethod(method), pat: pat, status: status}, nil
+}
+
+// successStatus is the status of the fake's answer to a request of each
+// method that succeeds: 201 to a POST, 200 to a GET or PATCH, 204 to a
+// DELETE. Its other answers are errors, 400 to 599.
+var successStatus = map[string]int{http.MethodPost: 201, http.MethodGet: 200, http.MethodPatch: 200, http.MethodDelete: 204}
+
+// checkAnswered refuses a status the fake never answers a request of
+// method ("" for any) with: 1xx, 3xx, and a 2xx other than the method's
+// success status. A filter for a DELETE answered 200 found nothing, and
+// an assertion that no DELETE succeeded passed after one had (a review).
+func checkAnswered(method string, status int) error {
+	if status < 200 || status > 299 && status < 400 {
+		return fmt.Errorf("fake: status %d: the fake never answers %d (its answers are 200, 201 and 204 on success, 400 to 599 otherwise)", status, status)
+	}
+	if status > 299 {
+		return nil
+	}
+	if method == "" {
+		if status == 200 || status == 201 || status == 204 {
+			return nil
+		}
+		return fmt.Errorf("fake: status %d: the fake's successes are 201 (POST), 200 (GET, PATCH) and 204 (DELETE)", status)
+	}
+	if want := successStatus[method]; status != want {
+		return fmt.Errorf("fake: status %d: the fake answers a %s that succeeds %d", status, method, want)
+	}
+	return nil
 }
 
 // Match reports whether e passes f. It reads e's Method, Path, Status

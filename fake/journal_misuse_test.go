@@ -131,6 +131,15 @@ func TestJournalFilterChecked(t *testing.T) {
 		{"lower-case method", "get", "/service_users", fake.AnyStatus, `method "get" is not one the fake serves`},
 		{"status 0", "GET", "/service_users", 0, "status 0 is not an HTTP status from 100 to 599, AnyStatus or DroppedStatus"},
 		{"status 600", "GET", "/service_users", 600, "status 600 is not"},
+		// A status the fake never answers such a request with found
+		// nothing, and an assertion that no DELETE succeeded passed after
+		// one had (a review).
+		{"DELETE answered 200", "DELETE", "/service_users/*", 200, "status 200: the fake answers a DELETE that succeeds 204"},
+		{"POST answered 200", "POST", "/service_users", 200, "the fake answers a POST that succeeds 201"},
+		{"GET answered 204", "GET", "/service_users", 204, "the fake answers a GET that succeeds 200"},
+		{"any method answered 202", "", "/**", 202, "the fake's successes are 201 (POST), 200 (GET, PATCH) and 204 (DELETE)"},
+		{"a redirect", "GET", "/service_users", 302, "the fake never answers 302"},
+		{"1xx", "", "/**", 100, "the fake never answers 100"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			if _, err := srv.JournalFilter(tt.method, tt.pattern, tt.status); err == nil || !strings.Contains(err.Error(), tt.want) {
@@ -154,6 +163,7 @@ func TestJournalFilterChecked(t *testing.T) {
 		{"items, any method", "*", "/service_users/*", 404, []hit{{"GET", "/service_users/service_nope", 404}}},
 		{"unrouted, by status", "", "/**", 404, []hit{{"GET", "/service_users/service_nope", 404}, {"GET", "/nothing", 404}}},
 		{"none dropped", "", "/**", fake.DroppedStatus, nil},
+		{"successes of any method", "", "/**", 201, []hit{{"POST", "/service_users", 201}}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			got, err := srv.JournalMatching(tt.method, tt.pattern, tt.status)
