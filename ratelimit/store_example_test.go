@@ -26,7 +26,9 @@ func ExampleWithStore() {
 	cfg := ratelimit.Config{Name: "per-ip", Algorithm: "sliding_window", Capacity: 100, Rate: "60s",
 		BucketKey: []string{"conn.client_ip"}}
 	l, err := ratelimit.NewLimit(cfg,
-		ratelimit.WithStore(downStore{}, ratelimit.FailClosed, 50*time.Millisecond),
+		// In production the timeout is tens of milliseconds; a minute
+		// here, so that the output does not depend on the machine's speed.
+		ratelimit.WithStore(downStore{}, ratelimit.FailClosed, time.Minute),
 		ratelimit.WithDecisionHook(func(_ *http.Request, name string, res ratelimit.Result) {
 			if res.ErrorCode != "" {
 				fmt.Println("metric: store errors{limit=" + name + "} += 1")

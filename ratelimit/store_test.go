@@ -49,7 +49,11 @@ func (s *countingStore) Allow(ctx context.Context, b Bucket, now time.Time) (Dec
 
 func TestStoreDecides(t *testing.T) {
 	s := &countingStore{}
-	l, err := NewLimiter(2, time.Minute, WithStore(s, FailClosed, 0))
+	// A timeout of an hour in these tests, whose stores answer at once: a
+	// short one (the default, 100 ms) is a deadline a loaded machine
+	// could miss, and the late answer would become FailClosed's 429 (a
+	// review saw it).
+	l, err := NewLimiter(2, time.Minute, WithStore(s, FailClosed, time.Hour))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,7 +98,7 @@ func allocated(build func() any) float64 {
 func TestStoreKeepsNoTable(t *testing.T) {
 	s := &countingStore{}
 	withStore := allocated(func() any {
-		l, _ := NewLimiter(2, time.Minute, WithStore(s, FailClosed, 0))
+		l, _ := NewLimiter(2, time.Minute, WithStore(s, FailClosed, time.Hour))
 		return l
 	})
 	without := allocated(func() any {
@@ -104,7 +108,7 @@ func TestStoreKeepsNoTable(t *testing.T) {
 	if withStore > 2048 || without < 8*withStore {
 		t.Errorf("NewLimiter holds %.0f bytes with a store, %.0f without", withStore, without)
 	}
-	l, _ := NewLimiter(1, time.Minute, WithStore(s, FailClosed, 0))
+	l, _ := NewLimiter(1, time.Minute, WithStore(s, FailClosed, time.Hour))
 	if d := l.Allow("k"); !d.Allowed {
 		t.Fatalf("first Allow: %+v", d)
 	}
@@ -236,7 +240,7 @@ func TestStoreInvalidDecision(t *testing.T) {
 		{Allowed: true, RetryAfter: time.Second},
 	} {
 		s := storeFunc(func(context.Context, Bucket, time.Time) (Decision, error) { return bad, nil })
-		l, err := NewLimiter(5, time.Minute, WithStore(s, FailOpen, 0))
+		l, err := NewLimiter(5, time.Minute, WithStore(s, FailOpen, time.Hour))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -251,7 +255,7 @@ func TestStoreInvalidDecision(t *testing.T) {
 	// The limits themselves are decisions the limiter makes.
 	for _, good := range []Decision{{RetryAfter: time.Hour}, {Allowed: true, Remaining: 0}, {Allowed: true, Remaining: 5}} {
 		s := storeFunc(func(context.Context, Bucket, time.Time) (Decision, error) { return good, nil })
-		l, _ := NewLimiter(5, time.Minute, WithStore(s, FailOpen, 0))
+		l, _ := NewLimiter(5, time.Minute, WithStore(s, FailOpen, time.Hour))
 		if d, err := l.AllowContext(context.Background(), "k", base); err != nil || d != good {
 			t.Errorf("%+v: got %+v, %v", good, d, err)
 		}
@@ -333,7 +337,7 @@ func TestStoreSameDecisionsAsInProcess(t *testing.T) {
 		t.Errorf("in process (-want +got):\n%s", diff)
 	}
 	s := &countingStore{}
-	if diff := cmp.Diff(want, statuses(WithStore(s, FailClosed, 0))); diff != "" {
+	if diff := cmp.Diff(want, statuses(WithStore(s, FailClosed, time.Hour))); diff != "" {
 		t.Errorf("with a store (-want +got):\n%s", diff)
 	}
 	// Every process running the policy names the buckets alike.
