@@ -22,6 +22,7 @@ import (
 	"github.com/acctapi/acctapi/internal/baseurl"
 	"github.com/acctapi/acctapi/internal/clienthook"
 	"github.com/acctapi/acctapi/internal/field"
+	"github.com/acctapi/acctapi/internal/resources"
 	"github.com/acctapi/acctapi/internal/iox"
 	"github.com/acctapi/acctapi/internal/trunc"
 )
@@ -256,7 +257,11 @@ func (c *Client) BaseURL() string { return c.base.String() }
 // governs them all.
 //
 // in must not be a nil pointer: that is an error (a [*FieldError] on the
-// request), whether or not the client validates.
+// request), whether or not the client validates. So is, before anything
+// is sent, a path with an empty, "." or ".." segment, or that names an
+// item of a collection by another resource's id ("/service_users/ak_…":
+// it would answer 404, which a caller's "not found: already gone" check
+// takes for success).
 //
 // A response status of 400 or more becomes an [*Error]. A DELETE succeeds
 // only with 204 No Content, as the API answers every DELETE (contract
@@ -520,6 +525,12 @@ func checkSegments(path string) error {
 		if err := field.CheckSegment("id", seg); err != nil {
 			return err
 		}
+	}
+	// Another resource's id answers 404, which a caller's "not found:
+	// already gone" check takes for success (a review's
+	// ServiceUsers.Delete(ctx, key.ID)).
+	if coll, id, owner, prefix, foreign := resources.ForeignItem(p); foreign {
+		return field.Invalid("id", "%q is an id of %s, not of %s, whose ids start %s_", trunc.String(id, 64), owner, coll, prefix)
 	}
 	return nil
 }

@@ -389,6 +389,15 @@ func TestDoRejectsBadSegments(t *testing.T) {
 		{name: "empty first segment", path: "//things"},
 		{name: "dot id", path: "/things/."},
 		{name: "dot-dot id", path: "/things/.."},
+		// Another resource's id answered 404, which a caller's "not found:
+		// already gone" check takes for success (a review's
+		// ServiceUsers.Delete(ctx, key.ID)).
+		{name: "an API key's id for a service user", path: "/service_users/ak_2x"},
+		{name: "a user's id for an API key", path: "/api_keys/usr_1"},
+		{name: "another backend's id", path: "/backends/failover/bkdhr_1"},
+		{name: "a key's id for a bot user", path: "/bot_users/ak_1"},
+		{name: "another id for a subscription's sources", path: "/event_subscriptions/ed_1/sources/api_key_created.v0"},
+		{name: "another id for an operator's endpoints", path: "/kubernetes_operators/ep_1/bound_endpoints?limit=5"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -420,6 +429,11 @@ func TestDoAcceptsOddButValidPaths(t *testing.T) {
 		{name: "root", path: "/", wantURI: "/"},
 		{name: "double slash inside the query", path: "/things?next=a//b/", wantURI: "/things?next=a%2F%2Fb%2F"},
 		{name: "dots inside an id", path: "/things/a..b", wantURI: "/things/a..b"},
+		// A made-up id of no known prefix answers 404; so does an
+		// old-style bot id.
+		{name: "a made-up id", path: "/service_users/ci-bot", wantURI: "/service_users/ci-bot"},
+		{name: "a bot user's service id", path: "/bot_users/service_1", wantURI: "/bot_users/service_1"},
+		{name: "a prefix only in a later segment", path: "/event_subscriptions/esb_1/sources/ak_x", wantURI: "/event_subscriptions/esb_1/sources/ak_x"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -1,6 +1,7 @@
 package fake_test
 
 import (
+	"fmt"
 	"net/http"
 	"net/url"
 	"slices"
@@ -237,7 +238,7 @@ func refInsert[T any](t *refTable[T], v T, id, uri string, at func(v *T) (id, ur
 // fails and nothing is stored.
 func refUpdate[T any](t *refTable[T], id string, bad *refFail, apply func(v *T) *refFail) (T, *refFail) {
 	var zero T
-	if f := first(localPathFail(id), bad); f != nil {
+	if f := first(localPathFail(prefixOf[T](), id), bad); f != nil {
 		return zero, f
 	}
 	v, ok := t.get(id)
@@ -274,11 +275,48 @@ func hasDup[T comparable](list []T) bool {
 
 // localPathFail is the client's own refusal of an id it cannot put in a
 // path.
-func localPathFail(id string) *refFail {
-	if id == "" || id == "." || id == ".." {
+func localPathFail(prefix, id string) *refFail {
+	if id == "" || id == "." || id == ".." || prefix != "" && foreignID(prefix, id) {
 		return failLocal
 	}
 	return nil
+}
+
+// foreignID reports an id that is plainly another resource's, which the
+// client refuses to put in a path of prefix's collection: it starts with
+// another known prefix and "_".
+func foreignID(prefix, id string) bool {
+	for _, p := range []string{"service", "ak", "ca", "bkdfo", "bkdhr", "bkdtg", "tn", "ed", "esb", "k8sop", "ep", "usr", "op"} {
+		if p != prefix && strings.HasPrefix(id, p+"_") {
+			return true
+		}
+	}
+	return false
+}
+
+// prefixOf is the id prefix of the resource T.
+func prefixOf[T any]() string {
+	switch any(*new(T)).(type) {
+	case account.ServiceUser:
+		return "service"
+	case account.APIKey:
+		return "ak"
+	case account.CertificateAuthority:
+		return "ca"
+	case backends.HTTPResponse:
+		return "bkdhr"
+	case backends.Failover:
+		return "bkdfo"
+	case backends.TunnelGroup:
+		return "bkdtg"
+	case events.Destination:
+		return "ed"
+	case events.Subscription:
+		return "esb"
+	case k8sop.Operator:
+		return "k8sop"
+	}
+	panic(fmt.Sprintf("no prefix for %T", *new(T)))
 }
 
 // ---- service users ----------------------------------------------------------
@@ -450,7 +488,7 @@ func (a *refAccount) referenced(id string) bool {
 // deleteRef is the answer to deleting id from table: 404 when absent,
 // 409 while referenced.
 func deleteRef[T any](a *refAccount, t *refTable[T], id string) *refFail {
-	if f := localPathFail(id); f != nil {
+	if f := localPathFail(prefixOf[T](), id); f != nil {
 		return f
 	}
 	if _, ok := t.get(id); !ok {
@@ -1015,12 +1053,12 @@ func (m *refModel) createSource(a *refAccount, subID, bodySub, typ string) (even
 		return events.Source{}, failBroken // a body naming another subscription than the path
 	}
 	if !slices.Contains(contractEventTypes, typ) {
-		if localPathFail(subID) != nil {
+		if localPathFail("", subID) != nil {
 			return events.Source{}, failBroken // subscription_id's error comes first
 		}
 		return events.Source{}, failRule(acctapi.CodeBadEventType)
 	}
-	if f := localPathFail(subID); f != nil {
+	if f := localPathFail("esb", subID); f != nil {
 		return events.Source{}, f
 	}
 	v, ok := a.subs.get(subID)
@@ -1042,7 +1080,7 @@ func (m *refModel) getSource(a *refAccount, subID, typ string) (events.Source, *
 	if subID == "" {
 		return events.Source{}, failBroken
 	}
-	if f := first(localPathFail(subID), localPathFail(typ)); f != nil {
+	if f := first(localPathFail("esb", subID), localPathFail("", typ)); f != nil {
 		return events.Source{}, f
 	}
 	if !slices.Contains(contractEventTypes, typ) {
@@ -1056,7 +1094,7 @@ func (m *refModel) getSource(a *refAccount, subID, typ string) (events.Source, *
 }
 
 func (m *refModel) listSources(a *refAccount, subID string) (events.SourceList, *refFail) {
-	if f := localPathFail(subID); f != nil {
+	if f := localPathFail("esb", subID); f != nil {
 		return events.SourceList{}, f
 	}
 	v, ok := a.subs.get(subID)
@@ -1071,7 +1109,7 @@ func (m *refModel) deleteSource(a *refAccount, subID, typ string) *refFail {
 	if subID == "" {
 		return failBroken
 	}
-	if f := first(localPathFail(subID), localPathFail(typ)); f != nil {
+	if f := first(localPathFail("esb", subID), localPathFail("", typ)); f != nil {
 		return f
 	}
 	if !slices.Contains(contractEventTypes, typ) {
@@ -1253,7 +1291,7 @@ func (m *refModel) seedEndpoint(a *refAccount, in k8sop.Endpoint, id string, now
 // carry the kubernetes binding and that one of the operator's selectors
 // matches.
 func (m *refModel) boundEndpoints(a *refAccount, opID string) ([]k8sop.Endpoint, *refFail) {
-	if f := localPathFail(opID); f != nil {
+	if f := localPathFail("k8sop", opID); f != nil {
 		return nil, f
 	}
 	op, ok := a.ops.get(opID)

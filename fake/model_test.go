@@ -1156,7 +1156,7 @@ func (k *resKind[T, L, PL]) get(mc *machine, rt *rapid.T) {
 	a := mc.acct(rt)
 	id := mc.pickID(rt, k.table(a.ref).ids(), k.d.Prefix)
 	want, ok := k.table(a.ref).get(id)
-	f := localPathFail(id)
+	f := localPathFail(k.d.Prefix, id)
 	if f == nil && !ok {
 		f = failNotFound
 	}
@@ -1294,7 +1294,7 @@ func (k *resKind[T, L, PL]) fault(mc *machine, rt *rapid.T) {
 	if ids := k.table(a.ref).ids(); len(ids) > 0 && rapid.Bool().Draw(rt, "fault_own_id") {
 		id = rapid.SampledFrom(ids).Draw(rt, "fault_id")
 	}
-	if localPathFail(id) != nil {
+	if localPathFail(k.d.Prefix, id) != nil {
 		id = k.d.Prefix + "_x"
 	}
 	var err error
@@ -1566,10 +1566,13 @@ func (mc *machine) pickSource(rt *rapid.T, a *mAcct) (string, string) {
 
 // asSent turns the model's failure for a rule into what the raw client
 // meets: a path it cannot build fails before the server can judge the rule.
-func asSent(f *refFail, validating bool, segs ...string) *refFail {
+func asSent(f *refFail, validating bool, sub string, rest ...string) *refFail {
 	if f != nil && f.rule && !validating {
-		for _, s := range segs {
-			if lf := localPathFail(s); lf != nil {
+		if lf := localPathFail("esb", sub); lf != nil {
+			return lf
+		}
+		for _, s := range rest {
+			if lf := localPathFail("", s); lf != nil {
 				return lf
 			}
 		}
@@ -1726,7 +1729,7 @@ func (mc *machine) boundEndpoints(rt *rapid.T) {
 	a := mc.acct(rt)
 	id := mc.pickID(rt, a.ref.ops.ids(), "k8sop")
 	path := "/kubernetes_operators/" + url.PathEscape(id) + "/bound_endpoints"
-	limit, ok := mc.drawLimit(rt, a, path, "bound_endpoints", localPathFail(id))
+	limit, ok := mc.drawLimit(rt, a, path, "bound_endpoints", localPathFail("k8sop", id))
 	if !ok {
 		return
 	}

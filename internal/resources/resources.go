@@ -95,6 +95,48 @@ const (
 	BoundEndpoints = "/kubernetes_operators/{id}/bound_endpoints"
 )
 
+// otherPrefixes are the id prefixes of what has no collection here: a
+// user (an API key's owner_id) and an operation.
+var otherPrefixes = []string{"usr", "op"}
+
+// ForeignItem reports whether path (escaped, a query allowed) names an
+// item of a collection, or something under one, by an id that is plainly
+// another's: it starts with another resource's prefix and "_"
+// ("/service_users/ak_…"). It returns the collection path and the id
+// segment, the resource whose id it is ("api_keys", or "user" or
+// "operation"), and the collection's own prefix. An id of no known
+// prefix is not foreign: a made-up one answers 404.
+func ForeignItem(path string) (collection, id, owner, prefix string, foreign bool) {
+	path, _, _ = strings.Cut(path, "?")
+	for _, d := range All() {
+		for _, name := range []string{d.Name, d.Alias} {
+			if d.NoAPI || name == "" {
+				continue
+			}
+			rest, ok := strings.CutPrefix(path, "/"+name+"/")
+			if !ok {
+				continue
+			}
+			seg, _, _ := strings.Cut(rest, "/")
+			if strings.HasPrefix(seg, d.Prefix+"_") {
+				return "", "", "", "", false
+			}
+			for _, o := range All() {
+				if strings.HasPrefix(seg, o.Prefix+"_") {
+					return name, seg, o.Name, d.Prefix, true
+				}
+			}
+			for i, p := range otherPrefixes {
+				if strings.HasPrefix(seg, p+"_") {
+					return name, seg, []string{"user", "operation"}[i], d.Prefix, true
+				}
+			}
+			return "", "", "", "", false
+		}
+	}
+	return "", "", "", "", false
+}
+
 // All lists every resource, in the order the fake registers them.
 func All() []Desc {
 	return []Desc{ServiceUsers, APIKeys, CertificateAuthorities, Failovers, HTTPResponses, TunnelGroups, Tunnels,
