@@ -17,6 +17,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/acctapi/acctapi"
+	"github.com/acctapi/acctapi/events"
 	"github.com/acctapi/acctapi/internal/field"
 	"github.com/acctapi/acctapi/internal/resources"
 )
@@ -621,7 +622,10 @@ func MatchPath(pattern, p string) (bool, error) {
 // "service_…" under /service_users and /bot_users, "bkdhr_…" under
 // /backends/http_response), so "/api_keys/service_*" matches nothing. A
 // literal segment is taken as a made-up id (the fake answers it 404)
-// unless it is another collection's id ("/api_keys/service_2abc").
+// unless it is another collection's id ("/api_keys/service_2abc"). A
+// subscription's source segment matches only what an event type
+// matches: "/event_subscriptions/*/sources/api_key_created" (without its
+// ".v0") matches nothing.
 // [Server.React] and the helpers panic on what it reports; cmd/acctfake
 // uses it to answer 400.
 func (s *Server) CheckTarget(method, pattern string) error {
@@ -639,7 +643,7 @@ func (s *Server) CheckTarget(method, pattern string) error {
 			with = " with " + method
 		}
 		if miss != "" {
-			return fmt.Errorf(`fake: pattern %q %s (and 27 letters and digits), so it matches no path the fake serves%s`, truncate(pattern, 64), miss, with)
+			return fmt.Errorf(`fake: pattern %q %s, so it matches no path the fake serves%s`, truncate(pattern, 64), miss, with)
 		}
 		return fmt.Errorf(`fake: pattern %q matches no path the fake serves%s (such as "/service_users", "/service_users/*", "/backends/**", "/**")`, truncate(pattern, 64), with)
 	}
@@ -702,8 +706,15 @@ func (rt *router) matchable(method string, p *Pattern) (ok bool, miss string) {
 					// Go on: a later segment may fail too, which makes
 					// the route no near miss.
 					if idMiss == "" {
-						idMiss = fmt.Sprintf("matches no id of %s: their ids start %s_", coll, idPrefixes[coll])
+						idMiss = fmt.Sprintf("matches no id of %s: their ids start %s_ (and 27 letters and digits)", coll, idPrefixes[coll])
 					}
+				}
+				// A subscription's source is named by its event type: a
+				// pattern that no type matches (api_key_created without
+				// its .v0) never fires.
+				if ok && i > 0 && r.segs[i-1] == "sources" && idMiss == "" &&
+					!slices.ContainsFunc(events.Types(), p.segs[i].match) {
+					idMiss = "matches no event type: a source is named by its type, such as api_key_created.v0"
 				}
 			} else {
 				ok = p.segs[i].match(r.segs[i])
