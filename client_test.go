@@ -508,6 +508,12 @@ func TestNewClientOptions(t *testing.T) {
 		{name: "delays without retries", key: "k", opts: []Option{WithRetry(RetryPolicy{BaseDelay: time.Millisecond, MaxDelay: 5 * time.Millisecond, MaxWait: time.Second})}, wantErr: true},
 		{name: "one attempt with a wait", key: "k", opts: []Option{WithRetry(RetryPolicy{MaxAttempts: 1, MaxWait: time.Second})}, wantErr: true},
 		{name: "one attempt", key: "k", opts: []Option{WithRetry(RetryPolicy{MaxAttempts: 1})}, wantURL: DefaultBaseURL},
+		// Policies that would never retry, or whose BaseDelay does nothing
+		// (a review's MaxAttempts 5 tried a 503 once).
+		{name: "MaxWait shorter than any wait", key: "k", opts: []Option{WithRetry(RetryPolicy{MaxAttempts: 5, BaseDelay: 4 * time.Second, MaxWait: 100 * time.Millisecond})}, wantErr: true},
+		{name: "MaxDelay below BaseDelay", key: "k", opts: []Option{WithRetry(RetryPolicy{MaxAttempts: 5, BaseDelay: time.Second, MaxDelay: 100 * time.Millisecond})}, wantErr: true},
+		{name: "MaxWait that fits half a BaseDelay", key: "k", opts: []Option{WithRetry(RetryPolicy{MaxAttempts: 5, BaseDelay: 4 * time.Second, MaxWait: 2 * time.Second})}, wantURL: DefaultBaseURL},
+		{name: "MaxWait that fits a Retry-After", key: "k", opts: []Option{WithRetry(RetryPolicy{MaxAttempts: 5, BaseDelay: 4 * time.Second, MaxWait: time.Second})}, wantURL: DefaultBaseURL},
 		{name: "error stops at the first bad option", key: "k",
 			opts: []Option{WithHTTPClient(nil), WithBaseURL("https://example.com")}, wantErr: true},
 	}

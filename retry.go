@@ -47,7 +47,9 @@ import (
 // [WithRetry] refuses the zero value (a policy left unset, which would
 // quietly turn retries off: say MaxAttempts 1, or use [WithoutRetry]), and
 // a policy of at most one attempt that sets a delay or a wait, which would
-// do nothing.
+// do nothing; so is a MaxDelay below BaseDelay, and a MaxWait shorter than
+// any wait before a retry (half of BaseDelay, and a second), with which
+// nothing would be retried.
 type RetryPolicy struct {
 	// MaxAttempts is the most attempts per call, the first included: at
 	// least 1, which means no retries.
@@ -81,6 +83,16 @@ func (p RetryPolicy) validate() error {
 	}
 	if p.MaxAttempts == 1 && (p.MaxWait != 0 || p.BaseDelay != 0 || p.MaxDelay != 0) {
 		return errors.New("acctapi: WithRetry: MaxAttempts is 1, so there are no retries and MaxWait, BaseDelay and MaxDelay do nothing; set MaxAttempts above 1, or leave them zero")
+	}
+	if p.MaxDelay != 0 && p.MaxDelay < p.BaseDelay {
+		return fmt.Errorf("acctapi: WithRetry: MaxDelay %v is below BaseDelay %v, which then does nothing; set MaxDelay to BaseDelay or more, or 0 for no cap", p.MaxDelay, p.BaseDelay)
+	}
+	// The shortest backoff wait is half of BaseDelay (equal jitter), and a
+	// Retry-After is whole seconds: a MaxWait below both lets no retry
+	// wait (a review's MaxAttempts 5 with BaseDelay 1s and MaxWait 100ms
+	// tried a 503 once).
+	if p.MaxWait != 0 && p.MaxWait < p.BaseDelay/2 && p.MaxWait < time.Second {
+		return fmt.Errorf("acctapi: WithRetry: MaxWait %v is shorter than any wait before a retry (half of BaseDelay %v, or a Retry-After of a second), so nothing would be retried; raise MaxWait or lower BaseDelay", p.MaxWait, p.BaseDelay)
 	}
 	return nil
 }
