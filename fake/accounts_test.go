@@ -3,7 +3,9 @@ package fake_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/acctapi/acctapi"
@@ -97,4 +99,29 @@ func TestAccountUserUnique(t *testing.T) {
 	}
 	srv.Restore(snap)
 	must(srv.AddAccount(fake.Account{ID: "ac_b", UserID: "usr_a"}))(t)
+}
+
+// TestClientStaysTheServers: a client of the server is the server's: an
+// option pointing it at another base URL, which would send the server's
+// key there, is an error (a misuse review).
+func TestClientStaysTheServers(t *testing.T) {
+	t.Parallel()
+	for _, srv := range []*fake.Server{fake.Start(t), fake.Start(t, fake.WithoutListener())} {
+		if _, err := srv.ClientFor(srv.APIKey(), acctapi.WithBaseURL("https://api.ngrok.com")); err == nil ||
+			!strings.Contains(err.Error(), "not the server's "+srv.URL) {
+			t.Errorf("ClientFor with another base URL: %v; want an error naming the server's URL", err)
+		}
+		func() {
+			defer func() {
+				if p := recover(); p == nil || !strings.Contains(fmt.Sprint(p), "leave acctapi.WithBaseURL out") {
+					t.Errorf("Client with another base URL: panic %v; want one saying to leave the option out", p)
+				}
+			}()
+			srv.Client(acctapi.WithBaseURL("https://api.ngrok.com"))
+		}()
+		// The server's own URL, given again, is the server's.
+		if _, err := srv.ClientFor(srv.APIKey(), acctapi.WithBaseURL(srv.URL)); err != nil {
+			t.Errorf("ClientFor with the server's URL: %v", err)
+		}
+	}
 }

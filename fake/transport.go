@@ -40,10 +40,19 @@ func (s *Server) Client(opts ...acctapi.Option) *acctapi.Client {
 // ClientFor is [Server.Client] authenticated with apiKey instead, retries
 // off as well: a key of another account ([Server.Accounts],
 // [Server.AddAccount]) or one created through the API, say to act as a
-// service user.
+// service user. An option that points the client at another base URL
+// (acctapi.WithBaseURL) is an error: the client would not be the server's,
+// and would send its key elsewhere.
 func (s *Server) ClientFor(apiKey string, opts ...acctapi.Option) (*acctapi.Client, error) {
 	base := []acctapi.Option{acctapi.WithBaseURL(s.URL), acctapi.WithHTTPClient(s.HTTPClient()), acctapi.WithoutRetry()}
-	return acctapi.NewClient(apiKey, append(base, opts...)...)
+	c, err := acctapi.NewClient(apiKey, append(base, opts...)...)
+	if err != nil {
+		return nil, err
+	}
+	if want, _ := acctapi.NewClient(apiKey, base...); c.BaseURL() != want.BaseURL() {
+		return nil, fmt.Errorf("fake: the client's base URL would be %s, not the server's %s: leave acctapi.WithBaseURL out", truncate(c.BaseURL(), 128), want.BaseURL())
+	}
+	return c, nil
 }
 
 // Handler returns the server as an http.Handler, to mount on a server of
