@@ -384,6 +384,9 @@ func checkProviders(checked *cel.Ast, prov *providers) error {
 		if v.need != provNone {
 			add(v.name, v.need)
 		}
+		if prov.used != nil && (v.name == "time.now" || strings.HasPrefix(v.name, "req.ts.")) {
+			*prov.used |= 1 << provClock
+		}
 		if v.client {
 			add(v.name, provClientIP)
 		}

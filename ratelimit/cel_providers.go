@@ -34,6 +34,10 @@ const (
 	// intelligence variables need provIPIntel and read the client address.
 	provClientIP
 	lastProvider = provClientIP
+	// provClock marks, in providers.used only, an expression that reads
+	// the clock (time.now, req.ts.header_received), which WithClock
+	// sets: never missing, and not one of the providers above.
+	provClock = lastProvider + 1
 )
 
 // option returns the name of the option that supplies p.

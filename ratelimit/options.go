@@ -179,7 +179,9 @@ func WithClientIP(fn func(r *http.Request) string) LimitOption {
 
 // WithClock sets the clock a [Limit] or [Policy] reads for each request
 // (and for time.now and req.ts.header_received); the default is time.Now.
-// Tests pass a fake clock.
+// Tests pass a fake clock. [NewPolicy] refuses it for a policy with no
+// rate-limit action and no expression that reads the time, where it
+// would do nothing.
 func WithClock(now func() time.Time) LimitOption {
 	return funcOption("WithClock", now, func(o *options, now func() time.Time) { o.now = now })
 }

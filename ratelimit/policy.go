@@ -338,7 +338,10 @@ func NewPolicy(doc []byte, opts ...PolicyOption) (*Policy, error) {
 			"this package does not implement (see Policy.Skipped), so the policy would do nothing"))
 	}
 	if !limited && decodeErr == nil { // (a document that did not decode may have lost its rate-limit actions)
-		errs = append(errs, unusedOptions(opts)...)
+		// (A skipped action's expressions were not compiled: whether
+		// they read the clock is not known.)
+		clockRead := *o.providers.used&(1<<provClock) != 0 || len(p.skipped) > 0
+		errs = append(errs, unusedOptions(opts, clockRead)...)
 	}
 	if len(errs) == 0 && len(p.skipped) == 0 {
 		// (With rules or actions skipped, unchecked, a provider they read
@@ -369,8 +372,9 @@ func noRules(skipped []string) error {
 // nothing, and a test of it (a decision hook's) would pass without it
 // running. Options do not record which constructor they came from, so
 // each is applied alone to zero options and recognised by what it sets:
-// WithMaxBuckets sets maxBuckets to at least 1.
-func unusedOptions(opts []PolicyOption) []error {
+// WithMaxBuckets sets maxBuckets to at least 1. WithClock is unused too
+// unless an expression reads the time (clockRead).
+func unusedOptions(opts []PolicyOption, clockRead bool) []error {
 	var errs []error
 	for _, opt := range opts {
 		if opt == nil {
@@ -388,6 +392,8 @@ func unusedOptions(opts []PolicyOption) []error {
 			name, what = "WithDecisionHook", "the hook would never be called"
 		case probe.headers:
 			name, what = "WithRateLimitHeaders", "no RateLimit field would be sent"
+		case probe.now != nil && !clockRead:
+			name, what = "WithClock", "nothing reads the clock (nor does an expression: time.now, req.ts.header_received)"
 		default:
 			continue
 		}

@@ -568,7 +568,7 @@ func TestPolicyOptionsWithoutRateLimit(t *testing.T) {
 		"WithMaxBuckets":       WithMaxBuckets(DefaultMaxBuckets), // the default, given
 		"WithStore":            WithStore(&countingStore{}, FailOpen, 0),
 	} {
-		_, err := NewPolicy([]byte(crOnly), WithClock(time.Now), opt)
+		_, err := NewPolicy([]byte(crOnly), opt)
 		want := "ratelimit: " + name + ": the policy has no rate-limit action"
 		if err == nil || !strings.Contains(err.Error(), want) || len(acctapi.FieldErrors(err)) != 0 {
 			t.Errorf("%s: error %v; want one containing %q", name, err, want)
@@ -578,8 +578,24 @@ func TestPolicyOptionsWithoutRateLimit(t *testing.T) {
 		}
 	}
 	ip := func(*http.Request) string { return "192.0.2.1" }
-	if _, err := NewPolicy([]byte(crOnly), WithClock(time.Now), WithClientIP(ip)); err != nil {
+	if _, err := NewPolicy([]byte(crOnly), WithClientIP(ip)); err != nil {
 		t.Errorf("options the expressions use: %v", err)
+	}
+	// WithClock is used by a rate-limit action, or by an expression that
+	// reads the time; with neither, it would do nothing (a misuse review:
+	// a test of the fake clock passed without it).
+	want := "ratelimit: WithClock: the policy has no rate-limit action, so nothing reads the clock"
+	if _, err := NewPolicy([]byte(crOnly), WithClock(time.Now)); err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("WithClock with nothing reading the time: %v; want %q", err, want)
+	}
+	for _, body := range []string{"${time.now}", "${string(req.ts.header_received)}"} {
+		doc := strings.Replace(crOnly, "${conn.client_ip}", body, 1)
+		if _, err := NewPolicy([]byte(doc), WithClock(time.Now)); err != nil {
+			t.Errorf("WithClock with %s: %v", body, err)
+		}
+	}
+	if _, err := NewPolicy([]byte(withRL), WithClock(time.Now)); err != nil {
+		t.Errorf("WithClock with a rate-limit action: %v", err)
 	}
 	// WithSkipUnsupported with nothing to skip would do nothing too.
 	_, err := NewPolicy([]byte(crOnly), WithClientIP(ip), WithSkipUnsupported())
