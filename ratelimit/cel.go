@@ -123,6 +123,9 @@ func compile(expr string, want *cel.Type, prov *providers) (compiled, error) {
 	if err := checkPatterns(checked); err != nil {
 		return compiled{}, err
 	}
+	if err := checkNeverEqual(checked); err != nil {
+		return compiled{}, err
+	}
 	if err := checkObjectFields(checked); err != nil {
 		return compiled{}, err
 	}
@@ -245,6 +248,81 @@ func checkPatterns(checked *cel.Ast) error {
 		if p, ok := args[1].AsLiteral().(types.String); ok {
 			if c := patternFor(string(p), 0, false); c.err != nil {
 				bad = fmt.Errorf("does not compile: matches: %s", trunc.String(c.err.Error(), 200))
+			}
+		}
+	}))
+	return bad
+}
+
+// neverEqual says, for a variable whose values have a known form, why a
+// string constant can never equal one ("" when it can).
+var neverEqual = map[string]func(s string) string{
+	// A client may send a method in any case, but the standard ones are
+	// upper case: 'get' is a typo that never limits a GET.
+	"req.method": func(s string) string {
+		for _, m := range []string{"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "CONNECT", "OPTIONS", "TRACE"} {
+			if s != m && strings.EqualFold(s, m) {
+				return fmt.Sprintf("req.method is %q for a %s, never %q", m, m, s)
+			}
+		}
+		return ""
+	},
+	"req.url.scheme": func(s string) string {
+		if s != strings.ToLower(s) {
+			return fmt.Sprintf("req.url.scheme is lower case (%q), never %q", strings.ToLower(s), s)
+		}
+		return ""
+	},
+	"req.url.path": func(s string) string {
+		if s != "" && s != "*" && !strings.HasPrefix(s, "/") {
+			return fmt.Sprintf("req.url.path starts with /, never equals %q (write %q)", s, "/"+s)
+		}
+		return ""
+	},
+}
+
+// checkNeverEqual refuses a comparison (==, != or in a list) of a
+// variable with a string constant it can never equal (see neverEqual):
+// req.method == 'get' compiled, never matched, and a test that the limit
+// did not apply passed (a misuse review).
+func checkNeverEqual(checked *cel.Ast) error {
+	native := checked.NativeRep()
+	refs := native.ReferenceMap()
+	varOf := func(e ast.Expr) func(string) string {
+		if r, ok := refs[e.ID()]; ok && r.Value == nil {
+			return neverEqual[r.Name]
+		}
+		return nil
+	}
+	var bad error
+	check := func(why func(string) string, lit ast.Expr) {
+		if bad != nil || lit.Kind() != ast.LiteralKind {
+			return
+		}
+		if s, ok := lit.AsLiteral().(types.String); ok {
+			if msg := why(string(s)); msg != "" {
+				bad = fmt.Errorf("does not compile: %s", trunc.String(msg, 200))
+			}
+		}
+	}
+	ast.PostOrderVisit(native.Expr(), ast.NewExprVisitor(func(e ast.Expr) {
+		if bad != nil || e.Kind() != ast.CallKind {
+			return
+		}
+		c := e.AsCall()
+		args := c.Args()
+		switch c.FunctionName() {
+		case operators.Equals, operators.NotEquals:
+			for i, a := range args {
+				if why := varOf(a); why != nil {
+					check(why, args[1-i])
+				}
+			}
+		case operators.In:
+			if why := varOf(args[0]); why != nil && args[1].Kind() == ast.ListKind {
+				for _, el := range args[1].AsList().Elements() {
+					check(why, el)
+				}
 			}
 		}
 	}))

@@ -302,6 +302,13 @@ func TestUnknownNames(t *testing.T) {
 		{"string(conn.tls.client.extensions[0].idd)", "did you mean id"},
 		{"conn.tls.client.extensions.map(e, string(e.critcal)).join(',')", "did you mean critical"},
 		{"req.url.raw.parseUrl().hots", "did you mean host"},
+		// Constants a variable never equals: the comparison compiled and
+		// never matched (a misuse review's req.method == 'get').
+		{"req.method == 'get' ? 'a' : 'b'", `req.method is "GET" for a GET, never "get"`},
+		{"req.method in ['GET', 'Post'] ? 'a' : 'b'", `req.method is "POST" for a POST, never "Post"`},
+		{"'patch' != req.method ? 'a' : 'b'", `never "patch"`},
+		{"req.url.scheme == 'HTTPS' ? 'a' : 'b'", `req.url.scheme is lower case ("https"), never "HTTPS"`},
+		{"req.url.path == 'api' ? 'a' : 'b'", `req.url.path starts with /, never equals "api" (write "/api")`},
 	}
 	for _, tt := range tests {
 		_, err := NewLimit(keyConfig(tt.expr))
@@ -625,6 +632,25 @@ func TestObjectMembersCompile(t *testing.T) {
 		"string((req.host == 'x' ? {'k': 'a', 'n': 1} : {'k': 'b', 'n': 2}).k)",
 		"[{'n': 'a', 'w': 1}].sortBy(m, m.w)[0].n",
 		"req.host != '__acctapi_request' ? 'a' : '__acctapi_request'",
+	} {
+		if _, err := NewLimit(keyConfig(expr)); err != nil {
+			t.Errorf("%s: %v", expr, err)
+		}
+	}
+}
+
+// TestConstantsThatCanEqual: the checks of constants a variable never
+// equals refuse only those: other methods, an upper-case method in any
+// case-sensitive form, "*" and "" paths, and other variables compile.
+func TestConstantsThatCanEqual(t *testing.T) {
+	t.Parallel()
+	for _, expr := range []string{
+		"req.method == 'GET' ? 'a' : 'b'",
+		"req.method in ['PURGE', 'purge'] ? 'a' : 'b'", // not a standard method: a client may send it so
+		"req.url.scheme == 'https' ? 'a' : 'b'",
+		"req.url.path in ['/api', '*', ''] ? 'a' : 'b'",
+		"req.host == 'Example.COM' ? 'a' : 'b'",
+		"req.url.path.startsWith('api') ? 'a' : 'b'",
 	} {
 		if _, err := NewLimit(keyConfig(expr)); err != nil {
 			t.Errorf("%s: %v", expr, err)

@@ -68,7 +68,10 @@
 // compile with the closest valid names, and so do members that a cookie
 // (getReqCookie, req.cookies), a TLS extension or url.parse's result does
 // not have (getReqCookie('s').valu), which CEL would type as a map's keys
-// and find missing only on every request. Variables of the response phase
+// and find missing only on every request. So do comparisons with a
+// constant a variable never equals: req.method == 'get' (the standard
+// methods are upper case), req.url.scheme == 'HTTPS', req.url.path ==
+// 'api' (a path starts with /). Variables of the response phase
 // (res.*), set-vars (vars.*) and other actions' results are not available.
 //
 // Where the documentation leaves a choice open: header names are matched

@@ -539,7 +539,7 @@ func TestPolicyResultsReadBeforeAnyRateLimit(t *testing.T) {
 		{"gate after a rule whose action may not run", rule(`expressions: ["req.method == 'POST'"]`, rl) + rule(gate, cr), nil},
 		{"placeholder after the action in its rule", rule("", rl, crWith("${actions.ngrok.rate_limit.limited}")), nil},
 		{"bucket key of the second action", rule("", rl, `{type: rate-limit, config: {name: m, algorithm: sliding_window, capacity: 1, rate: 60s, bucket_key: [actions.ngrok.rate_limit.bucket_key]}}`), nil},
-		{"the name in a string", rule(`expressions: ["req.url.path != 'actions.ngrok.rate_limit.limited'"]`, crWith("${'actions.ngrok.rate_limit.limited'}")), nil},
+		{"the name in a string", rule(`expressions: ["req.host != 'actions.ngrok.rate_limit.limited'"]`, crWith("${'actions.ngrok.rate_limit.limited'}")), nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
