@@ -118,8 +118,12 @@ func IsNotFound(err error) bool {
 }
 
 // HasCode reports whether err, or any error it wraps, is an [*Error] with one
-// of the given error codes, or a [*FieldError] with one of them.
+// of the given error codes, or a [*FieldError] with one of them. It panics
+// when given no code, which would always report false.
 func HasCode(err error, codes ...string) bool {
+	if len(codes) == 0 {
+		panic("acctapi: HasCode: no error code given; it would always report false")
+	}
 	var e *Error
 	if errors.As(err, &e) {
 		for _, c := range codes {

@@ -10,6 +10,9 @@ import (
 	"strings"
 
 	"github.com/acctapi/acctapi"
+	"github.com/acctapi/acctapi/internal/clienthook"
+	"github.com/acctapi/acctapi/internal/field"
+	"github.com/acctapi/acctapi/internal/resources"
 	"github.com/acctapi/acctapi/internal/trunc"
 )
 
@@ -40,6 +43,9 @@ func GetPage[L any](ctx context.Context, c *acctapi.Client, path string, opts Qu
 			return nil, err
 		}
 		q = opts.Query()
+		if err := checkCursor(c, path, q.Get("before_id")); err != nil {
+			return nil, err
+		}
 	}
 	out := new(L)
 	if err := c.Do(ctx, http.MethodGet, path, q, nil, out); err != nil {
@@ -49,6 +55,20 @@ func GetPage[L any](ctx context.Context, c *acctapi.Client, path string, opts Qu
 		return nil, err
 	}
 	return out, nil
+}
+
+// checkCursor refuses, unless the client skips validation, a before_id
+// that is plainly another collection's id: the server takes any before_id
+// (contract §3), so ServiceUsers.Page with an API key's id answered an
+// empty page, with no error (a misuse review).
+func checkCursor(c *acctapi.Client, path, before string) error {
+	if before == "" || !clienthook.Validates(c) {
+		return nil
+	}
+	if _, id, owner, prefix, foreign := resources.ForeignItem(path + "/" + url.PathEscape(before)); foreign {
+		return field.Invalid("before_id", "%q is an id of %s, not of %s, whose ids start %s_", trunc.String(id, 64), owner, strings.TrimPrefix(path, "/"), prefix)
+	}
+	return nil
 }
 
 // All returns every item of the list at path, newest first, fetching pages as
