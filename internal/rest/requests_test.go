@@ -206,7 +206,12 @@ func TestDeleteAgainstTheFake(t *testing.T) {
 			t.Errorf("Delete again = %v, want not found: no attempt of this call deleted it", err)
 		}
 
-		wrong := account.NewServiceUsers(srv.Client(acctapi.WithBaseURL(srv.URL + "/v2")))
+		// (srv.Client refuses another base URL: the client is built apart.)
+		wc, err := acctapi.NewClient(srv.APIKey(), acctapi.WithBaseURL(srv.URL+"/v2"), acctapi.WithHTTPClient(srv.HTTPClient()), acctapi.WithoutRetry())
+		if err != nil {
+			t.Fatal(err)
+		}
+		wrong := account.NewServiceUsers(wc)
 		err = wrong.Delete(t.Context(), "service_1")
 		if err == nil || acctapi.IsNotFound(err) || !acctapi.HasCode(err, acctapi.CodeNoRoute) {
 			t.Errorf("Delete under a wrong base path = %v, want %s and not IsNotFound", err, acctapi.CodeNoRoute)
