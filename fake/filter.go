@@ -10,7 +10,6 @@ import (
 
 	"github.com/google/cel-go/cel"
 	celast "github.com/google/cel-go/common/ast"
-	"github.com/google/cel-go/common/operators"
 	"github.com/google/cel-go/common/types"
 	"github.com/google/cel-go/common/types/ref"
 	"github.com/google/cel-go/interpreter"
@@ -216,29 +215,11 @@ func nullIsEmpty(e celast.Expr) {
 	empty := func(null celast.Expr) {
 		null.SetKindCase(celast.NewExprFactory().NewLiteral(null.ID(), types.String("")))
 	}
-	celast.PreOrderVisit(e, celast.NewExprVisitor(func(x celast.Expr) {
-		if x.Kind() != celast.CallKind {
-			return
+	celguard.Comparisons(e, func(side, other celast.Expr) {
+		if optional(side) && celguard.IsNull(other) {
+			empty(other)
 		}
-		c := x.AsCall()
-		args := c.Args()
-		switch c.FunctionName() {
-		case operators.Equals, operators.NotEquals:
-			for i, a := range args {
-				if celguard.IsNull(a) && optional(args[1-i]) {
-					empty(a)
-				}
-			}
-		case operators.In:
-			if optional(args[0]) && args[1].Kind() == celast.ListKind {
-				for _, el := range args[1].AsList().Elements() {
-					if celguard.IsNull(el) {
-						empty(el)
-					}
-				}
-			}
-		}
-	}))
+	})
 }
 
 // filterGrammar is what a filter over a list with the filterable fields

@@ -19,6 +19,7 @@ import (
 	"github.com/google/cel-go/ext"
 	"github.com/google/cel-go/interpreter"
 
+	"github.com/acctapi/acctapi/internal/celguard"
 	"github.com/acctapi/acctapi/internal/trunc"
 )
 
@@ -305,27 +306,11 @@ func checkNeverEqual(checked *cel.Ast) error {
 			}
 		}
 	}
-	ast.PostOrderVisit(native.Expr(), ast.NewExprVisitor(func(e ast.Expr) {
-		if bad != nil || e.Kind() != ast.CallKind {
-			return
+	celguard.Comparisons(native.Expr(), func(side, other ast.Expr) {
+		if why := varOf(side); why != nil {
+			check(why, other)
 		}
-		c := e.AsCall()
-		args := c.Args()
-		switch c.FunctionName() {
-		case operators.Equals, operators.NotEquals:
-			for i, a := range args {
-				if why := varOf(a); why != nil {
-					check(why, args[1-i])
-				}
-			}
-		case operators.In:
-			if why := varOf(args[0]); why != nil && args[1].Kind() == ast.ListKind {
-				for _, el := range args[1].AsList().Elements() {
-					check(why, el)
-				}
-			}
-		}
-	}))
+	})
 	return bad
 }
 

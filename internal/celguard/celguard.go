@@ -322,6 +322,31 @@ func (g *Grammar) CheckTyped(a *celast.AST) error {
 	return bad
 }
 
+// Comparisons calls visit for each comparison in e of one side with
+// another: both ways for == and !=, and the left operand of in with each
+// element of a list literal on its right. A check of what a constant can
+// equal, or a rewrite of one, needs no more.
+func Comparisons(e celast.Expr, visit func(side, other celast.Expr)) {
+	celast.PreOrderVisit(e, celast.NewExprVisitor(func(x celast.Expr) {
+		if x.Kind() != celast.CallKind {
+			return
+		}
+		c := x.AsCall()
+		args := c.Args()
+		switch c.FunctionName() {
+		case operators.Equals, operators.NotEquals:
+			visit(args[0], args[1])
+			visit(args[1], args[0])
+		case operators.In:
+			if args[1].Kind() == celast.ListKind {
+				for _, el := range args[1].AsList().Elements() {
+					visit(args[0], el)
+				}
+			}
+		}
+	}))
+}
+
 // typedIn checks the constants of a list on the right of in, elems,
 // against its left operand, left (see CheckTyped).
 func (g *Grammar) typedIn(a *celast.AST, left celast.Expr, elems []celast.Expr) error {

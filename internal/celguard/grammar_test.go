@@ -1,10 +1,13 @@
 package celguard
 
 import (
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/google/cel-go/cel"
+	celast "github.com/google/cel-go/common/ast"
 )
 
 // TestCheckMinus checks that a minus sign is accepted only as a number's
@@ -124,5 +127,35 @@ func TestCheckTypedNull(t *testing.T) {
 		if (err == nil) != (tt.err == "") || err != nil && !strings.Contains(err.Error(), tt.err) {
 			t.Errorf("CheckTyped(%s) = %v, want %q", tt.expr, err, tt.err)
 		}
+	}
+}
+
+// TestComparisons: each comparison is visited both ways for == and !=,
+// and the left operand of in with each element of a list literal; nothing
+// else is.
+func TestComparisons(t *testing.T) {
+	env, err := cel.NewEnv(cel.Variable("a", cel.StringType), cel.Variable("b", cel.StringType))
+	if err != nil {
+		t.Fatal(err)
+	}
+	parsed, iss := env.Parse(`a == "x" && "y" != b && a in ["p", b] && a < "z" && b in c`)
+	if iss.Err() != nil {
+		t.Fatal(iss.Err())
+	}
+	name := func(e celast.Expr) string {
+		switch e.Kind() {
+		case celast.IdentKind:
+			return e.AsIdent()
+		case celast.LiteralKind:
+			return fmt.Sprint(e.AsLiteral().Value())
+		}
+		return "?"
+	}
+	var got []string
+	Comparisons(parsed.NativeRep().Expr(), func(side, other celast.Expr) { got = append(got, name(side)+"~"+name(other)) })
+	slices.Sort(got)
+	want := []string{"a~b", "a~p", "a~x", "b~y", "x~a", "y~b"}
+	if !slices.Equal(got, want) {
+		t.Errorf("visited %q, want %q", got, want)
 	}
 }
