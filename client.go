@@ -22,8 +22,8 @@ import (
 	"github.com/acctapi/acctapi/internal/baseurl"
 	"github.com/acctapi/acctapi/internal/clienthook"
 	"github.com/acctapi/acctapi/internal/field"
-	"github.com/acctapi/acctapi/internal/resources"
 	"github.com/acctapi/acctapi/internal/iox"
+	"github.com/acctapi/acctapi/internal/resources"
 	"github.com/acctapi/acctapi/internal/trunc"
 )
 
