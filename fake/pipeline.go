@@ -195,7 +195,7 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	// read what a client still sends, and then reads the rest, so that
 	// the close does not reset the connection under the answer (see
 	// iox.DrainDeadline; nothing of this in memory).
-	unread := tracked.Unread() && iox.DrainDeadline(w)
+	unread := tracked != nil && !tracked.EOF && iox.DrainDeadline(w, 0)
 	if unread {
 		h["Connection"] = []string{"close"}
 		if iox.BodyAllowed(status) {

@@ -48,6 +48,7 @@ type frontend struct {
 	maxHeaderBytes int
 	timeout        time.Duration
 	shutdown       context.Context // ends with the grace period
+	drainWait      time.Duration   // -read-timeout: the most a refused body is drained (see iox.DrainDeadline)
 }
 
 // errTimeout is the cause of a request context's end at the timeout.
@@ -109,10 +110,9 @@ func (f *frontend) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			// read the rest, which a client still sending holds until the
 			// read timeout (a review saw a 401 never arrive). Closing the
 			// connection sends it at once; iox.DrainBody then reads the
-			// rest, so that the close resets nothing (unless reading the
-			// body failed: nothing more of it comes).
+			// rest, so that the close resets nothing.
 			w.Header().Set("Connection", "close")
-			drain := body.Unread() && iox.DrainDeadline(w)
+			drain := iox.DrainDeadline(w, f.drainWait)
 			buf.length = drain
 			buf.answer(w, p, opID)
 			if drain {

@@ -451,3 +451,65 @@ func TestAnswerBeforeBodyWhole(t *testing.T) {
 	p := startProgram(t)
 	apitest.AnswersBeforeBodyWhole(t, p.base, p.key)
 }
+
+// TestNoDrainAfterFailedRead: when reading a body failed (here at the read
+// timeout, the client stalled), the connection carries no more of it, and
+// the answer closes it then, rather than drain it for iox.DrainWait more:
+// the drain meets net/http's error again at once. (synctest: the bubble's
+// clock tells the two apart exactly.)
+func TestNoDrainAfterFailedRead(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		srv := newFake(t)
+		f := &frontend{api: srv.Handler(), newID: srv.NewOperationID, maxHeaderBytes: 64 << 10, timeout: time.Hour, shutdown: context.Background()}
+		hs := &http.Server{Handler: f, ReadTimeout: time.Second}
+		l := pipeListener{make(chan net.Conn, 1)}
+		go hs.Serve(l)
+		client, server := net.Pipe()
+		l.conns <- server
+		close(l.conns)
+		start := time.Now()
+		go io.WriteString(client, "POST /service_users HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer "+srv.APIKey()+"\r\nService-Version: 2\r\n"+
+			"Content-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"name\":")
+		got, _ := io.ReadAll(client) // until the server closes the connection
+		if strings.HasPrefix(string(got), "HTTP/1.1 2") {
+			t.Errorf("answered %q", got)
+		}
+		if took := time.Since(start); took != time.Second {
+			t.Errorf("the connection closed after %v of the bubble's clock; want at the read timeout (1s), with no drain after it", took)
+		}
+		client.Close()
+		hs.Close()
+		synctest.Wait()
+	})
+}
+
+// TestDrainWithinReadTimeout: a refused body is drained no longer than
+// -read-timeout when that is shorter than iox.DrainWait: the connection of
+// a client that stalls after its answer closes then (a review found the
+// drain holding it 10 s past a 2 s read timeout). (synctest: exact.)
+func TestDrainWithinReadTimeout(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		srv := newFake(t)
+		f := &frontend{api: srv.Handler(), newID: srv.NewOperationID, maxHeaderBytes: 64 << 10, timeout: time.Hour,
+			shutdown: context.Background(), drainWait: 2 * time.Second}
+		hs := &http.Server{Handler: f, ReadTimeout: time.Hour}
+		l := pipeListener{make(chan net.Conn, 1)}
+		go hs.Serve(l)
+		client, server := net.Pipe()
+		l.conns <- server
+		close(l.conns)
+		start := time.Now()
+		go io.WriteString(client, "POST /service_users HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer wrong\r\nService-Version: 2\r\n"+
+			"Content-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"name\":")
+		got, _ := io.ReadAll(client) // the 401 at once, then the close
+		if !strings.HasPrefix(string(got), "HTTP/1.1 401") {
+			t.Errorf("answered %q, want 401", got)
+		}
+		if took := time.Since(start); took != 2*time.Second {
+			t.Errorf("the connection closed after %v of the bubble's clock; want at the drain's wait (2s)", took)
+		}
+		client.Close()
+		hs.Close()
+		synctest.Wait()
+	})
+}

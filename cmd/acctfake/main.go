@@ -368,7 +368,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	admin := newAdmin(srv, cfg.adminToken, clock)
 	admin.publicURL = strings.TrimRight(cfg.publicURL, "/")
 	hs := httpServer(cfg, &frontend{api: srv.Handler(), admin: admin, newID: srv.NewOperationID, maxHeaderBytes: cfg.maxHeaderBytes,
-		timeout: cfg.requestTimeout, shutdown: requests}, requests)
+		timeout: cfg.requestTimeout, shutdown: requests, drainWait: cfg.readTimeout}, requests)
 	fmt.Fprintf(stdout, "listening on http://%s\n", ln.Addr())
 	fmt.Fprintf(stdout, "api key: %s\n", srv.APIKey())
 	for _, k := range srv.FixtureAPIKeys() {

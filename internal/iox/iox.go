@@ -78,9 +78,14 @@ const DrainBytes = 32 << 20
 // ("Connection: close", so that net/http does not read the rest before
 // writing it) and declare its length (so that DrainBody's flush sends it
 // whole, not chunked with its end after the drain), and DrainBody should
-// follow it.
-func DrainDeadline(w http.ResponseWriter) bool {
-	return http.NewResponseController(w).SetReadDeadline(time.Now().Add(DrainWait)) == nil
+// follow it. wait, when positive and shorter, replaces DrainWait: a server
+// whose read timeout is shorter (acctfake's -read-timeout) holds a
+// refused body's connection no longer than that.
+func DrainDeadline(w http.ResponseWriter, wait time.Duration) bool {
+	if wait <= 0 || wait > DrainWait {
+		wait = DrainWait
+	}
+	return http.NewResponseController(w).SetReadDeadline(time.Now().Add(wait)) == nil
 }
 
 // DrainBody sends w's answer, already written, and then reads and
@@ -122,33 +127,23 @@ func BodyAllowed(status int) bool {
 
 // Body is a request body that records whether it was read to its end:
 // an answer that did not read it closes the connection and drains it
-// (DrainBody), unless reading it already failed.
+// (DrainBody). (A body whose read failed, at a read timeout or on a
+// malformed chunk, gives net/http's error again at once: its drain ends
+// there, TestNoDrainAfterFailedRead.)
 type Body struct {
 	io.ReadCloser
 	// EOF is set once a read met the end of the body.
 	EOF bool
-	// Failed is set once a read failed otherwise (a read timeout, a
-	// connection reset, a malformed chunk): the connection carries no more
-	// of the body, and draining it would only wait.
-	Failed bool
 }
 
-// Read reads from the body, setting EOF when it meets the end and Failed
-// when it fails.
+// Read reads from the body, setting EOF when it meets the end.
 func (b *Body) Read(p []byte) (int, error) {
 	n, err := b.ReadCloser.Read(p)
-	switch {
-	case err == io.EOF:
+	if err == io.EOF {
 		b.EOF = true
-	case err != nil:
-		b.Failed = true
 	}
 	return n, err
 }
-
-// Unread reports whether an answer leaves part of b to drain: b is not
-// nil, and was neither read to its end nor failed.
-func (b *Body) Unread() bool { return b != nil && !b.EOF && !b.Failed }
 
 // MaxHostBytes bounds a Host header that ValidHost accepts: a DNS name of
 // at most 253 bytes, a colon and a port of five digits.

@@ -9,7 +9,6 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"runtime"
 	"strings"
 	"testing"
@@ -138,35 +137,6 @@ func TestBearerToken(t *testing.T) {
 	} {
 		if token, fault := BearerToken(tt.h); token != tt.token || fault != tt.fault {
 			t.Errorf("%s: BearerToken = %q, %v; want %q, %v", tt.name, token, fault, tt.token, tt.fault)
-		}
-	}
-}
-
-// TestBodyUnread: an answer drains a body only while more of it can come:
-// not once it was read to its end, nor once reading it failed (a read
-// timeout: draining would only wait for DrainWait).
-func TestBodyUnread(t *testing.T) {
-	if (*Body)(nil).Unread() {
-		t.Error("a nil body is unread")
-	}
-	for _, c := range []struct {
-		name        string
-		body        io.ReadCloser
-		reads       int
-		unread      bool
-		eof, failed bool
-	}{
-		{"not read", io.NopCloser(strings.NewReader("abc")), 0, true, false, false},
-		{"partly read", io.NopCloser(strings.NewReader("abc")), 1, true, false, false},
-		{"read to its end", io.NopCloser(strings.NewReader("abc")), 2, false, true, false},
-		{"failed", io.NopCloser(iotest.ErrReader(os.ErrDeadlineExceeded)), 1, false, false, true},
-	} {
-		b := &Body{ReadCloser: c.body}
-		for range c.reads {
-			_, _ = b.Read(make([]byte, 3))
-		}
-		if b.Unread() != c.unread || b.EOF != c.eof || b.Failed != c.failed {
-			t.Errorf("%s: unread %t, EOF %t, Failed %t; want %t, %t, %t", c.name, b.Unread(), b.EOF, b.Failed, c.unread, c.eof, c.failed)
 		}
 	}
 }
