@@ -540,9 +540,13 @@ func resultRead(checked *cel.Ast) string {
 // (They compiled once already, in the action; compiling those of such an
 // action again is cheaper than keeping every expression's AST.)
 func bucketKeyReads(keys []string, prov *providers) []resultReadAt {
+	// Compiled a second time (the action compiled them first): not
+	// counted again against the policy's bounds.
+	uncounted := *prov
+	uncounted.left, uncounted.nodesLeft = nil, nil
 	var reads []resultReadAt
 	for i, k := range keys {
-		if c, err := compile(k, nil, prov); err == nil {
+		if c, err := compile(k, nil, &uncounted); err == nil {
 			if name := resultRead(c.checked); name != "" {
 				reads = append(reads, resultReadAt{fmt.Sprintf("config.bucket_key[%d]", i), name})
 			}

@@ -318,14 +318,17 @@ func TestPolicyBounds(t *testing.T) {
 			t.Errorf("%s: %v; want %q", tt.name, err, tt.want)
 		}
 	}
-	// Rule expressions, bucket keys and placeholders count together: 256
-	// rules of 6 expressions and a rate-limit action with one key take
-	// 1,536 + 256 + 1 (the first action's keys are compiled twice); of 7,
-	// 2,049, one too many.
-	if _, err := NewPolicy(doc(many(MaxPolicyRules, rule(6, 1))...)); err != nil {
-		t.Errorf("a policy within every bound: %v", err)
+	// Rule expressions, bucket keys and placeholders count together, each
+	// once (the first action's keys, compiled again to see what they
+	// read, are not counted twice: a review): 256 rules of 7 expressions
+	// and a rate-limit action with one key take 1,792 + 256 = 2,048; one
+	// more expression is one too many.
+	if _, err := NewPolicy(doc(many(MaxPolicyRules, rule(7, 1))...)); err != nil {
+		t.Errorf("a policy of 2,048 expressions: %v", err)
 	}
-	if _, err := NewPolicy(doc(many(MaxPolicyRules, rule(7, 1))...)); err == nil || !strings.Contains(err.Error(), "on_http_request[255].expressions[6]: is not compiled: the policy has more than 2048 expressions") {
+	over := append(many(MaxPolicyRules-1, rule(7, 1)), rule(8, 1))
+	if _, err := NewPolicy(doc(over...)); err == nil || !strings.Contains(err.Error(), "on_http_request[255]") ||
+		!strings.Contains(err.Error(), "is not compiled: the policy has more than 2048 expressions") {
 		t.Errorf("a policy of 2,049 expressions: %.300v", err)
 	}
 	// Placeholders count (a review's custom-response of 40,000 took a
@@ -361,6 +364,14 @@ func TestPolicyBounds(t *testing.T) {
 	if _, err := NewPolicy(big); err == nil || !strings.Contains(err.Error(), "on_http_request[0].expressions[131]: ") ||
 		!strings.Contains(err.Error(), "is not compiled: the policy's expressions have more than 65536 nodes") {
 		t.Errorf("a policy of 200 expressions of 100 comparisons: %.300v", err)
+	}
+	// Bucket keys count once too: 10 keys of 500 nodes and 121
+	// expressions of 499 take 65,379 nodes (70,379 counted twice).
+	key := `"string(` + ors("req.host == 'a'", 100) + `)"`
+	keys := strings.TrimSuffix(strings.Repeat(key+",", 10), ",")
+	rl := `{"expressions": [` + strings.Join(exprs[:121], ",") + `], "actions": [{"type": "rate-limit", "config": {"name": "n", "algorithm": "sliding_window", "capacity": 1, "rate": "60s", "bucket_key": [` + keys + `]}}]}`
+	if _, err := NewPolicy(doc(rl)); err != nil {
+		t.Errorf("a policy of 65,379 nodes, its keys counted once: %.300v", err)
 	}
 	bad := `{"expressions": ["nosuchname"], "actions": [{"type": "rate-limit", "config": {"name": "n", "algorithm": "sliding_window", "capacity": 1, "rate": "60s", "bucket_key": ["req.host"]}}]}`
 	_, err := NewPolicy(doc(many(MaxPolicyRules, bad)...))
