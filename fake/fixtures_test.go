@@ -353,4 +353,17 @@ func TestFixtureBounds(t *testing.T) {
 	if _, err := srv.AddAccount(fake.Account{}); err == nil || !strings.Contains(err.Error(), "fake.MaxAccounts") {
 		t.Errorf("AddAccount past the bound: %v; want it refused, naming fake.MaxAccounts", err)
 	}
+	// So are options for more accounts than that.
+	opts := make([]fake.Option, fake.MaxAccounts+1)
+	for i := range opts {
+		opts[i] = fake.WithAccount(fake.Account{})
+	}
+	if _, err := fake.New(opts...); err == nil || !strings.Contains(err.Error(), "fake: WithAccount: more than 100 accounts (fake.MaxAccounts)") {
+		t.Errorf("New with %d WithAccount options: %v; want it refused, naming fake.MaxAccounts", len(opts), err)
+	}
+	if s, err := fake.New(opts[:fake.MaxAccounts]...); err != nil {
+		t.Errorf("New with %d WithAccount options: %v", fake.MaxAccounts, err)
+	} else {
+		s.Close()
+	}
 }

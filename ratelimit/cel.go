@@ -258,12 +258,13 @@ func checkPatterns(checked *cel.Ast) error {
 // neverEqual says, for a variable whose values have a known form, why a
 // string constant can never equal one ("" when it can).
 var neverEqual = map[string]func(s string) string{
-	// A client may send a method in any case, but the standard ones are
-	// upper case: 'get' is a typo that never limits a GET.
+	// A client may send a method in any case (net/http keeps it), but the
+	// standard ones are upper case: 'get' is a typo that never limits a
+	// GET, and is refused as one.
 	"req.method": func(s string) string {
 		for _, m := range []string{"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "CONNECT", "OPTIONS", "TRACE"} {
 			if s != m && strings.EqualFold(s, m) {
-				return fmt.Sprintf("req.method is %q for a %s, never %q", m, m, s)
+				return fmt.Sprintf("req.method is %q for a %s; %q is taken for a typo (methods are case-sensitive, and clients send the standard ones in upper case)", m, m, s)
 			}
 		}
 		return ""

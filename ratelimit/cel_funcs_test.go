@@ -304,9 +304,9 @@ func TestUnknownNames(t *testing.T) {
 		{"req.url.raw.parseUrl().hots", "did you mean host"},
 		// Constants a variable never equals: the comparison compiled and
 		// never matched (a misuse review's req.method == 'get').
-		{"req.method == 'get' ? 'a' : 'b'", `req.method is "GET" for a GET, never "get"`},
-		{"req.method in ['GET', 'Post'] ? 'a' : 'b'", `req.method is "POST" for a POST, never "Post"`},
-		{"'patch' != req.method ? 'a' : 'b'", `never "patch"`},
+		{"req.method == 'get' ? 'a' : 'b'", `req.method is "GET" for a GET; "get" is taken for a typo`},
+		{"req.method in ['GET', 'Post'] ? 'a' : 'b'", `req.method is "POST" for a POST; "Post" is taken for a typo`},
+		{"'patch' != req.method ? 'a' : 'b'", `"patch" is taken for a typo`},
 		{"req.url.scheme == 'HTTPS' ? 'a' : 'b'", `req.url.scheme is lower case ("https"), never "HTTPS"`},
 		{"req.url.path == 'api' ? 'a' : 'b'", `req.url.path starts with /, never equals "api" (write "/api")`},
 	}

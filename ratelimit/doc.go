@@ -69,9 +69,10 @@
 // (getReqCookie, req.cookies), a TLS extension or url.parse's result does
 // not have (getReqCookie('s').valu), which CEL would type as a map's keys
 // and find missing only on every request. So do comparisons with a
-// constant a variable never equals: req.method == 'get' (the standard
-// methods are upper case), req.url.scheme == 'HTTPS', req.url.path ==
-// 'api' (a path starts with /). Variables of the response phase
+// constant a variable never equals, req.url.scheme == 'HTTPS' and
+// req.url.path == 'api' (a path starts with /), and with a standard
+// method in another case, req.method == 'get', taken for a typo (clients
+// send the standard methods in upper case). Variables of the response phase
 // (res.*), set-vars (vars.*) and other actions' results are not available.
 //
 // Where the documentation leaves a choice open: header names are matched

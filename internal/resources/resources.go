@@ -137,6 +137,17 @@ func ForeignItem(path string) (collection, id, owner, prefix string, foreign boo
 	return "", "", "", "", false
 }
 
+// Collection returns the resource whose collection path (or alias) is
+// path, without a query: "/service_users", "/bot_users".
+func Collection(path string) (Desc, bool) {
+	for _, d := range All() {
+		if !d.NoAPI && (path == d.Path() || d.Alias != "" && path == d.AliasPath()) {
+			return d, true
+		}
+	}
+	return Desc{}, false
+}
+
 // All lists every resource, in the order the fake registers them.
 func All() []Desc {
 	return []Desc{ServiceUsers, APIKeys, CertificateAuthorities, Failovers, HTTPResponses, TunnelGroups, Tunnels,

@@ -60,9 +60,11 @@ func GetPage[L any](ctx context.Context, c *acctapi.Client, path string, opts Qu
 // checkCursor refuses, unless the client skips validation, a before_id
 // that is plainly another collection's id: the server takes any before_id
 // (contract §3), so ServiceUsers.Page with an API key's id answered an
-// empty page, with no error (a misuse review).
+// empty page, with no error (a misuse review). Only a collection's own
+// list is checked, not a sub-resource's (an operator's bound endpoints),
+// whose path Do checks.
 func checkCursor(c *acctapi.Client, path, before string) error {
-	if before == "" || !clienthook.Validates(c) {
+	if _, ok := resources.Collection(path); !ok || before == "" || !clienthook.Validates(c) {
 		return nil
 	}
 	if _, id, owner, prefix, foreign := resources.ForeignItem(path + "/" + url.PathEscape(before)); foreign {
