@@ -398,6 +398,7 @@ func TestDoRejectsBadSegments(t *testing.T) {
 		{name: "a key's id for a bot user", path: "/bot_users/ak_1"},
 		{name: "another id for a subscription's sources", path: "/event_subscriptions/ed_1/sources/api_key_created.v0"},
 		{name: "another id for an operator's endpoints", path: "/kubernetes_operators/ep_1/bound_endpoints?limit=5"},
+		{name: "an operation's id", path: "/service_users/op_1"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -496,6 +497,8 @@ func TestNewClientOptions(t *testing.T) {
 		{name: "key with a tab", key: "a\tb", wantErr: true},
 		{name: "key with a newline", key: "ab\n", wantErr: true},
 		{name: "user agent with a line break", key: "k", opts: []Option{WithUserAgent("a\r\nX-Evil: 1")}, wantErr: true},
+		{name: "user agent with a carriage return", key: "k", opts: []Option{WithUserAgent("a\rb")}, wantErr: true},
+		{name: "user agent with a line feed", key: "k", opts: []Option{WithUserAgent("a\nb")}, wantErr: true},
 		{name: "empty user agent", key: "k", opts: []Option{WithUserAgent("")}, wantErr: true},
 		{name: "negative MaxAttempts", key: "k", opts: []Option{WithRetry(RetryPolicy{MaxAttempts: -1})}, wantErr: true},
 		{name: "negative MaxWait", key: "k", opts: []Option{WithRetry(RetryPolicy{MaxWait: -time.Second})}, wantErr: true},
@@ -507,6 +510,8 @@ func TestNewClientOptions(t *testing.T) {
 		{name: "zero retry policy", key: "k", opts: []Option{WithRetry(RetryPolicy{})}, wantErr: true},
 		{name: "delays without retries", key: "k", opts: []Option{WithRetry(RetryPolicy{BaseDelay: time.Millisecond, MaxDelay: 5 * time.Millisecond, MaxWait: time.Second})}, wantErr: true},
 		{name: "one attempt with a wait", key: "k", opts: []Option{WithRetry(RetryPolicy{MaxAttempts: 1, MaxWait: time.Second})}, wantErr: true},
+		{name: "one attempt with a delay cap", key: "k", opts: []Option{WithRetry(RetryPolicy{MaxAttempts: 1, MaxDelay: time.Second})}, wantErr: true},
+		{name: "MaxWait of exactly half a BaseDelay", key: "k", opts: []Option{WithRetry(RetryPolicy{MaxAttempts: 2, BaseDelay: time.Second, MaxWait: 500 * time.Millisecond})}, wantURL: DefaultBaseURL},
 		{name: "one attempt", key: "k", opts: []Option{WithRetry(RetryPolicy{MaxAttempts: 1})}, wantURL: DefaultBaseURL},
 		// Policies that would never retry, or whose BaseDelay does nothing
 		// (a review's MaxAttempts 5 tried a 503 once).
@@ -1001,5 +1006,24 @@ func TestNotTheAPIAnswers(t *testing.T) {
 	var nilClient *Client
 	if err := nilClient.Do(t.Context(), http.MethodGet, "/things/x", nil, nil, nil); err == nil || !strings.Contains(err.Error(), "the *Client is nil") {
 		t.Errorf("Do on a nil *Client = %v", err)
+	}
+}
+
+// TestRedirectLoopStops checks that a same-origin redirect loop ends, as
+// net/http's default does, after 10 requests: the redirect to an 11th is
+// refused.
+func TestRedirectLoopStops(t *testing.T) {
+	t.Parallel()
+	var n atomic.Int32
+	c, _ := newTestServer(t, func(w http.ResponseWriter, r *http.Request) {
+		n.Add(1)
+		http.Redirect(w, r, r.URL.Path, http.StatusTemporaryRedirect)
+	})
+	err := c.Do(t.Context(), http.MethodGet, "/things/1", nil, nil, nil)
+	if err == nil || !strings.Contains(err.Error(), "stopped after 10 redirects") {
+		t.Errorf("a redirect loop: %v; want it stopped after 10 redirects", err)
+	}
+	if got := n.Load(); got != 10 {
+		t.Errorf("%d requests, want 10", got)
 	}
 }

@@ -37,6 +37,9 @@ func TestDialectDefault(t *testing.T) {
 			}
 		})
 	}
+	if _, err := NewClient("k", WithDialect(Dialect(2))); err == nil {
+		t.Error("WithDialect(2), the first after the last dialect, accepted; want an error")
+	}
 	if _, err := NewClient("k", WithDialect(Dialect(7))); err == nil {
 		t.Error("WithDialect(7) accepted, want an error")
 	}

@@ -51,6 +51,21 @@ func TestThrottleWaitsUnderTheContext(t *testing.T) {
 		if d := time.Since(start); d != 0 {
 			t.Errorf("a deadline the throttle cannot meet: failed after %v, want at once", d)
 		}
+		// A call that gave up gave its reservation back, so that calls after
+		// it wait no longer; one whose context had already ended took
+		// none. (The bubble's clock has not moved: the burst's one token
+		// is spent, and no more.)
+		if tokens := lim.Tokens(); tokens < -0.01 {
+			t.Errorf("%.2f tokens after two calls that gave up: their reservations were kept", tokens)
+		}
+		ended, cancelEnded := context.WithCancel(t.Context())
+		cancelEnded()
+		if err := c.Do(ended, http.MethodDelete, "/things/4", nil, nil, nil); !errors.Is(err, context.Canceled) {
+			t.Errorf("a call whose context had ended: %v, want context.Canceled", err)
+		}
+		if tokens := lim.Tokens(); tokens < -0.01 {
+			t.Errorf("%.2f tokens after a call whose context had ended: it reserved one", tokens)
+		}
 		if sent != 1 {
 			t.Errorf("%d requests sent, want 1", sent)
 		}

@@ -20,6 +20,10 @@ func TestCursorOfAnotherCollection(t *testing.T) {
 	if fes := acctapi.FieldErrors(err); len(fes) != 1 || fes[0].Field != "before_id" || len(rec.Requests()) != 0 {
 		t.Errorf("Page after an API key's id: %v, %d requests; want a field error on before_id and none", err, len(rec.Requests()))
 	}
+	// The deprecated alias is its collection too.
+	if _, err := account.NewBotUsers(c).Page(t.Context(), &acctapi.ListOptions{BeforeID: "ak_2x"}); acctapi.FieldErrors(err) == nil {
+		t.Errorf("bot users after an API key's id: %v; want a field error on before_id", err)
+	}
 	if _, err := account.NewServiceUsers(c).Page(t.Context(), &acctapi.FilterOptions{BeforeID: "service_2x"}); err != nil {
 		t.Errorf("Page after a service user's id: %v", err)
 	}

@@ -308,6 +308,7 @@ func TestUnknownNames(t *testing.T) {
 		{"req.method in ['GET', 'Post'] ? 'a' : 'b'", `req.method is "POST" for a POST; "Post" is taken for a typo`},
 		{"'patch' != req.method ? 'a' : 'b'", `"patch" is taken for a typo`},
 		{"req.url.scheme == 'HTTPS' ? 'a' : 'b'", `req.url.scheme is lower case ("https"), never "HTTPS"`},
+		{"req.url.scheme == 'Https' ? 'a' : 'b'", `never "Https"`},
 		{"req.url.path == 'api' ? 'a' : 'b'", `req.url.path starts with /, never equals "api" (write "/api")`},
 	}
 	for _, tt := range tests {

@@ -311,11 +311,21 @@ func TestPolicyBounds(t *testing.T) {
 		want string
 	}{
 		{"rules", doc(many(MaxPolicyRules+1, rule(0, 1))...), fmt.Sprintf("has %d rules; a policy may have at most %d", MaxPolicyRules+1, MaxPolicyRules)},
-		{"expressions", doc(many(5, rule(MaxPolicyExpressions/5+1, 1))...), "expressions in its rules; a policy may have at most 2048"},
-		{"actions", doc(many(2, rule(0, MaxPolicyActions/2+1))...), "actions in its rules; a policy may have at most 256"},
+		{"expressions", doc(rule(MaxPolicyExpressions, 1), rule(1, 1)), "has 2049 expressions in its rules; a policy may have at most 2048"},
+		{"actions", doc(rule(0, MaxPolicyActions), rule(0, 1)), "has 257 actions in its rules; a policy may have at most 256"},
 	} {
 		if _, err := NewPolicy(tt.doc); err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%s: %v; want %q", tt.name, err, tt.want)
+		}
+	}
+	// At the bounds, the early check lets them through (what compiling
+	// them then says is not its business).
+	for name, d := range map[string][]byte{
+		"expressions": doc(rule(MaxPolicyExpressions, 1)),
+		"actions":     doc(rule(0, MaxPolicyActions)),
+	} {
+		if _, err := NewPolicy(d); err != nil && strings.Contains(err.Error(), "in its rules; a policy may have at most") {
+			t.Errorf("%s at the bound: %.200v", name, err)
 		}
 	}
 	// Rule expressions, bucket keys and placeholders count together, each
@@ -361,6 +371,14 @@ func TestPolicyBounds(t *testing.T) {
 		exprs = append(exprs, wide)
 	}
 	big := doc(`{"expressions": [` + strings.Join(exprs, ",") + `], "actions": [{"type": "custom-response", "config": {"status_code": 429}}]}`)
+	// Exactly MaxPolicyNodes fit: 131 expressions of 499 nodes and one
+	// of the 167 left (32 comparisons of 4 nodes and 4 trues, with their
+	// 35 ||s: 128 + 4 + 35 = 167).
+	exact := doc(`{"expressions": [` + strings.Join(exprs[:131], ",") + `,"` + ors("req.host == 'a'", 32) + strings.Repeat(" || true", 4) +
+		`"], "actions": [{"type": "custom-response", "config": {"status_code": 429}}]}`)
+	if _, err := NewPolicy(exact); err != nil {
+		t.Errorf("a policy of exactly %d nodes: %.300v", MaxPolicyNodes, err)
+	}
 	if _, err := NewPolicy(big); err == nil || !strings.Contains(err.Error(), "on_http_request[0].expressions[131]: ") ||
 		!strings.Contains(err.Error(), "is not compiled: the policy's expressions have more than 65536 nodes") {
 		t.Errorf("a policy of 200 expressions of 100 comparisons: %.300v", err)

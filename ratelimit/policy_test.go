@@ -597,6 +597,17 @@ func TestPolicyOptionsWithoutRateLimit(t *testing.T) {
 	if _, err := NewPolicy([]byte(withRL), WithClock(time.Now)); err != nil {
 		t.Errorf("WithClock with a rate-limit action: %v", err)
 	}
+	// A skipped action was not compiled: whether it reads the time is not
+	// known, so WithClock is not refused.
+	withDeny := `{"on_http_request": [{"expressions": ["time.now > timestamp('2020-01-01T00:00:00Z')"], "actions": [{"type": "deny"}]}, ` + crOnly[len(`{"on_http_request": [`):]
+	if _, err := NewPolicy([]byte(withDeny), WithClock(time.Now), WithSkipUnsupported()); err != nil {
+		t.Errorf("WithClock with a skipped action: %v", err)
+	}
+	// A rule expression whose type is dyn, bool when it runs, compiles.
+	dynRule := `{"on_http_request": [{"expressions": ["{'a': dyn(true)}['a']"], "actions": [{"type": "custom-response", "config": {"status_code": 200}}]}]}`
+	if _, err := NewPolicy([]byte(dynRule)); err != nil {
+		t.Errorf("a rule expression of type dyn: %v", err)
+	}
 	// WithSkipUnsupported with nothing to skip would do nothing too.
 	_, err := NewPolicy([]byte(crOnly), WithClientIP(ip), WithSkipUnsupported())
 	if want := "ratelimit: WithSkipUnsupported: the policy has no phase or action to skip"; err == nil || !strings.Contains(err.Error(), want) {
