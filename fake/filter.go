@@ -46,7 +46,7 @@ const (
 // (contract §3), each declared as the variable obj.<field>: text is a
 // nullable string, so that `== null` type-checks, and times are
 // timestamps; `== null` on an optional text field means `== ""`
-// (nullIsEmpty), and the grammar refuses it on id and the times (see
+// (celguard.NullIsEmpty), and the grammar refuses it on id and the times (see
 // filterGrammar). A filter comparing a
 // field with a value of another type (obj.created_at == "2026-...",
 // obj.description == 1) is then refused when compiled, as contract §3
@@ -160,7 +160,7 @@ func compileFilter(expr string, fields []string) (*filter, error) {
 	if err := celguard.CheckConstTimes(parsed.NativeRep().Expr()); err != nil {
 		return nil, badFilter("%v", err)
 	}
-	nullIsEmpty(parsed.NativeRep().Expr())
+	celguard.NullIsEmpty(parsed.NativeRep().Expr(), filterFieldsVar, emptyIsNull)
 	ast, iss := env.Check(parsed)
 	if iss.Err() != nil {
 		return nil, badFilter("%s", truncate(strings.ReplaceAll(iss.Err().Error(), "\n", " "), 300))
@@ -193,34 +193,8 @@ func compileFilter(expr string, fields []string) (*filter, error) {
 // so that, to a client, null is how an empty one looks, and the filtering
 // documentation's own example asks for one with
 // (obj.acl == null || obj.acl == ""). A filter's null compared with one
-// of them is "" (see nullIsEmpty).
+// of them is "" (see celguard.NullIsEmpty).
 var emptyIsNull = []string{"description", "metadata", "subject_common_name"}
-
-// nullIsEmpty rewrites, in the parsed filter e, every null compared with
-// an optional text field (emptyIsNull), by == or != or in a list on the
-// right of in, into "": obj.metadata == null asks for an empty
-// metadata, as it would of the real service. Other comparisons with null
-// are left for filterGrammar to allow (owner_id) or refuse.
-func nullIsEmpty(e celast.Expr) {
-	// obj.<field> as parsed: a selection of the field from obj.
-	optional := func(x celast.Expr) bool {
-		if x.Kind() != celast.SelectKind {
-			return false
-		}
-		sel := x.AsSelect()
-		op := sel.Operand()
-		return !sel.IsTestOnly() && op.Kind() == celast.IdentKind && op.AsIdent() == filterFieldsVar &&
-			slices.Contains(emptyIsNull, sel.FieldName())
-	}
-	empty := func(null celast.Expr) {
-		null.SetKindCase(celast.NewExprFactory().NewLiteral(null.ID(), types.String("")))
-	}
-	celguard.Comparisons(e, func(side, other celast.Expr) {
-		if optional(side) && celguard.IsNull(other) {
-			empty(other)
-		}
-	})
-}
 
 // filterGrammar is what a filter over a list with the filterable fields
 // fields may use: contract §3's constructs, obj only as obj.<field>, no
@@ -228,7 +202,7 @@ func nullIsEmpty(e celast.Expr) {
 // the real service's model makes nullable (research/real-service.md: a
 // key's owner_id is a nullable string; the fake always sets it, so the
 // comparison is false there), and on the optional text fields, where
-// null is "" (nullIsEmpty has rewritten it before the grammar's typed
+// null is "" (celguard.NullIsEmpty has rewritten it before the grammar's typed
 // check). obj.id and the times are never null, in the fake and in the
 // real service's models alike, and comparing them with null would be a
 // silent "no match".

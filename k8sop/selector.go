@@ -120,8 +120,10 @@ const selectorVar = "endpoint"
 // filters (contract §3) over endpoint's members, time.now and add/subtract
 // included, no substring function on endpoint.id, with endpoint.bindings
 // allowed on the right of in, and == null only on the references that
-// may be absent (see nullRefs): every other member is never null, the
-// members of an absent reference included (they read empty).
+// may be absent (see nullRefs) and, rewritten to == "" before this
+// grammar's typed check, on description and metadata: every other
+// member is never null, the members of an absent reference included
+// (they read empty).
 var selectorGrammar = &celguard.Grammar{
 	Root:        selectorVar,
 	Member:      func([]string) error { return nil }, // the type checker knows the members
@@ -174,7 +176,9 @@ type selector struct {
 // literal of constants or endpoint.bindings on its right, size(),
 // `== null` (true of a reference the record shows as null, such as
 // endpoint.tunnel of an endpoint without a tunnel, whose members read
-// empty; refused, naming its type, on every member that is never null:
+// empty; true of an empty endpoint.description or endpoint.metadata, as
+// in list filters, since the real service leaves them out when empty;
+// refused, naming its type, on every member that is never null:
 // the others, bindings and the members of a reference), startsWith,
 // endsWith and contains (not on endpoint.id), timestamp("<RFC 3339>"),
 // time.now (the time of the match) and .add("<duration>") /
@@ -252,6 +256,10 @@ func compile(env *cel.Env, expr string) (selector, error) {
 	if err := nullRefs(parsed.NativeRep()); err != nil {
 		return selector{}, err
 	}
+	// As in list filters: null is how an empty description or metadata
+	// looks to a client of the real service (contract §6: a selector
+	// uses the filters' constructs).
+	celguard.NullIsEmpty(parsed.NativeRep().Expr(), selectorVar, []string{"description", "metadata"})
 	ast, iss := env.Check(parsed)
 	if iss.Err() != nil {
 		return selector{}, iss.Err()

@@ -54,6 +54,11 @@ func TestSelectors(t *testing.T) {
 		{"present ref == null", []string{`endpoint.tunnel == null`}, false},
 		{"present ref != null", []string{`endpoint.tunnel != null && !(endpoint.tunnel == null)`}, true},
 		{"substring on other ids", []string{`endpoint.tunnel.id.startsWith("tn_")`}, true},
+		// As in list filters, null is an empty description or metadata
+		// (the real service omits them when empty).
+		{"empty description == null", []string{`endpoint.description == null && null != endpoint.metadata`}, true},
+		{"metadata == null", []string{`endpoint.metadata == null`}, false},
+		{"description in a list with null", []string{`endpoint.description in ["x", null]`}, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -101,7 +106,7 @@ func TestCompileSelectorsErrors(t *testing.T) {
 		// == null on a member that is never null was false for every
 		// endpoint, a silent "no match" (a review).
 		{"string == null", `endpoint.url == null`, `endpoint.url is a string, never null; compare it with == ""`},
-		{"null != string", `null != endpoint.description`, `endpoint.description is a string, never null`},
+		{"null != string", `null != endpoint.host`, `endpoint.host is a string, never null`},
 		{"int == null", `endpoint.port == null`, "endpoint.port is a number, never null"},
 		{"bool == null", `endpoint.pooling_enabled != null`, "endpoint.pooling_enabled is a bool, never null"},
 		{"time == null", `endpoint.created_at == null`, "endpoint.created_at is a timestamp, never null"},

@@ -347,6 +347,30 @@ func Comparisons(e celast.Expr, visit func(side, other celast.Expr)) {
 	}))
 }
 
+// NullIsEmpty rewrites, in the parsed expression e, every null compared
+// with root.<field> for a field of fields (by ==, != or in a list on the
+// right of in) into "": for the optional text fields, which the real
+// service leaves out of its answers when they are empty, so that null is
+// how an empty one looks to a client (and its filtering documentation
+// asks for one with (obj.acl == null || obj.acl == "")). Other
+// comparisons with null are left for Grammar.CheckTyped to allow or
+// refuse.
+func NullIsEmpty(e celast.Expr, root string, fields []string) {
+	member := func(x celast.Expr) bool {
+		if x.Kind() != celast.SelectKind {
+			return false
+		}
+		sel := x.AsSelect()
+		op := sel.Operand()
+		return !sel.IsTestOnly() && op.Kind() == celast.IdentKind && op.AsIdent() == root && slices.Contains(fields, sel.FieldName())
+	}
+	Comparisons(e, func(side, other celast.Expr) {
+		if member(side) && IsNull(other) {
+			other.SetKindCase(celast.NewExprFactory().NewLiteral(other.ID(), types.String("")))
+		}
+	})
+}
+
 // typedIn checks the constants of a list on the right of in, elems,
 // against its left operand, left (see CheckTyped).
 func (g *Grammar) typedIn(a *celast.AST, left celast.Expr, elems []celast.Expr) error {
