@@ -88,7 +88,8 @@
 //	-journal-budget BYTES the most memory the journal holds (default 64 MiB), at least
 //	                      fake.MinJournalBudget (a few hundred bytes; less is refused at start):
 //	                      oldest entries dropped first; the newest request always kept, its bodies,
-//	                      then its path and query, cut to fit (see fake.Server.SetJournalBudget)
+//	                      then its path and query, cut to fit (see fake.Server.SetJournalBudget);
+//	                      whatever the budget, at most 100,000 entries, and 64 KiB of each body
 //	-max-resources N      the most resources each account stores, every kind together, initial keys
 //	                      included (default 200000, fake.DefaultMaxResources); a create beyond is 409
 //	                      ERR_ACCTAPI_RESOURCE_LIMIT
@@ -217,7 +218,7 @@ func parseFlags(args []string, stderr io.Writer) (config, int) {
 	})
 	clock := fs.String("clock", "real", `the server's clock: "real", or "manual" (moved only through the admin API)`)
 	start := fs.String("clock-start", "", "the manual clock's start, RFC 3339 (default: now)")
-	fs.Int64Var(&cfg.journalBudget, "journal-budget", fake.DefaultJournalBudget, fmt.Sprintf("the most bytes of memory the request journal holds, at least %d: oldest entries dropped first; the newest request is always kept, its bodies, then its path and query, cut to fit", fake.MinJournalBudget))
+	fs.Int64Var(&cfg.journalBudget, "journal-budget", fake.DefaultJournalBudget, fmt.Sprintf("the most bytes of memory the request journal holds, at least %d: oldest entries dropped first; the newest request is always kept, its bodies, then its path and query, cut to fit; whatever the budget, at most 100,000 entries and 64 KiB of each body", fake.MinJournalBudget))
 	fs.IntVar(&cfg.maxResources, "max-resources", fake.DefaultMaxResources, "the most resources each account stores, every kind together; a create beyond is answered 409")
 	fs.DurationVar(&cfg.grace, "grace", 10*time.Second, "how long requests in flight may finish after SIGINT or SIGTERM")
 	fs.DurationVar(&cfg.requestTimeout, "request-timeout", 25*time.Second, "answer 503 to a request still running after this long (under -write-timeout)")
