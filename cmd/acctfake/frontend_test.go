@@ -108,14 +108,7 @@ func newFake(t *testing.T) *fake.Server {
 // reader of the client's end, for what follows the answer, and the
 // client's end.
 func pipeExchange(t *testing.T, hs *http.Server, wrap func(net.Conn) net.Conn, raw string) (<-chan *http.Response, *bufio.Reader, net.Conn) {
-	l := pipeListener{make(chan net.Conn, 1)}
-	go hs.Serve(l)
-	client, server := net.Pipe()
-	if wrap != nil {
-		server = wrap(server)
-	}
-	l.conns <- server
-	close(l.conns)
+	client := servePipe(hs, wrap)
 	answered := make(chan *http.Response, 1)
 	br := bufio.NewReader(client)
 	go func() {
@@ -153,6 +146,20 @@ func TestFrontendTimeoutJournaled(t *testing.T) {
 			t.Errorf("503 with operation id %q; journal %+v", id, j)
 		}
 	})
+}
+
+// servePipe has hs serve one connection, the server's end of a net.Pipe
+// (wrapped by wrap, if not nil), and returns the client's end.
+func servePipe(hs *http.Server, wrap func(net.Conn) net.Conn) net.Conn {
+	l := pipeListener{make(chan net.Conn, 1)}
+	go hs.Serve(l)
+	client, server := net.Pipe()
+	if wrap != nil {
+		server = wrap(server)
+	}
+	l.conns <- server
+	close(l.conns)
+	return client
 }
 
 // pipeListener hands out one end of net.Pipe conns: a server on it runs
@@ -462,11 +469,7 @@ func TestNoDrainAfterFailedRead(t *testing.T) {
 		srv := newFake(t)
 		f := &frontend{api: srv.Handler(), newID: srv.NewOperationID, maxHeaderBytes: 64 << 10, timeout: time.Hour, shutdown: context.Background()}
 		hs := &http.Server{Handler: f, ReadTimeout: time.Second}
-		l := pipeListener{make(chan net.Conn, 1)}
-		go hs.Serve(l)
-		client, server := net.Pipe()
-		l.conns <- server
-		close(l.conns)
+		client := servePipe(hs, nil)
 		start := time.Now()
 		go io.WriteString(client, "POST /service_users HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer "+srv.APIKey()+"\r\nService-Version: 2\r\n"+
 			"Content-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"name\":")
@@ -493,11 +496,7 @@ func TestDrainWithinReadTimeout(t *testing.T) {
 		f := &frontend{api: srv.Handler(), newID: srv.NewOperationID, maxHeaderBytes: 64 << 10, timeout: time.Hour,
 			shutdown: context.Background(), drainWait: 2 * time.Second}
 		hs := &http.Server{Handler: f, ReadTimeout: time.Hour}
-		l := pipeListener{make(chan net.Conn, 1)}
-		go hs.Serve(l)
-		client, server := net.Pipe()
-		l.conns <- server
-		close(l.conns)
+		client := servePipe(hs, nil)
 		start := time.Now()
 		go io.WriteString(client, "POST /service_users HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer wrong\r\nService-Version: 2\r\n"+
 			"Content-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"name\":")
