@@ -763,15 +763,8 @@ var idPrefixes = func() map[string]string {
 // meant), as such a fault would never fire on the request meant.
 func (ps *patternSeg) canMatchID(prefix string) bool {
 	if ps.atoms == nil {
-		if strings.HasPrefix(ps.lit, prefix+"_") {
-			return true
-		}
-		for _, other := range idPrefixes {
-			if strings.HasPrefix(ps.lit, other+"_") {
-				return false
-			}
-		}
-		return true
+		_, p, known := resources.OwnerOf(ps.lit)
+		return !known || p == prefix
 	}
 	// The atoms that can match each character, as match computes them;
 	// then the states reachable over the prefix, and over any base-62

@@ -97,15 +97,33 @@ const (
 
 // otherPrefixes are the id prefixes of what has no collection here: a
 // user (an API key's owner_id) and an operation.
-var otherPrefixes = []string{"usr", "op"}
+var otherPrefixes = map[string]string{"usr": "user", "op": "operation"}
+
+// OwnerOf returns what an id that starts with a known prefix and "_"
+// names, a resource ("api_keys") or "user" or "operation", and that
+// prefix; ok is false for an id of no known prefix (a made-up one).
+func OwnerOf(id string) (owner, prefix string, ok bool) {
+	p, _, found := strings.Cut(id, "_")
+	if !found {
+		return "", "", false
+	}
+	for _, d := range All() {
+		if d.Prefix == p {
+			return d.Name, p, true
+		}
+	}
+	if o, ok := otherPrefixes[p]; ok {
+		return o, p, true
+	}
+	return "", "", false
+}
 
 // ForeignItem reports whether path (escaped, a query allowed) names an
 // item of a collection, or something under one, by an id that is plainly
-// another's: it starts with another resource's prefix and "_"
-// ("/service_users/ak_…"). It returns the collection path and the id
-// segment, the resource whose id it is ("api_keys", or "user" or
-// "operation"), and the collection's own prefix. An id of no known
-// prefix is not foreign: a made-up one answers 404.
+// another's (OwnerOf: "/service_users/ak_…"). It returns the collection
+// path and the id segment, what the id names and the collection's own
+// prefix. An id of no known prefix is not foreign: a made-up one answers
+// 404.
 func ForeignItem(path string) (collection, id, owner, prefix string, foreign bool) {
 	path, _, _ = strings.Cut(path, "?")
 	for _, d := range All() {
@@ -118,18 +136,8 @@ func ForeignItem(path string) (collection, id, owner, prefix string, foreign boo
 				continue
 			}
 			seg, _, _ := strings.Cut(rest, "/")
-			if strings.HasPrefix(seg, d.Prefix+"_") {
-				return "", "", "", "", false
-			}
-			for _, o := range All() {
-				if strings.HasPrefix(seg, o.Prefix+"_") {
-					return name, seg, o.Name, d.Prefix, true
-				}
-			}
-			for i, p := range otherPrefixes {
-				if strings.HasPrefix(seg, p+"_") {
-					return name, seg, []string{"user", "operation"}[i], d.Prefix, true
-				}
+			if o, p, ok := OwnerOf(seg); ok && p != d.Prefix {
+				return name, seg, o, d.Prefix, true
 			}
 			return "", "", "", "", false
 		}
