@@ -40,9 +40,10 @@ const (
 	CodeUnknownDestination = "ERR_NGROK_5103"                // 400: subscription references a missing destination
 	CodeNameRequired       = "ERR_NGROK_4109"                // 400: service user name empty
 	CodeNameTooLong        = "ERR_NGROK_4110"                // 400: service user name over account.MaxNameBytes
-	CodeBadFormat          = "ERR_NGROK_235"                 // 400: event destination format other than JSON
+	CodeBadFormat          = "ERR_NGROK_235"                 // 400: event destination format missing or other than JSON
 	CodeNoTarget           = "ERR_NGROK_5100"                // 400: event destination target sets no kind
 	CodeManyTargets        = "ERR_NGROK_5115"                // 400: event destination target sets more than one kind
+	CodeNoAuthField        = "ERR_NGROK_5106"                // 400: cloud target without auth
 	CodeNoAuth             = "ERR_NGROK_5107"                // 400: target auth sets neither role nor creds
 	CodeManyAuths          = "ERR_NGROK_5116"                // 400: target auth sets both role and creds
 	CodeBadRoleARN         = "ERR_NGROK_5104"                // 400: target auth role_arn not an IAM role ARN

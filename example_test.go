@@ -124,7 +124,7 @@ func ExampleWithDialect() {
 		fmt.Println(err)
 		return
 	}
-	d, err := events.NewDestinations(c).Create(context.Background(), &events.DestinationCreate{
+	d, err := events.NewDestinations(c).Create(context.Background(), &events.DestinationCreate{Format: events.FormatJSON,
 		Target: events.Target{Monitoring: &events.Monitoring{APIKey: "k", Tags: "env:ci"}},
 	})
 	if err != nil {
@@ -134,7 +134,7 @@ func ExampleWithDialect() {
 	fmt.Println(d.ID, d.Target.Monitoring.Tags)
 	// Output:
 	// Ngrok-Version: "2", Service-Version: ""
-	// {"description":"","metadata":"","format":"","target":{"firehose":null,"kinesis":null,"cloudwatch_logs":null,"s3":null,"datadog":{"api_key":"k","ddtags":"env:ci","service":"","ddsite":""},"azure_logs_ingestion":null}}
+	// {"description":"","metadata":"","format":"JSON","target":{"firehose":null,"kinesis":null,"cloudwatch_logs":null,"s3":null,"datadog":{"api_key":"k","ddtags":"env:ci","service":"","ddsite":""},"azure_logs_ingestion":null}}
 	// ed_1 env:ci
 }
 

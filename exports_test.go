@@ -20,7 +20,7 @@ var rootAPI = []string{
 	"CodeBodyNotExpected", "CodeBodyTooLarge", "CodeDescriptionTooLong", "CodeHeadersTooLarge", "CodeInactivePrincipal", "CodeInternal", "CodeInvalidJSON",
 	"CodeInvalidToken", "CodeInvalidValue", "CodeLabelCountLimit", "CodeMalformedRequest", "CodeMetadataTooLong",
 	"CodeManyAuths", "CodeManyTargets", "CodeMethodNotAllowed", "CodeNameRequired", "CodeNameTaken", "CodeNameTooLong",
-	"CodeNoAPIKey", "CodeNoAuth", "CodeNoAuthorization", "CodeNoContentType", "CodeNoRoute", "CodeNoTarget", "CodeNoVersion",
+	"CodeNoAPIKey", "CodeNoAuth", "CodeNoAuthField", "CodeNoAuthorization", "CodeNoContentType", "CodeNoRoute", "CodeNoTarget", "CodeNoVersion",
 	"CodeNotFound", "CodeRateLimited",
 	"CodeRepeatedQueryParam", "CodeResourceLimit", "CodeSourceTypeTaken", "CodeStillReferenced", "CodeUnavailable",
 	"CodeUnknownBackend", "CodeUnknownDestination", "CodeUnknownField", "CodeUnknownQueryParam",

@@ -666,7 +666,7 @@ func (s *suite) testBackends(t *testing.T) {
 func (s *suite) destinationCreate(name string) *events.DestinationCreate {
 	return &events.DestinationCreate{Description: s.name(name), Format: "json", Target: events.Target{
 		Kinesis: &events.Kinesis{StreamARN: "arn:aws:kinesis:us-east-1:123456789012:stream/conformance",
-			Auth: events.CloudAuth{Role: &events.Role{RoleARN: "arn:aws:iam::123456789012:role/conformance"}}}}}
+			Auth: &events.CloudAuth{Role: &events.Role{RoleARN: "arn:aws:iam::123456789012:role/conformance"}}}}}
 }
 
 func (s *suite) testDestinations(t *testing.T) {
@@ -701,7 +701,7 @@ func (s *suite) testDestinations(t *testing.T) {
 			Kinesis:    s.destinationCreate("x").Target.Kinesis}}},
 		{"format xml", events.DestinationCreate{Format: "XML", Target: events.Target{Monitoring: &events.Monitoring{APIKey: "k"}}}},
 		{"role and creds", events.DestinationCreate{Format: "JSON", Target: events.Target{Kinesis: &events.Kinesis{StreamARN: "arn:x",
-			Auth: events.CloudAuth{Role: &events.Role{RoleARN: "arn:aws:iam::123456789012:role/r"}, Creds: &events.Creds{AccessKeyID: "a", SecretAccessKey: "b"}}}}}},
+			Auth: &events.CloudAuth{Role: &events.Role{RoleARN: "arn:aws:iam::123456789012:role/r"}, Creds: &events.Creds{AccessKeyID: "a", SecretAccessKey: "b"}}}}}},
 		{"cloud logs ingestion incomplete", events.DestinationCreate{Format: "JSON", Target: events.Target{CloudLogsIngestion: &events.CloudLogsIngestion{TenantID: "t"}}}},
 	} {
 		_, err := lax.Create(ctx, &tt.in)

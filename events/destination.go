@@ -61,8 +61,9 @@ type Target struct {
 // Firehose delivers events to a cloud delivery stream.
 type Firehose struct {
 	// Auth is how the service gets access to the delivery stream: exactly one
-	// of its Role and Creds is set.
-	Auth CloudAuth `json:"auth"`
+	// of its Role and Creds is set. Required: a nil Auth is refused
+	// (ERR_NGROK_5106), as the service refuses a target without auth.
+	Auth *CloudAuth `json:"auth"`
 	// DeliveryStreamARN is required.
 	DeliveryStreamARN string `json:"delivery_stream_arn"`
 }
@@ -70,8 +71,9 @@ type Firehose struct {
 // Kinesis delivers events to a cloud data stream.
 type Kinesis struct {
 	// Auth is how the service gets access to the stream: exactly one of its
-	// Role and Creds is set.
-	Auth CloudAuth `json:"auth"`
+	// Role and Creds is set. Required: a nil Auth is refused
+	// (ERR_NGROK_5106), as the service refuses a target without auth.
+	Auth *CloudAuth `json:"auth"`
 	// StreamARN is required.
 	StreamARN string `json:"stream_arn"`
 }
@@ -79,8 +81,9 @@ type Kinesis struct {
 // CloudWatchLogs delivers events to a cloud log group.
 type CloudWatchLogs struct {
 	// Auth is how the service gets access to the log group: exactly one of its
-	// Role and Creds is set.
-	Auth CloudAuth `json:"auth"`
+	// Role and Creds is set. Required: a nil Auth is refused
+	// (ERR_NGROK_5106), as the service refuses a target without auth.
+	Auth *CloudAuth `json:"auth"`
 	// LogGroupARN is required.
 	LogGroupARN string `json:"log_group_arn"`
 }
@@ -88,8 +91,9 @@ type CloudWatchLogs struct {
 // S3 delivers events as objects in a cloud storage bucket.
 type S3 struct {
 	// Auth is how the service gets access to the bucket: exactly one of its
-	// Role and Creds is set.
-	Auth CloudAuth `json:"auth"`
+	// Role and Creds is set. Required: a nil Auth is refused
+	// (ERR_NGROK_5106), as the service refuses a target without auth.
+	Auth *CloudAuth `json:"auth"`
 	// BucketARN is required.
 	BucketARN string `json:"bucket_arn"`
 	// ObjectPrefix begins the name of every object written; optional.
@@ -182,7 +186,9 @@ type DestinationCreate struct {
 	Description string `json:"description"`
 	// Metadata is at most [acctapi.MaxMetadataBytes] bytes.
 	Metadata string `json:"metadata"`
-	// Format is [FormatJSON] in any letter case; empty means [FormatJSON].
+	// Format is required: [FormatJSON], in any letter case. The service
+	// refuses a destination without it (ERR_NGROK_235), and so does
+	// Validate.
 	Format string `json:"format"`
 	// Target must set exactly one member.
 	Target Target `json:"target"`
@@ -196,15 +202,15 @@ func (r *DestinationCreate) Validate() error {
 	return errors.Join(
 		field.CheckDescription("description", r.Description),
 		field.CheckMetadata("metadata", r.Metadata),
-		checkFormat(r.Format, true),
+		checkFormat(r.Format),
 		field.Prefix("target", r.Target.validate()),
 	)
 }
 
-// Normalize turns a valid request into its stored form: Format becomes
-// [FormatJSON] when empty or written in another letter case.
+// Normalize turns a valid request into its stored form: Format written
+// in another letter case becomes [FormatJSON].
 func (r *DestinationCreate) Normalize() {
-	if r.Format == "" || isJSON(r.Format) {
+	if isJSON(r.Format) {
 		r.Format = FormatJSON
 	}
 }
@@ -237,7 +243,7 @@ func (r *DestinationUpdate) Validate() error {
 		field.CheckMetadataPtr("metadata", r.Metadata),
 	}
 	if r.Format != nil {
-		errs = append(errs, checkFormat(*r.Format, false))
+		errs = append(errs, checkFormat(*r.Format))
 	}
 	if r.Target != nil {
 		errs = append(errs, field.Prefix("target", r.Target.validate()))
@@ -254,9 +260,12 @@ func (r *DestinationUpdate) Normalize() {
 	}
 }
 
-// checkFormat reports a format other than JSON; emptyOK allows "".
-func checkFormat(f string, emptyOK bool) error {
-	if !isJSON(f) && (f != "" || !emptyOK) {
+// checkFormat reports a format other than JSON, an empty one included.
+func checkFormat(f string) error {
+	if f == "" {
+		return field.InvalidCode(acctapi.CodeBadFormat, "format", "is missing; %q is required", FormatJSON)
+	}
+	if !isJSON(f) {
 		return field.InvalidCode(acctapi.CodeBadFormat, "format", "is %q; only %q is accepted", f, FormatJSON)
 	}
 	return nil
@@ -347,6 +356,8 @@ func (c *CloudLogsIngestion) validate() error {
 // validate reports errors under "auth".
 func (a *CloudAuth) validate() error {
 	switch {
+	case a == nil:
+		return field.InvalidCode(acctapi.CodeNoAuthField, "auth", "is missing; a cloud target needs auth with exactly one of role and creds")
 	case a.Role != nil && a.Creds != nil:
 		return field.InvalidCode(acctapi.CodeManyAuths, "auth", "sets both role and creds; exactly one is allowed")
 	case a.Role != nil:

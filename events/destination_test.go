@@ -26,6 +26,7 @@ const (
 	badFormat   = " " + acctapi.CodeBadFormat
 	noTarget    = " " + acctapi.CodeNoTarget
 	manyTargets = " " + acctapi.CodeManyTargets
+	noAuthField = " " + acctapi.CodeNoAuthField
 	noAuth      = " " + acctapi.CodeNoAuth
 	manyAuths   = " " + acctapi.CodeManyAuths
 	badARN      = " " + acctapi.CodeBadRoleARN
@@ -34,11 +35,11 @@ const (
 )
 
 var (
-	role     = CloudAuth{Role: &Role{RoleARN: "arn:aws:iam::123456789012:role/r"}}
-	creds    = CloudAuth{Creds: &Creds{"id", "secret"}}
+	role     = &CloudAuth{Role: &Role{RoleARN: "arn:aws:iam::123456789012:role/r"}}
+	creds    = &CloudAuth{Creds: &Creds{"id", "secret"}}
 	kinesis  = Target{Kinesis: &Kinesis{Auth: role, StreamARN: "arn:stream"}}
 	logs     = CloudLogsIngestion{"t", "c", "s", "https://l", "r", "n"}
-	withAuth = func(a CloudAuth) Target { return Target{Firehose: &Firehose{Auth: a, DeliveryStreamARN: "arn:fh"}} }
+	withAuth = func(a *CloudAuth) Target { return Target{Firehose: &Firehose{Auth: a, DeliveryStreamARN: "arn:fh"}} }
 	// every sets all six target kinds, each valid on its own.
 	every = Target{
 		Firehose:           withAuth(role).Firehose,
@@ -50,7 +51,7 @@ var (
 	}
 )
 
-func create(t Target) *DestinationCreate { return &DestinationCreate{Target: t} }
+func create(t Target) *DestinationCreate { return &DestinationCreate{Format: FormatJSON, Target: t} }
 
 // withoutEachLogsMember returns a row for each cloud_logs_ingestion member
 // left empty, the others set.
@@ -79,7 +80,7 @@ func withoutEachLogsMember() []apitest.ValidateCase {
 func TestDestinationCreateValidate(t *testing.T) {
 	apitest.RunValidate(t, append([]apitest.ValidateCase{
 		{"minimal", create(kinesis), nil},
-		{"format empty means JSON", &DestinationCreate{Format: "", Target: kinesis}, nil},
+		{"format missing", &DestinationCreate{Format: "", Target: kinesis}, []string{"format" + badFormat}},
 		{"format JSON", &DestinationCreate{Format: "JSON", Target: kinesis}, nil},
 		{"format json", &DestinationCreate{Format: "json", Target: kinesis}, nil},
 		{"format mixed case", &DestinationCreate{Format: "jSoN", Target: kinesis}, nil},
@@ -93,15 +94,15 @@ func TestDestinationCreateValidate(t *testing.T) {
 		{"firehose", create(withAuth(role)), nil},
 		{"firehose without arn", create(Target{Firehose: &Firehose{Auth: role}}), []string{"target.firehose.delivery_stream_arn" + invalid}},
 		{"kinesis without arn", create(Target{Kinesis: &Kinesis{Auth: role}}), []string{"target.kinesis.stream_arn" + invalid}},
-		{"kinesis without auth", create(Target{Kinesis: &Kinesis{StreamARN: "s"}}), []string{"target.kinesis.auth" + noAuth}},
+		{"kinesis without auth", create(Target{Kinesis: &Kinesis{StreamARN: "s"}}), []string{"target.kinesis.auth" + noAuthField}},
 		{"cloudwatch logs", create(Target{CloudWatchLogs: &CloudWatchLogs{Auth: role, LogGroupARN: "arn:lg"}}), nil},
 		{"cloudwatch logs without arn", create(Target{CloudWatchLogs: &CloudWatchLogs{Auth: role}}), []string{"target.cloudwatch_logs.log_group_arn" + invalid}},
-		{"cloudwatch logs without auth", create(Target{CloudWatchLogs: &CloudWatchLogs{LogGroupARN: "arn:lg"}}), []string{"target.cloudwatch_logs.auth" + noAuth}},
+		{"cloudwatch logs without auth", create(Target{CloudWatchLogs: &CloudWatchLogs{LogGroupARN: "arn:lg"}}), []string{"target.cloudwatch_logs.auth" + noAuthField}},
 		{"s3", create(Target{S3: &S3{Auth: role, BucketARN: "arn:b", MaxFileSize: 1 << 20}}), nil},
 		{"s3 without bucket", create(Target{S3: &S3{Auth: role}}), []string{"target.s3.bucket_arn" + invalid}},
 		{"s3 with negative sizes", create(Target{S3: &S3{Auth: role, BucketARN: "b", MaxFileSize: -1, MaxFileAge: -60}}),
 			[]string{"target.s3.max_file_size" + invalid, "target.s3.max_file_age" + invalid}},
-		{"s3 with both auths", create(Target{S3: &S3{Auth: CloudAuth{Role: role.Role, Creds: creds.Creds}, BucketARN: "arn:b"}}), []string{"target.s3.auth" + manyAuths}},
+		{"s3 with both auths", create(Target{S3: &S3{Auth: &CloudAuth{Role: role.Role, Creds: creds.Creds}, BucketARN: "arn:b"}}), []string{"target.s3.auth" + manyAuths}},
 		{"monitoring", create(Target{Monitoring: &Monitoring{APIKey: "k"}}), nil},
 		{"monitoring without api key", create(Target{Monitoring: &Monitoring{Site: "eu"}}), []string{"target.monitoring.api_key" + noAPIKey}},
 		{"cloud logs ingestion", create(Target{CloudLogsIngestion: &logs}), nil},
@@ -115,18 +116,18 @@ func TestDestinationCreateValidate(t *testing.T) {
 		}},
 		{"role", create(withAuth(role)), nil},
 		{"creds", create(withAuth(creds)), nil},
-		{"role with an arn of another partition and a path", create(withAuth(CloudAuth{Role: &Role{RoleARN: "arn:aws-cn:iam::123456789012:role/ops/events"}})), nil},
-		{"role with a stream's arn", create(withAuth(CloudAuth{Role: &Role{RoleARN: "arn:aws:kinesis:us-east-1:123456789012:stream/s"}})), []string{"target.firehose.auth.role.role_arn" + badARN}},
-		{"role with a short account", create(withAuth(CloudAuth{Role: &Role{RoleARN: "arn:aws:iam::1:role/r"}})), []string{"target.firehose.auth.role.role_arn" + badARN}},
-		{"role with a user's arn", create(withAuth(CloudAuth{Role: &Role{RoleARN: "arn:aws:iam::123456789012:user/u"}})), []string{"target.firehose.auth.role.role_arn" + badARN}},
-		{"role with no role name", create(withAuth(CloudAuth{Role: &Role{RoleARN: "arn:aws:iam::123456789012:role/"}})), []string{"target.firehose.auth.role.role_arn" + badARN}},
-		{"role without arn", create(Target{Kinesis: &Kinesis{Auth: CloudAuth{Role: &Role{}}, StreamARN: "s"}}), []string{"target.kinesis.auth.role.role_arn" + badARN}},
-		{"creds without key id", create(withAuth(CloudAuth{Creds: &Creds{SecretAccessKey: "secret"}})), []string{"target.firehose.auth.creds.cloud_access_key_id" + invalid}},
-		{"creds without secret", create(withAuth(CloudAuth{Creds: &Creds{AccessKeyID: "id"}})), []string{"target.firehose.auth.creds.cloud_secret_access_key" + invalid}},
-		{"creds empty", create(withAuth(CloudAuth{Creds: &Creds{}})), []string{"target.firehose.auth.creds.cloud_access_key_id" + invalid, "target.firehose.auth.creds.cloud_secret_access_key" + invalid}},
-		{"no auth", create(withAuth(CloudAuth{})), []string{"target.firehose.auth" + noAuth}},
-		{"role and creds", create(withAuth(CloudAuth{Role: role.Role, Creds: creds.Creds})), []string{"target.firehose.auth" + manyAuths}},
-		{"role and empty creds", create(withAuth(CloudAuth{Role: role.Role, Creds: &Creds{}})), []string{"target.firehose.auth" + manyAuths}},
+		{"role with an arn of another partition and a path", create(withAuth(&CloudAuth{Role: &Role{RoleARN: "arn:aws-cn:iam::123456789012:role/ops/events"}})), nil},
+		{"role with a stream's arn", create(withAuth(&CloudAuth{Role: &Role{RoleARN: "arn:aws:kinesis:us-east-1:123456789012:stream/s"}})), []string{"target.firehose.auth.role.role_arn" + badARN}},
+		{"role with a short account", create(withAuth(&CloudAuth{Role: &Role{RoleARN: "arn:aws:iam::1:role/r"}})), []string{"target.firehose.auth.role.role_arn" + badARN}},
+		{"role with a user's arn", create(withAuth(&CloudAuth{Role: &Role{RoleARN: "arn:aws:iam::123456789012:user/u"}})), []string{"target.firehose.auth.role.role_arn" + badARN}},
+		{"role with no role name", create(withAuth(&CloudAuth{Role: &Role{RoleARN: "arn:aws:iam::123456789012:role/"}})), []string{"target.firehose.auth.role.role_arn" + badARN}},
+		{"role without arn", create(Target{Kinesis: &Kinesis{Auth: &CloudAuth{Role: &Role{}}, StreamARN: "s"}}), []string{"target.kinesis.auth.role.role_arn" + badARN}},
+		{"creds without key id", create(withAuth(&CloudAuth{Creds: &Creds{SecretAccessKey: "secret"}})), []string{"target.firehose.auth.creds.cloud_access_key_id" + invalid}},
+		{"creds without secret", create(withAuth(&CloudAuth{Creds: &Creds{AccessKeyID: "id"}})), []string{"target.firehose.auth.creds.cloud_secret_access_key" + invalid}},
+		{"creds empty", create(withAuth(&CloudAuth{Creds: &Creds{}})), []string{"target.firehose.auth.creds.cloud_access_key_id" + invalid, "target.firehose.auth.creds.cloud_secret_access_key" + invalid}},
+		{"no auth", create(withAuth(&CloudAuth{})), []string{"target.firehose.auth" + noAuth}},
+		{"role and creds", create(withAuth(&CloudAuth{Role: role.Role, Creds: creds.Creds})), []string{"target.firehose.auth" + manyAuths}},
+		{"role and empty creds", create(withAuth(&CloudAuth{Role: role.Role, Creds: &Creds{}})), []string{"target.firehose.auth" + manyAuths}},
 	}, withoutEachLogsMember()...))
 }
 
@@ -142,19 +143,19 @@ func TestDestinationUpdateValidate(t *testing.T) {
 		{"target no kind", &DestinationUpdate{Target: &Target{}}, []string{"target" + noTarget}},
 		{"target two kinds", &DestinationUpdate{Target: &Target{S3: every.S3, Monitoring: every.Monitoring}}, []string{"target" + manyTargets}},
 		{"target member missing", &DestinationUpdate{Target: &Target{Monitoring: &Monitoring{}}}, []string{"target.monitoring.api_key" + noAPIKey}},
-		{"target without auth", &DestinationUpdate{Target: &Target{S3: &S3{BucketARN: "arn:b"}}}, []string{"target.s3.auth" + noAuth}},
+		{"target without auth", &DestinationUpdate{Target: &Target{S3: &S3{BucketARN: "arn:b"}}}, []string{"target.s3.auth" + noAuthField}},
 		{"target cloud logs ingestion without secret", &DestinationUpdate{Target: &Target{CloudLogsIngestion: &CloudLogsIngestion{"t", "c", "", "u", "r", "n"}}},
 			[]string{"target.cloud_logs_ingestion.client_secret" + invalid}},
 	})
 }
 
 func TestDestinationNormalize(t *testing.T) {
-	for _, in := range []string{"", "json", "JsOn", "JSON"} {
+	for _, in := range []string{"json", "JsOn", "JSON"} {
 		c := DestinationCreate{Format: in}
 		c.Normalize()
 		u := DestinationUpdate{Format: apitest.Ptr(in)}
 		u.Normalize()
-		if c.Format != FormatJSON || (in != "" && *u.Format != FormatJSON) {
+		if c.Format != FormatJSON || *u.Format != FormatJSON {
 			t.Errorf("Normalize(%q) = %q, %q; want JSON", in, c.Format, *u.Format)
 		}
 	}

@@ -37,8 +37,8 @@ func ExampleTranslate() {
 }
 
 func ExampleMarshal() {
-	d := &events.DestinationCreate{Target: events.Target{Kinesis: &events.Kinesis{
-		Auth:      events.CloudAuth{Creds: &events.Creds{AccessKeyID: "AKID", SecretAccessKey: "secret"}},
+	d := &events.DestinationCreate{Format: events.FormatJSON, Target: events.Target{Kinesis: &events.Kinesis{
+		Auth:      &events.CloudAuth{Creds: &events.Creds{AccessKeyID: "AKID", SecretAccessKey: "secret"}},
 		StreamARN: "arn:stream",
 	}}}
 	b, err := events.Marshal(d.Target.Kinesis.Auth, acctapi.DialectReal)

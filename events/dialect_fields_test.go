@@ -19,9 +19,9 @@ import (
 func TestFieldNamesInTheClientsDialect(t *testing.T) {
 	t.Parallel()
 	srv := fake.Start(t)
-	bad := &events.DestinationCreate{Target: events.Target{Kinesis: &events.Kinesis{
+	bad := &events.DestinationCreate{Format: events.FormatJSON, Target: events.Target{Kinesis: &events.Kinesis{
 		StreamARN: "arn:aws:kinesis:us-east-1:123456789012:stream/s",
-		Auth:      events.CloudAuth{Creds: &events.Creds{AccessKeyID: "AKIA"}},
+		Auth:      &events.CloudAuth{Creds: &events.Creds{AccessKeyID: "AKIA"}},
 	}}}
 	for _, tt := range []struct {
 		dialect acctapi.Dialect

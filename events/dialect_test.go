@@ -14,8 +14,8 @@ import (
 )
 
 var (
-	role  = events.CloudAuth{Role: &events.Role{RoleARN: "arn:aws:iam::123456789012:role/r"}}
-	creds = events.CloudAuth{Creds: &events.Creds{AccessKeyID: "AKID", SecretAccessKey: "secret"}}
+	role  = &events.CloudAuth{Role: &events.Role{RoleARN: "arn:aws:iam::123456789012:role/r"}}
+	creds = &events.CloudAuth{Creds: &events.Creds{AccessKeyID: "AKID", SecretAccessKey: "secret"}}
 )
 
 // targets is one target of every kind, each cloud kind with each kind of
@@ -256,7 +256,7 @@ func TestTranslateField(t *testing.T) {
 // events.TranslateReason.
 func TestValidateDialectReasons(t *testing.T) {
 	t.Parallel()
-	r := &events.DestinationCreate{Target: events.Target{Monitoring: &events.Monitoring{APIKey: "k"}, CloudLogsIngestion: &events.CloudLogsIngestion{}}}
+	r := &events.DestinationCreate{Format: events.FormatJSON, Target: events.Target{Monitoring: &events.Monitoring{APIKey: "k"}, CloudLogsIngestion: &events.CloudLogsIngestion{}}}
 	err := r.ValidateDialect(acctapi.DialectReal)
 	if err == nil || !strings.Contains(err.Error(), "sets 2 kinds (datadog, azure_logs_ingestion)") || strings.Contains(err.Error(), "monitoring") {
 		t.Errorf("ValidateDialect(real) = %v; want the kinds named datadog and azure_logs_ingestion", err)

@@ -8,8 +8,9 @@
 //
 //	c, _ := acctapi.NewClient(key)
 //	d, err := events.NewDestinations(c).Create(ctx, &events.DestinationCreate{
+//		Format: events.FormatJSON,
 //		Target: events.Target{Kinesis: &events.Kinesis{
-//			Auth:      events.CloudAuth{Role: &events.Role{RoleARN: roleARN}},
+//			Auth:      &events.CloudAuth{Role: &events.Role{RoleARN: roleARN}},
 //			StreamARN: streamARN,
 //		}},
 //	})

@@ -18,7 +18,7 @@ func ExampleDestinations_Create() {
 	d, err := events.NewDestinations(c).Create(context.Background(), &events.DestinationCreate{
 		Format: "json",
 		Target: events.Target{Kinesis: &events.Kinesis{
-			Auth:      events.CloudAuth{Role: &events.Role{RoleARN: "arn:aws:iam::123456789012:role/r"}},
+			Auth:      &events.CloudAuth{Role: &events.Role{RoleARN: "arn:aws:iam::123456789012:role/r"}},
 			StreamARN: "arn:stream",
 		}},
 	})
@@ -35,7 +35,9 @@ func ExampleDestinationCreate_Validate() {
 	for _, fe := range acctapi.FieldErrors(r.Validate()) {
 		fmt.Println(fe.Field, fe.Code)
 	}
-	// Output: target.kinesis.auth ERR_NGROK_5107
+	// Output:
+	// format ERR_NGROK_235
+	// target.kinesis.auth ERR_NGROK_5106
 }
 
 func ExampleSources_List() {

@@ -154,7 +154,7 @@ func TestClientSpeaksTheRealDialect(t *testing.T) {
 
 	var want []events.Target
 	for _, tt := range targets {
-		d, err := dests.Create(ctx, &events.DestinationCreate{Description: tt.name, Target: tt.target})
+		d, err := dests.Create(ctx, &events.DestinationCreate{Format: events.FormatJSON, Description: tt.name, Target: tt.target})
 		if err != nil {
 			t.Fatalf("create %s: %v", tt.name, err)
 		}
@@ -203,7 +203,7 @@ func TestClientSpeaksTheRealDialect(t *testing.T) {
 		t.Errorf("listed targets (-want +got):\n%s", diff)
 	}
 
-	_, err := client(acctapi.DialectSpec).Create(ctx, &events.DestinationCreate{Target: targets[5].target})
+	_, err := client(acctapi.DialectSpec).Create(ctx, &events.DestinationCreate{Format: events.FormatJSON, Target: targets[5].target})
 	if !acctapi.HasCode(err, "ERR_NGROK_214") {
 		t.Errorf("a monitoring target in the specification's dialect = %v, want the server's ERR_NGROK_214", err)
 	}

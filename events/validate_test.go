@@ -9,7 +9,7 @@ import (
 func TestValidateAnnotations(t *testing.T) {
 	apitest.RunAnnotations(t, []apitest.Annotated{
 		{"DestinationCreate", func(d, m string) apitest.Validator {
-			return &DestinationCreate{Description: d, Metadata: m, Target: kinesis}
+			return &DestinationCreate{Format: FormatJSON, Description: d, Metadata: m, Target: kinesis}
 		}},
 		{"DestinationUpdate", func(d, m string) apitest.Validator {
 			return &DestinationUpdate{ID: "ed_1", Description: &d, Metadata: &m}

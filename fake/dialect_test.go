@@ -66,8 +66,8 @@ func (r crud[T]) run(t *testing.T) {
 // allTargets are event targets of every kind, each auth of the cloud
 // kinds included, with every member set.
 func allTargets() map[string]events.Target {
-	role := events.CloudAuth{Role: &events.Role{RoleARN: "arn:aws:iam::123456789012:role/r"}}
-	creds := events.CloudAuth{Creds: &events.Creds{AccessKeyID: "AKIAEXAMPLE", SecretAccessKey: "secret-Qx81"}}
+	role := &events.CloudAuth{Role: &events.Role{RoleARN: "arn:aws:iam::123456789012:role/r"}}
+	creds := &events.CloudAuth{Creds: &events.Creds{AccessKeyID: "AKIAEXAMPLE", SecretAccessKey: "secret-Qx81"}}
 	return map[string]events.Target{
 		"firehose role":   {Firehose: &events.Firehose{Auth: role, DeliveryStreamARN: "arn:aws:firehose:us-east-1:1:deliverystream/d"}},
 		"firehose creds":  {Firehose: &events.Firehose{Auth: creds, DeliveryStreamARN: "arn:aws:firehose:us-east-1:1:deliverystream/d"}},
@@ -224,7 +224,7 @@ func roundTripAll(t *testing.T, srv *fake.Server, clk *fake.ManualClock, c *acct
 	}
 	t.Run("event subscriptions and sources", func(t *testing.T) {
 		ctx := t.Context()
-		dest := must(dests.Create(ctx, &events.DestinationCreate{Target: targets["monitoring"]}))(t)
+		dest := must(dests.Create(ctx, &events.DestinationCreate{Format: events.FormatJSON, Target: targets["monitoring"]}))(t)
 		crud[events.Subscription]{
 			create: func(ctx context.Context) (*events.Subscription, error) {
 				return subs.Create(ctx, &events.SubscriptionCreate{Description: "s",
@@ -327,7 +327,7 @@ func BenchmarkDialectDestination(b *testing.B) {
 			srv, _ := start(b)
 			dests := events.NewDestinations(srv.Client(acctapi.WithDialect(d)))
 			ctx := context.Background()
-			dest := must(dests.Create(ctx, &events.DestinationCreate{Target: allTargets()["monitoring"]}))(b)
+			dest := must(dests.Create(ctx, &events.DestinationCreate{Format: events.FormatJSON, Target: allTargets()["monitoring"]}))(b)
 			b.ReportAllocs()
 			for b.Loop() {
 				if _, err := dests.Get(ctx, dest.ID); err != nil {

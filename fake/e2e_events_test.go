@@ -25,9 +25,9 @@ func TestDestinationsEndToEnd(t *testing.T) {
 	ctx := t.Context()
 	dests := events.NewDestinations(srv.Client())
 	kinesis := events.Target{Kinesis: &events.Kinesis{StreamARN: "arn:aws:kinesis:us-east-1:1:stream/s",
-		Auth: events.CloudAuth{Role: &events.Role{RoleARN: "arn:aws:iam::123456789012:role/r"}}}}
+		Auth: &events.CloudAuth{Role: &events.Role{RoleARN: "arn:aws:iam::123456789012:role/r"}}}}
 
-	for _, tt := range []struct{ name, format string }{{"lower case", "json"}, {"mixed case", "Json"}, {"empty", ""}} {
+	for _, tt := range []struct{ name, format string }{{"lower case", "json"}, {"mixed case", "Json"}, {"upper case", "JSON"}} {
 		t.Run(tt.name, func(t *testing.T) {
 			d := must(dests.Create(ctx, &events.DestinationCreate{Format: tt.format, Target: kinesis}))(t)
 			if d.Format != events.FormatJSON {
@@ -64,7 +64,7 @@ func TestDestinationsEndToEnd(t *testing.T) {
 
 	// Update replaces the target and normalizes the format.
 	s3 := events.Target{S3: &events.S3{BucketARN: "arn:aws:s3:::b", ObjectPrefix: "ev/", Compression: true, MaxFileSize: 1 << 20, MaxFileAge: 60,
-		Auth: events.CloudAuth{Creds: &events.Creds{AccessKeyID: "AKIA", SecretAccessKey: "s3cr3t"}}}}
+		Auth: &events.CloudAuth{Creds: &events.Creds{AccessKeyID: "AKIA", SecretAccessKey: "s3cr3t"}}}}
 	want.Target = s3
 	got := must(dests.Update(ctx, &events.DestinationUpdate{ID: d.ID, Format: ptr("JSON"), Target: &s3}))(t)
 	if diff := cmp.Diff(want, *got); diff != "" {
@@ -84,16 +84,18 @@ func TestDestinationsEndToEnd(t *testing.T) {
 		code string
 	}{
 		{"format XML", events.DestinationCreate{Format: "XML", Target: kinesis}, acctapi.CodeBadFormat},
-		{"no target", events.DestinationCreate{}, acctapi.CodeNoTarget},
-		{"two targets", events.DestinationCreate{Target: events.Target{Kinesis: kinesis.Kinesis, S3: s3.S3}}, acctapi.CodeManyTargets},
-		{"auth with role and creds", events.DestinationCreate{Target: events.Target{Kinesis: &events.Kinesis{StreamARN: "x",
-			Auth: events.CloudAuth{Role: &events.Role{RoleARN: "arn:aws:iam::123456789012:role/r"}, Creds: &events.Creds{AccessKeyID: "a", SecretAccessKey: "s"}}}}},
+		{"no target", events.DestinationCreate{Format: events.FormatJSON}, acctapi.CodeNoTarget},
+		{"two targets", events.DestinationCreate{Format: events.FormatJSON, Target: events.Target{Kinesis: kinesis.Kinesis, S3: s3.S3}}, acctapi.CodeManyTargets},
+		{"auth with role and creds", events.DestinationCreate{Format: events.FormatJSON, Target: events.Target{Kinesis: &events.Kinesis{StreamARN: "x",
+			Auth: &events.CloudAuth{Role: &events.Role{RoleARN: "arn:aws:iam::123456789012:role/r"}, Creds: &events.Creds{AccessKeyID: "a", SecretAccessKey: "s"}}}}},
 			acctapi.CodeManyAuths},
-		{"auth with neither", events.DestinationCreate{Target: events.Target{Kinesis: &events.Kinesis{StreamARN: "x"}}}, acctapi.CodeNoAuth},
-		{"role ARN not a role's", events.DestinationCreate{Target: events.Target{Kinesis: &events.Kinesis{StreamARN: "x",
-			Auth: events.CloudAuth{Role: &events.Role{RoleARN: "not-an-arn"}}}}}, acctapi.CodeBadRoleARN},
-		{"monitoring without api key", events.DestinationCreate{Target: events.Target{Monitoring: &events.Monitoring{}}}, acctapi.CodeNoAPIKey},
-		{"cloud logs ingestion incomplete", events.DestinationCreate{Target: events.Target{CloudLogsIngestion: &events.CloudLogsIngestion{TenantID: "t"}}},
+		{"auth missing", events.DestinationCreate{Format: events.FormatJSON, Target: events.Target{Kinesis: &events.Kinesis{StreamARN: "x"}}}, acctapi.CodeNoAuthField},
+		{"auth with neither", events.DestinationCreate{Format: events.FormatJSON, Target: events.Target{Kinesis: &events.Kinesis{StreamARN: "x", Auth: &events.CloudAuth{}}}}, acctapi.CodeNoAuth},
+		{"format missing", events.DestinationCreate{Target: events.Target{Monitoring: &events.Monitoring{APIKey: "k"}}}, acctapi.CodeBadFormat},
+		{"role ARN not a role's", events.DestinationCreate{Format: events.FormatJSON, Target: events.Target{Kinesis: &events.Kinesis{StreamARN: "x",
+			Auth: &events.CloudAuth{Role: &events.Role{RoleARN: "not-an-arn"}}}}}, acctapi.CodeBadRoleARN},
+		{"monitoring without api key", events.DestinationCreate{Format: events.FormatJSON, Target: events.Target{Monitoring: &events.Monitoring{}}}, acctapi.CodeNoAPIKey},
+		{"cloud logs ingestion incomplete", events.DestinationCreate{Format: events.FormatJSON, Target: events.Target{CloudLogsIngestion: &events.CloudLogsIngestion{TenantID: "t"}}},
 			acctapi.CodeInvalidValue},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
@@ -113,8 +115,8 @@ func TestSubscriptionsEndToEnd(t *testing.T) {
 	ctx := t.Context()
 	subs := events.NewSubscriptions(srv.Client())
 	target := events.Target{Monitoring: &events.Monitoring{APIKey: "dd-key", Site: "example.com"}}
-	d1 := must(fake.Seed[events.Destination](srv, "", &events.DestinationCreate{Target: target}))(t)
-	d2 := must(fake.Seed[events.Destination](srv, "", &events.DestinationCreate{Target: target}))(t)
+	d1 := must(fake.Seed[events.Destination](srv, "", &events.DestinationCreate{Format: events.FormatJSON, Target: target}))(t)
+	d2 := must(fake.Seed[events.Destination](srv, "", &events.DestinationCreate{Format: events.FormatJSON, Target: target}))(t)
 	srcURI := func(sub, typ string) string { return srv.URL + "/event_subscriptions/" + sub + "/sources/" + typ }
 	dstRef := func(id string) acctapi.Ref { return acctapi.Ref{ID: id, URI: srv.URL + "/event_destinations/" + id} }
 
@@ -274,7 +276,7 @@ func TestDestinationSecretsReturnedAsStored(t *testing.T) {
 	ctx := context.Background()
 	ds := events.NewDestinations(srv.Client())
 	d := must(ds.Create(ctx, &events.DestinationCreate{Format: "JSON", Target: events.Target{Kinesis: &events.Kinesis{StreamARN: "arn:s",
-		Auth: events.CloudAuth{Creds: &events.Creds{AccessKeyID: "AKIA", SecretAccessKey: secKinesis}}}}}))(t)
+		Auth: &events.CloudAuth{Creds: &events.Creds{AccessKeyID: "AKIA", SecretAccessKey: secKinesis}}}}}))(t)
 	got := must(ds.Get(ctx, d.ID))(t)
 	if got.Target.Kinesis.Auth.Creds.SecretAccessKey != secKinesis {
 		t.Errorf("get: secret %q, want it as stored", got.Target.Kinesis.Auth.Creds.SecretAccessKey)

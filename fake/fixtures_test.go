@@ -27,7 +27,7 @@ func TestFixtureRefs(t *testing.T) {
 	  "resources": [
 	    {"path": "/service_users", "ref": "ci-user", "body": {"name": "ci"}},
 	    {"path": "/api_keys", "body": {"description": "ci's key", "owner_id": "${ci-user}"}},
-	    {"path": "/event_destinations", "ref": "dest", "body": {"target": {"monitoring": {"api_key": "k", "site": "example.com"}}}},
+	    {"path": "/event_destinations", "ref": "dest", "body": {"format": "JSON", "target": {"monitoring": {"api_key": "k", "site": "example.com"}}}},
 	    {"path": "/event_subscriptions", "body": {"description": "to ${dest}", "destination_ids": ["${dest}"]}}
 	  ],
 	  "accounts": [

@@ -95,13 +95,13 @@ func TestJournalRedaction(t *testing.T) {
 	secrets := []string{srv.APIKey(), *key.Token, "AWS-SECRET-1", "CLIENT-SECRET-2", "MONITORING-KEY-3"}
 	dests := events.NewDestinations(clientFor(t, srv, *key.Token))
 	targets := []events.Target{
-		{Kinesis: &events.Kinesis{StreamARN: "arn:s", Auth: events.CloudAuth{Creds: &events.Creds{AccessKeyID: "AKIA", SecretAccessKey: "AWS-SECRET-1"}}}},
+		{Kinesis: &events.Kinesis{StreamARN: "arn:s", Auth: &events.CloudAuth{Creds: &events.Creds{AccessKeyID: "AKIA", SecretAccessKey: "AWS-SECRET-1"}}}},
 		{CloudLogsIngestion: &events.CloudLogsIngestion{TenantID: "t", ClientID: "c", ClientSecret: "CLIENT-SECRET-2",
 			LogsIngestionURI: "https://logs.example", DataCollectionRuleID: "d", DataCollectionStreamName: "s"}},
 		{Monitoring: &events.Monitoring{APIKey: "MONITORING-KEY-3", Site: "example.com"}},
 	}
 	for _, tg := range targets {
-		d := must(dests.Create(ctx, &events.DestinationCreate{Target: tg}))(t)
+		d := must(dests.Create(ctx, &events.DestinationCreate{Format: events.FormatJSON, Target: tg}))(t)
 		must(dests.Update(ctx, &events.DestinationUpdate{ID: d.ID, Target: &tg}))(t)
 		must(dests.Get(ctx, d.ID))(t)
 	}
@@ -160,12 +160,12 @@ func TestJournalRedactionSpellings(t *testing.T) {
 		name, path, body string
 		status           int
 	}{
-		{"upper case", "/event_destinations", `{"target":{"monitoring":{"API_KEY":"` + secret + `"}}}`, 400},
-		{"mixed case", "/event_destinations", `{"target":{"kinesis":{"stream_arn":"s","auth":{"creds":{"cloud_access_key_id":"a","Cloud_Secret_Access_Key":"` + secret + `"}}}}}`, 400},
-		{"escaped", "/event_destinations", `{"target":{"monitoring":{"api\u005fkey":"` + secret + `"}}}`, 201},
-		{"Kelvin sign", "/event_destinations", `{"target":{"monitoring":{"api_` + "\u212a" + `ey":"` + secret + `"}}}`, 400},
-		{"long s", "/event_destinations", `{"target":{"kinesis":{"stream_arn":"s","auth":{"creds":{"cloud_access_key_id":"a","cloud_` + "\u017f" + `ecret_access_key":"` + secret + `"}}}}}`, 400},
-		{"client secret upper case", "/event_destinations", `{"target":{"cloud_logs_ingestion":{"tenant_id":"t","client_id":"c","CLIENT_SECRET":"` + secret + `","logs_ingestion_uri":"u","data_collection_rule_id":"d","data_collection_stream_name":"s"}}}`, 400},
+		{"upper case", "/event_destinations", `{"format":"JSON","target":{"monitoring":{"API_KEY":"` + secret + `"}}}`, 400},
+		{"mixed case", "/event_destinations", `{"format":"JSON","target":{"kinesis":{"stream_arn":"s","auth":{"creds":{"cloud_access_key_id":"a","Cloud_Secret_Access_Key":"` + secret + `"}}}}}`, 400},
+		{"escaped", "/event_destinations", `{"format":"JSON","target":{"monitoring":{"api\u005fkey":"` + secret + `"}}}`, 201},
+		{"Kelvin sign", "/event_destinations", `{"format":"JSON","target":{"monitoring":{"api_` + "\u212a" + `ey":"` + secret + `"}}}`, 400},
+		{"long s", "/event_destinations", `{"format":"JSON","target":{"kinesis":{"stream_arn":"s","auth":{"creds":{"cloud_access_key_id":"a","cloud_` + "\u017f" + `ecret_access_key":"` + secret + `"}}}}}`, 400},
+		{"client secret upper case", "/event_destinations", `{"format":"JSON","target":{"cloud_logs_ingestion":{"tenant_id":"t","client_id":"c","CLIENT_SECRET":"` + secret + `","logs_ingestion_uri":"u","data_collection_rule_id":"d","data_collection_stream_name":"s"}}}`, 400},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -736,9 +736,9 @@ var contractEventTypes = func() []string {
 	return append(out, "agent_session_start.v0", "agent_session_stop.v0", "http_request_complete.v0", "tcp_connection_closed.v0")
 }()
 
-// checkFormat: JSON in any letter case; "" only on create.
-func checkFormat(f string, emptyOK bool) *refFail {
-	if strings.ToUpper(f) == "JSON" || (f == "" && emptyOK) {
+// checkFormat: JSON in any letter case; never "".
+func checkFormat(f string) *refFail {
+	if strings.ToUpper(f) == "JSON" {
 		return nil
 	}
 	return failRule(acctapi.CodeBadFormat)
@@ -749,15 +749,15 @@ func checkFormat(f string, emptyOK bool) *refFail {
 func checkTarget(t events.Target) *refFail {
 	n := 0
 	var auth *events.CloudAuth
-	arn := ""
+	arn, cloud := "", false
 	if t.Kinesis != nil {
-		n, auth, arn = n+1, &t.Kinesis.Auth, t.Kinesis.StreamARN
+		n, auth, arn, cloud = n+1, t.Kinesis.Auth, t.Kinesis.StreamARN, true
 	}
 	if t.CloudWatchLogs != nil {
-		n, auth, arn = n+1, &t.CloudWatchLogs.Auth, t.CloudWatchLogs.LogGroupARN
+		n, auth, arn, cloud = n+1, t.CloudWatchLogs.Auth, t.CloudWatchLogs.LogGroupARN, true
 	}
 	if t.Firehose != nil {
-		n, auth, arn = n+1, &t.Firehose.Auth, t.Firehose.DeliveryStreamARN
+		n, auth, arn, cloud = n+1, t.Firehose.Auth, t.Firehose.DeliveryStreamARN, true
 	}
 	for _, other := range []bool{t.S3 != nil, t.Monitoring != nil, t.CloudLogsIngestion != nil} {
 		if other {
@@ -769,8 +769,10 @@ func checkTarget(t events.Target) *refFail {
 		return failRule(acctapi.CodeNoTarget)
 	case n > 1:
 		return failRule(acctapi.CodeManyTargets)
-	case auth == nil:
+	case !cloud:
 		return failBroken // s3, monitoring or cloud_logs_ingestion: not sent
+	case auth == nil:
+		return failRule(acctapi.CodeNoAuthField)
 	}
 	// The auth first, then the ARN, as the validator joins them.
 	switch {
@@ -787,7 +789,7 @@ func checkTarget(t events.Target) *refFail {
 }
 
 func (m *refModel) createDst(a *refAccount, in events.DestinationCreate, now time.Time) (events.Destination, *refFail) {
-	if f := first(annotated(in.Description, in.Metadata), checkFormat(in.Format, true), checkTarget(in.Target)); f != nil {
+	if f := first(annotated(in.Description, in.Metadata), checkFormat(in.Format), checkTarget(in.Target)); f != nil {
 		return events.Destination{}, f
 	}
 	return events.Destination{CreatedAt: stamp(now), Description: in.Description, Metadata: in.Metadata,
@@ -801,7 +803,7 @@ func (m *refModel) insertDst(a *refAccount, v events.Destination, id string) eve
 func (m *refModel) updateDst(a *refAccount, in events.DestinationUpdate) (events.Destination, *refFail) {
 	f := annotatedPtr(in.Description, in.Metadata)
 	if in.Format != nil {
-		f = first(f, checkFormat(*in.Format, false))
+		f = first(f, checkFormat(*in.Format))
 	}
 	if in.Target != nil {
 		f = first(f, checkTarget(*in.Target))

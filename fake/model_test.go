@@ -459,7 +459,7 @@ var (
 	genUpdateLabels = mostly([]map[string]string{{"app": "x"}, {"app": "y"}, {"app": "x", "env": "a"}, {"env": "a"}},
 		[]map[string]string{{}, {"": "x"}, {"app": ""}})
 	genTunnelLabels = rapid.SampledFrom([]map[string]string{{}, {"app": "x"}, {"app": "x", "env": "a"}, {"app": "y", "env": "a"}, {"env": "b"}})
-	role            = events.CloudAuth{Role: &events.Role{RoleARN: "arn:aws:iam::123456789012:role/r"}}
+	role            = &events.CloudAuth{Role: &events.Role{RoleARN: "arn:aws:iam::123456789012:role/r"}}
 	genTarget       = mostly([]events.Target{
 		{Kinesis: &events.Kinesis{Auth: role, StreamARN: "arn:stream"}},
 		{CloudWatchLogs: &events.CloudWatchLogs{Auth: role, LogGroupARN: "arn:group"}},
@@ -467,11 +467,12 @@ var (
 	}, []events.Target{
 		{}, // no target
 		{Kinesis: &events.Kinesis{Auth: role, StreamARN: "arn:stream"}, CloudWatchLogs: &events.CloudWatchLogs{Auth: role, LogGroupARN: "arn:group"}},
-		{Kinesis: &events.Kinesis{Auth: role}},              // no ARN
-		{Kinesis: &events.Kinesis{StreamARN: "arn:stream"}}, // no auth
-		{Kinesis: &events.Kinesis{Auth: events.CloudAuth{Role: role.Role, Creds: &events.Creds{AccessKeyID: "a", SecretAccessKey: "s"}}, StreamARN: "arn:stream"}}, // both auths
+		{Kinesis: &events.Kinesis{Auth: role}},                                         // no ARN
+		{Kinesis: &events.Kinesis{StreamARN: "arn:stream"}},                            // no auth
+		{Kinesis: &events.Kinesis{Auth: &events.CloudAuth{}, StreamARN: "arn:stream"}}, // auth without role or creds
+		{Kinesis: &events.Kinesis{Auth: &events.CloudAuth{Role: role.Role, Creds: &events.Creds{AccessKeyID: "a", SecretAccessKey: "s"}}, StreamARN: "arn:stream"}}, // both auths
 	})
-	genFormat  = mostly([]string{"", "JSON", "json", "Json"}, []string{"xml"})
+	genFormat  = mostly([]string{"JSON", "json", "Json"}, []string{"", "xml"})
 	genSources = rapid.SliceOfN(rapid.Custom(func(rt *rapid.T) events.SubscriptionSource {
 		return events.SubscriptionSource{Type: mostly([]string{"api_key_created.v0", "vault_deleted.v0",
 			"http_request_complete.v0", "agent_session_start.v0", "tcp_connection_closed.v0"},
@@ -1081,7 +1082,7 @@ func allKinds() []kindRunner {
 				return err
 			},
 			createValid: func(ctx context.Context, c *acctapi.Client) error {
-				_, err := events.NewDestinations(c).Create(ctx, &events.DestinationCreate{Target: events.Target{Kinesis: &events.Kinesis{Auth: role, StreamARN: "arn"}}})
+				_, err := events.NewDestinations(c).Create(ctx, &events.DestinationCreate{Format: events.FormatJSON, Target: events.Target{Kinesis: &events.Kinesis{Auth: role, StreamARN: "arn"}}})
 				return err
 			},
 		}, events.NewDestinations, filterOpts),
@@ -1566,11 +1567,20 @@ var genSourceType = mostly([]string{"api_key_created.v0", "vault_deleted.v0", "h
 // pickSource draws a subscription and a type: mostly one of its own
 // sources, so that gets, updates and deletes find something.
 func (mc *machine) pickSource(rt *rapid.T, a *mAcct) (string, string) {
-	sub := mc.pickID(rt, a.ref.subs.ids(), "esb")
-	if v, ok := a.ref.subs.get(sub); ok && len(v.Sources) > 0 && rapid.Bool().Draw(rt, "own_source") {
+	// Half the time one of the account's own sources, so that the
+	// answers for a source that exists are reached whatever the seed.
+	var withSources []string
+	for _, id := range a.ref.subs.ids() {
+		if v, _ := a.ref.subs.get(id); len(v.Sources) > 0 {
+			withSources = append(withSources, id)
+		}
+	}
+	if len(withSources) > 0 && rapid.Bool().Draw(rt, "own_source") {
+		sub := rapid.SampledFrom(withSources).Draw(rt, "own_subscription")
+		v, _ := a.ref.subs.get(sub)
 		return sub, rapid.SampledFrom(v.Sources).Draw(rt, "source").Type
 	}
-	return sub, genSourceType.Draw(rt, "type")
+	return mc.pickID(rt, a.ref.subs.ids(), "esb"), genSourceType.Draw(rt, "type")
 }
 
 // asSent turns the model's failure for a rule into what the raw client

@@ -352,8 +352,8 @@ func TestSeedValidates(t *testing.T) {
 			return err
 		}, []string{"bkdhr_x", acctapi.CodeUnknownBackend}},
 		{"nested target field", func() error {
-			_, err := fake.Seed[events.Destination](srv, "", &events.DestinationCreate{Target: events.Target{Kinesis: &events.Kinesis{StreamARN: "s",
-				Auth: events.CloudAuth{Role: &events.Role{}}}}})
+			_, err := fake.Seed[events.Destination](srv, "", &events.DestinationCreate{Format: events.FormatJSON, Target: events.Target{Kinesis: &events.Kinesis{StreamARN: "s",
+				Auth: &events.CloudAuth{Role: &events.Role{}}}}})
 			return err
 		}, []string{"target.kinesis.auth.role.role_arn"}},
 		{"tunnel label", func() error {
@@ -743,7 +743,7 @@ func TestIsolation(t *testing.T) {
 	fo := must(backends.NewFailovers(one).Create(ctx, &backends.FailoverCreate{Backends: []string{hr.ID}}))(t)
 	must(fake.Seed[fake.Tunnel](srv, "ac_one", &fake.Tunnel{Labels: map[string]string{"app": "x"}}))(t)
 	tg := must(fake.Seed[backends.TunnelGroup](srv, "ac_one", &backends.TunnelGroupCreate{Labels: map[string]string{"app": "x"}}))(t)
-	dst := must(fake.Seed[events.Destination](srv, "ac_one", &events.DestinationCreate{
+	dst := must(fake.Seed[events.Destination](srv, "ac_one", &events.DestinationCreate{Format: events.FormatJSON,
 		Target: events.Target{Monitoring: &events.Monitoring{APIKey: "k"}}}))(t)
 	sub := must(fake.Seed[events.Subscription](srv, "ac_one", &events.SubscriptionCreate{
 		Sources: []events.SubscriptionSource{{Type: "vault_created.v0"}}}))(t)

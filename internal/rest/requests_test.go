@@ -142,8 +142,8 @@ func TestRequestsRefuseInvalidUTF8(t *testing.T) {
 		{name: "failover update", req: &backends.FailoverUpdate{Backends: &[]string{bad}}, want: []string{"backends[0]"}},
 		{name: "tunnel group labels", req: &backends.TunnelGroupCreate{Labels: map[string]string{"k": bad}}, want: []string{"labels.k"}},
 		{name: "tunnel group label key", req: &backends.TunnelGroupUpdate{Labels: &map[string]string{bad: "v"}}, want: []string{"labels"}},
-		{name: "destination target", req: &events.DestinationCreate{Target: events.Target{Kinesis: &events.Kinesis{
-			Auth: events.CloudAuth{Role: &events.Role{RoleARN: bad}}, StreamARN: "arn"}}}, want: []string{"target.kinesis.auth.role.role_arn"}},
+		{name: "destination target", req: &events.DestinationCreate{Format: events.FormatJSON, Target: events.Target{Kinesis: &events.Kinesis{
+			Auth: &events.CloudAuth{Role: &events.Role{RoleARN: bad}}, StreamARN: "arn"}}}, want: []string{"target.kinesis.auth.role.role_arn"}},
 		{name: "destination update format", req: &events.DestinationUpdate{Format: p(bad)}, want: []string{"format"}},
 		{name: "subscription destination ids", req: &events.SubscriptionCreate{DestinationIDs: []string{bad}}, want: []string{"destination_ids[0]"}},
 		{name: "subscription update sources", req: &events.SubscriptionUpdate{Sources: &[]events.SubscriptionSource{{Type: bad}}}, want: []string{"sources[0].type"}},
