@@ -604,7 +604,11 @@ func decodeError(resp *http.Response) error {
 			}
 		}
 	}
-	if id := resp.Header.Get("Operation-Id"); id != "" && e.OperationID() == "" {
+	id := resp.Header.Get("Operation-Id")
+	if id == "" {
+		id = resp.Header.Get("Ngrok-Operation-Id") // the real service's name
+	}
+	if id != "" && e.OperationID() == "" {
 		if e.Details == nil {
 			e.Details = map[string]string{}
 		}

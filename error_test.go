@@ -101,6 +101,12 @@ func TestErrorDecoding(t *testing.T) {
 			want:   &Error{StatusCode: 500, Msg: "Internal Server Error", Details: map[string]string{"operation_id": "op_hdr"}},
 		},
 		{
+			name:   "operation id from the real service's header",
+			status: http.StatusBadGateway,
+			header: map[string]string{"Ngrok-Operation-Id": "op_real"},
+			want:   &Error{StatusCode: 502, Msg: "Bad Gateway", Details: map[string]string{"operation_id": "op_real"}},
+		},
+		{
 			name:   "operation id in the body wins over the header",
 			status: http.StatusNotFound,
 			header: map[string]string{"Operation-Id": "op_hdr"},

@@ -58,7 +58,7 @@ type Fault struct {
 	// http.Header.Set writes them), each with at least one value free of
 	// control characters but tab; the headers the server sets itself
 	// (Content-Type, Content-Length, Transfer-Encoding, Connection,
-	// Trailer, Operation-Id) are not a Fault's to set.
+	// Trailer, Operation-Id, Ngrok-Operation-Id) are not a Fault's to set.
 	Header http.Header
 	// Delay is waited, in real time (not the server's [Clock]; fake time
 	// under testing/synctest), before anything else; a cancelled request
@@ -101,7 +101,7 @@ func (f Fault) Validate() error {
 // setting one would be ignored, or would break the answer (a
 // Content-Length that is not the body's) while the journal records it
 // whole.
-var serverHeaders = []string{"Connection", "Content-Length", "Content-Type", "Operation-Id", "Trailer", "Transfer-Encoding"}
+var serverHeaders = []string{"Connection", "Content-Length", "Content-Type", "Ngrok-Operation-Id", "Operation-Id", "Trailer", "Transfer-Encoding"}
 
 // checkFaultHeader reports the first header of h, in name order, that
 // would not reach the client as given.

@@ -737,6 +737,10 @@ func TestFaultTargetsChecked(t *testing.T) {
 			srv.FaultNext("GET", "/service_users", 1, fake.Fault{Status: 503, Header: http.Header{"Operation-Id": {"op_x"}}})
 		},
 			`FaultNext: Fault.Header "Operation-Id" is set by the server`},
+		{"ngrok-operation-id", func() {
+			srv.FaultNext("GET", "/service_users", 1, fake.Fault{Status: 503, Header: http.Header{"Ngrok-Operation-Id": {"op_x"}}})
+		},
+			`FaultNext: Fault.Header "Ngrok-Operation-Id" is set by the server`},
 		{"transfer-encoding", func() {
 			srv.FaultNext("GET", "/service_users", 1, fake.Fault{Status: 503, Header: http.Header{"Transfer-Encoding": {"chunked"}}})
 		}, `FaultNext: Fault.Header "Transfer-Encoding" is set by the server`},

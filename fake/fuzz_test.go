@@ -199,8 +199,8 @@ func FuzzHandler(f *testing.F) {
 		if res.StatusCode >= 500 || res.StatusCode < 200 {
 			t.Fatalf("%s: want no 5xx", desc)
 		}
-		if !strings.HasPrefix(res.Header.Get("Operation-Id"), "op_") {
-			t.Errorf("%s: Operation-Id %q", desc, res.Header.Get("Operation-Id"))
+		if id := res.Header.Get("Operation-Id"); !strings.HasPrefix(id, "op_") || res.Header.Get("Ngrok-Operation-Id") != id {
+			t.Errorf("%s: Operation-Id %q, Ngrok-Operation-Id %q; want one op_ id under both", desc, id, res.Header.Get("Ngrok-Operation-Id"))
 		}
 		if res.StatusCode >= 400 {
 			if _, err := conformance.CheckErrorBody(res.StatusCode, res.Header, got); err != nil {

@@ -167,7 +167,7 @@ type operationIDClaim struct {
 
 // WithOperationID returns a copy of ctx that makes the server use id, from
 // [Server.NewOperationID], as the operation id of the first request made
-// with it: in its Operation-Id header, its error body and its journal
+// with it: in its Operation-Id (and Ngrok-Operation-Id) header, its error body and its journal
 // entry. Any later request with the same context (a client's retry) gets
 // an id of its own, so no two journal entries share one. A handler in
 // front of the server that may answer the request itself (a timeout)

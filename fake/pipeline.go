@@ -185,7 +185,10 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		panic(http.ErrAbortHandler) // net/http closes the connection; RoundTrip reports it
 	}
 	h := w.Header()
+	// Under both names: the real service's clients read its own,
+	// Ngrok-Operation-Id.
 	h["Operation-Id"] = []string{c.opID}
+	h["Ngrok-Operation-Id"] = []string{c.opID}
 	if raw != nil {
 		h["Content-Type"] = []string{"application/json"}
 	}

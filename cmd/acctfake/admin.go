@@ -229,6 +229,7 @@ func answer(w http.ResponseWriter, opID string, status int, out any, err error) 
 	case errors.As(err, &fw):
 		if fw.opID != "" {
 			w.Header().Set("Operation-Id", fw.opID)
+			w.Header().Set("Ngrok-Operation-Id", fw.opID)
 		}
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(fw.status)

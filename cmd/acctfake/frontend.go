@@ -244,6 +244,7 @@ func writeError(w http.ResponseWriter, opID string, status int, code, field, msg
 	h := w.Header()
 	h.Set("Content-Type", "application/json")
 	h.Set("Operation-Id", opID)
+	h.Set("Ngrok-Operation-Id", opID)
 	// Its length, so that a flush before the handler returns (the 503's,
 	// see ServeHTTP) does not make the answer chunked.
 	h.Set("Content-Length", strconv.Itoa(len(raw)))
@@ -348,6 +349,6 @@ func (l *jsonErrorListener) rewrite(p []byte) ([]byte, bool) {
 	}
 	opID := l.newID()
 	raw, _ := json.Marshal(&acctapi.Error{StatusCode: status, Msg: msg, ErrorCode: code, Details: map[string]string{"operation_id": opID}})
-	return fmt.Appendf(nil, "HTTP/1.1 %d %s\r\nContent-Type: application/json\r\nOperation-Id: %s\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s",
+	return fmt.Appendf(nil, "HTTP/1.1 %d %s\r\nContent-Type: application/json\r\nOperation-Id: %s\r\nNgrok-Operation-Id: %[3]s\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s",
 		status, http.StatusText(status), opID, len(raw), raw), true
 }

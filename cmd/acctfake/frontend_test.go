@@ -432,7 +432,8 @@ func TestOptionsStar(t *testing.T) {
 	t.Parallel()
 	p := startProgram(t)
 	resp := rawAnswer(t, p.base, "OPTIONS * HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
-	if resp.StatusCode != http.StatusUnauthorized || resp.Header.Get("Operation-Id") == "" || resp.Header.Get("Content-Type") != "application/json" {
+	if id := resp.Header.Get("Operation-Id"); resp.StatusCode != http.StatusUnauthorized || id == "" ||
+		resp.Header.Get("Ngrok-Operation-Id") != id || resp.Header.Get("Content-Type") != "application/json" {
 		t.Errorf("OPTIONS *: %d %v; want the API's 401 in JSON with an operation id", resp.StatusCode, resp.Header)
 	}
 }

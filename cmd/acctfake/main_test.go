@@ -108,7 +108,7 @@ func (r response) errorBody(t *testing.T) (code, msg string) {
 	}
 	if err := json.Unmarshal([]byte(r.body), &e); err != nil || e.StatusCode != r.status || e.ErrorCode == "" ||
 		!opIDForm.MatchString(e.Details["operation_id"]) || r.header.Get("Operation-Id") != e.Details["operation_id"] ||
-		r.header.Get("Content-Type") != "application/json" {
+		r.header.Get("Ngrok-Operation-Id") != e.Details["operation_id"] || r.header.Get("Content-Type") != "application/json" {
 		t.Fatalf("answer %d %q (Content-Type %q, Operation-Id %q) is not the contract's error body", r.status, r.body,
 			r.header.Get("Content-Type"), r.header.Get("Operation-Id"))
 	}
