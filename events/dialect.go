@@ -65,18 +65,19 @@ var quotedNames = func() (names [2][][]byte) {
 	return names
 }()
 
-// name returns the member name n of s in dialect to, and n's name in the
-// specification's dialect, by which s.members knows it.
-func (s *scope) name(n string, to acctapi.Dialect) (out, spec string) {
+// name returns the member name n of s in dialect to, n's name in the
+// specification's dialect, by which s.members knows it, and whether one
+// of s's renames names it.
+func (s *scope) name(n string, to acctapi.Dialect) (out, spec string, renamed bool) {
 	for _, p := range s.renames {
 		if n == p.spec || n == p.real {
 			if to == acctapi.DialectReal {
-				return p.real, p.spec
+				return p.real, p.spec, true
 			}
-			return p.spec, p.spec
+			return p.spec, p.spec, true
 		}
 	}
-	return n, n
+	return n, n, false
 }
 
 // child returns the scope of the value of member spec, or nil when its
@@ -119,25 +120,54 @@ func Translate(body []byte, to acctapi.Dialect) ([]byte, error) {
 }
 
 // translate is Translate for a value of scope s at path.
+//
+// Its cost is linear in the body: a member's path is built only for an
+// error (each level keeps a link to its parent, not a copy of its path),
+// a member left out is cut once, and only the few names a scope renames
+// are tracked. A body nested deeper than maxDepth is returned as it is,
+// for the caller's decoder to refuse (encoding/json's own limit is the
+// same).
 func translate(body []byte, s *scope, path string, to acctapi.Dialect) ([]byte, error) {
 	if !needsTranslation(body, to) {
 		return body, nil
 	}
+	return newTranslator(body, to).run(body, s, path)
+}
+
+// newTranslator returns a translator of body into dialect to.
+func newTranslator(body []byte, to acctapi.Dialect) *translator {
 	t := &translator{dec: json.NewDecoder(bytes.NewReader(body)), to: to}
 	t.dec.UseNumber()
 	t.enc = json.NewEncoder(&t.out)
 	t.enc.SetEscapeHTML(false)
-	if err := t.value(s, path); err != nil {
+	t.out.Grow(len(body))
+	return t
+}
+
+// run is translate's work, on the translator of body.
+func (t *translator) run(body []byte, s *scope, path string) ([]byte, error) {
+	var root *jpath
+	if path != "" {
+		root = &jpath{name: path}
+	}
+	if err := t.value(s, root); err != nil {
 		if _, ok := err.(*field.Error); ok {
 			return nil, err
 		}
-		return body, nil // not JSON: the caller's decoder says so
+		return body, nil // not JSON, or too deep: the caller's decoder says so
 	}
 	if _, err := t.dec.Token(); err != io.EOF {
 		return body, nil // more after the value
 	}
 	return t.out.Bytes(), nil
 }
+
+// maxDepth is how deeply translate nests objects and arrays, as
+// encoding/json's decoder does.
+const maxDepth = 10000
+
+// errTooDeep stops a translation nested deeper than maxDepth.
+var errTooDeep = errors.New("events: nested too deeply")
 
 // needsTranslation reports whether body may hold a name of the dialect
 // other than to.
@@ -155,13 +185,49 @@ func needsTranslation(body []byte, to acctapi.Dialect) bool {
 
 // translator rewrites one JSON document token by token.
 type translator struct {
-	dec *json.Decoder
-	enc *json.Encoder // writes strings to out
-	out bytes.Buffer
-	to  acctapi.Dialect
+	dec   *json.Decoder
+	enc   *json.Encoder // writes strings to out
+	out   bytes.Buffer
+	to    acctapi.Dialect
+	depth int // objects and arrays open
+	// cuts and moved count the members cut and the records of written
+	// members cut moved, for tests of its cost.
+	cuts, moved int
 }
 
-func (t *translator) value(s *scope, path string) error {
+// jpath is the path of a value: a member name or an array index below
+// its parent's path (nil for the top).
+type jpath struct {
+	parent *jpath
+	name   string // a member's name, or "" for an element
+	index  int
+}
+
+// String returns the path as a [*acctapi.FieldError] names a field, such
+// as "target.monitoring.tags" or "items[2].target".
+func (p *jpath) String() string {
+	if p == nil {
+		return ""
+	}
+	var segs []*jpath
+	for q := p; q != nil; q = q.parent {
+		segs = append(segs, q)
+	}
+	var b strings.Builder
+	for i := len(segs) - 1; i >= 0; i-- {
+		switch q := segs[i]; {
+		case q.name == "":
+			b.WriteString("[" + strconv.Itoa(q.index) + "]")
+		case b.Len() > 0:
+			b.WriteString("." + q.name)
+		default:
+			b.WriteString(q.name)
+		}
+	}
+	return b.String()
+}
+
+func (t *translator) value(s *scope, path *jpath) error {
 	tok, err := t.dec.Token()
 	if err != nil {
 		return err
@@ -170,9 +236,13 @@ func (t *translator) value(s *scope, path string) error {
 }
 
 // valueFrom writes the value that starts with tok, already read.
-func (t *translator) valueFrom(tok json.Token, s *scope, path string) error {
+func (t *translator) valueFrom(tok json.Token, s *scope, path *jpath) error {
 	switch v := tok.(type) {
 	case json.Delim:
+		if t.depth++; t.depth > maxDepth {
+			return errTooDeep
+		}
+		defer func() { t.depth-- }()
 		if v == '{' {
 			return t.object(s, path)
 		}
@@ -196,45 +266,56 @@ type span struct {
 	null       bool
 }
 
-func (t *translator) object(s *scope, path string) error {
+// renamed is a member whose name one of the scope's renames gives: the
+// name it was written under, the name it was read under, and where it was
+// written.
+type renamed struct {
+	out, in string
+	at      span
+}
+
+func (t *translator) object(s *scope, path *jpath) error {
 	t.out.WriteByte('{')
-	var seen map[string]string  // for a scope with renames: name written → name read
-	var spans map[string]span   // and where it was written
+	// The members written under a renamed name: at most one per rename,
+	// so finding one, and moving them when one is cut, costs little
+	// however many other members the object has.
+	var written []renamed
 	for n := 0; t.dec.More(); { // n members written
 		tok, err := t.dec.Token()
 		if err != nil {
 			return err
 		}
 		in, _ := tok.(string)
-		out, spec := in, in
+		out, spec, isRenamed := in, in, false
 		if s != nil {
-			out, spec = s.name(in, t.to)
+			out, spec, isRenamed = s.name(in, t.to)
 		}
-		member := joinPath(path, out)
+		member := &jpath{parent: path, name: out}
 		vtok, err := t.dec.Token()
 		if err != nil {
 			return err
 		}
-		renames := s != nil && len(s.renames) > 0
-		if renames {
+		w := -1 // out's entry in written
+		if isRenamed {
+			for i := range written {
+				if written[i].out == out {
+					w = i
+				}
+			}
+		}
+		if w >= 0 && written[w].in != in {
 			// One member in both dialects is an error, unless one of
 			// them is null, which is the same as absent (the contract's
 			// §1): that one is left out.
-			if was, ok := seen[out]; ok && was != in {
-				switch prev := spans[out]; {
-				case vtok == nil:
-					continue
-				case prev.null:
-					t.cut(prev, spans)
-					n--
-				default:
-					return field.Invalid(member, "is given in both dialects, as %q and as %q", was, in)
-				}
+			switch prev := written[w].at; {
+			case vtok == nil:
+				continue
+			case prev.null:
+				t.cut(prev, written)
+				n--
+			default:
+				return field.Invalid(member.String(), "is given in both dialects, as %q and as %q", written[w].in, in)
 			}
-			if seen == nil {
-				seen, spans = map[string]string{}, map[string]span{}
-			}
-			seen[out] = in
 		}
 		start := t.out.Len()
 		if n > 0 {
@@ -252,8 +333,13 @@ func (t *translator) object(s *scope, path string) error {
 		if err := t.valueFrom(vtok, child, member); err != nil {
 			return err
 		}
-		if renames {
-			spans[out] = span{start: start, end: t.out.Len(), null: vtok == nil}
+		if isRenamed {
+			r := renamed{out: out, in: in, at: span{start: start, end: t.out.Len(), null: vtok == nil}}
+			if w >= 0 {
+				written[w] = r
+			} else {
+				written = append(written, r)
+			}
 		}
 	}
 	if _, err := t.dec.Token(); err != nil { // '}'
@@ -264,34 +350,35 @@ func (t *translator) object(s *scope, path string) error {
 }
 
 // cut removes the member written at sp from the output, with the comma
-// that joined it to the members around it, and moves the spans after it.
-func (t *translator) cut(sp span, spans map[string]span) {
+// that joined it to the members around it, and moves the spans in
+// written after it. What follows it moves back in place.
+func (t *translator) cut(sp span, written []renamed) {
 	b := t.out.Bytes()
 	end := sp.end
 	if b[sp.start] != ',' && end < len(b) && b[end] == ',' {
 		end++ // the first member: the next one's comma goes with it
 	}
-	rest := append([]byte(nil), b[end:]...)
-	t.out.Truncate(sp.start)
-	t.out.Write(rest)
-	for k, o := range spans {
-		if o.start > sp.start {
+	n := copy(b[sp.start:], b[end:])
+	t.out.Truncate(sp.start + n)
+	t.cuts++
+	t.moved += len(written)
+	for i := range written {
+		if o := &written[i].at; o.start > sp.start {
 			// A member after a first member that was cut lost its comma
 			// with it: it starts where the cut one did.
 			o.start = max(o.start-(end-sp.start), sp.start)
 			o.end -= end - sp.start
-			spans[k] = o
 		}
 	}
 }
 
-func (t *translator) array(s *scope, path string) error {
+func (t *translator) array(s *scope, path *jpath) error {
 	t.out.WriteByte('[')
 	for i := 0; t.dec.More(); i++ {
 		if i > 0 {
 			t.out.WriteByte(',')
 		}
-		if err := t.value(s, path+"["+strconv.Itoa(i)+"]"); err != nil {
+		if err := t.value(s, &jpath{parent: path, index: i}); err != nil {
 			return err
 		}
 	}
@@ -309,13 +396,6 @@ func (t *translator) str(s string) error {
 	}
 	t.out.Truncate(t.out.Len() - 1) // Encode's newline
 	return nil
-}
-
-func joinPath(path, name string) string {
-	if path == "" {
-		return name
-	}
-	return path + "." + name
 }
 
 // TranslateField returns path, a member's JSON path as a
@@ -340,7 +420,7 @@ func TranslateField(path string, to acctapi.Dialect) string {
 		if s == nil {
 			break
 		}
-		out, spec := s.name(name, to)
+		out, spec, _ := s.name(name, to)
 		if index != "" {
 			out += "[" + index
 		}
