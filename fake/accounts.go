@@ -241,7 +241,7 @@ func (s *Server) countResources(tx *store.Txn, accountID string, delta int) erro
 	n := row.Value + delta
 	if bound := s.cfg.maxResources(); delta > 0 && n > bound {
 		return errorf(http.StatusConflict, acctapi.CodeResourceLimit,
-			"The account stores %d resources, the most this server allows; delete some before creating more.", row.Value)
+			"The account stores %d resources (each reference from one to another counting as one), the most this server allows; delete some before creating more.", row.Value)
 	}
 	return s.usage.Replace(tx, row, n, none{})
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 
@@ -221,6 +222,59 @@ func TestMaxResources(t *testing.T) {
 		t.Fatalf("the service user restored: %v", err)
 	}
 	must(fake.Seed[account.ServiceUser](srv, "", &account.ServiceUserCreate{Name: "again"}))(t)
+}
+
+// TestMaxResourcesCountsReferences: each reference one resource holds to
+// another counts against WithMaxResources, on create, update and delete.
+// A review found a failover of 100 backends taking 62.5 KB (600 bytes a
+// reference, in the index of references), so that an account within the
+// bound of resources could hold 12.5 GB.
+func TestMaxResourcesCountsReferences(t *testing.T) {
+	srv, _ := start(t, fake.WithMaxResources(10)) // its initial key is 1
+	ctx := context.Background()
+	hrs := backends.NewHTTPResponses(srv.Client())
+	fos := backends.NewFailovers(srv.Client())
+	var ids []string
+	newHR := func() {
+		t.Helper()
+		ids = append(ids, must(hrs.Create(ctx, &backends.HTTPResponseCreate{StatusCode: 200}))(t).ID)
+	}
+	full := func(what string, err error) {
+		t.Helper()
+		if !acctapi.HasCode(err, acctapi.CodeResourceLimit) {
+			t.Errorf("%s: %v, want %s", what, err, acctapi.CodeResourceLimit)
+		}
+	}
+	newHR()
+	newHR()
+	newHR()                                                                               // 4
+	fo := must(fos.Create(ctx, &backends.FailoverCreate{Backends: slices.Clone(ids)}))(t) // 4 + 1 + 3 = 8
+	_, err := fos.Create(ctx, &backends.FailoverCreate{Backends: ids[:2]})
+	full("a failover of 2 backends at 8 of 10", err)
+	newHR()                                                                               // 9
+	must(fos.Update(ctx, &backends.FailoverUpdate{ID: fo.ID, Backends: ptr(ids[:1])}))(t) // 7
+	newHR()                                                                               // 8
+	newHR()                                                                               // 9
+	_, err = fos.Update(ctx, &backends.FailoverUpdate{ID: fo.ID, Backends: ptr(ids[:4])}) // 12
+	full("an update to 4 backends at 9 of 10", err)
+	if got := must(fos.Get(ctx, fo.ID))(t); !slices.Equal(got.Backends, ids[:1]) {
+		t.Errorf("the refused update changed the failover: %v", got.Backends)
+	}
+	must(fos.Update(ctx, &backends.FailoverUpdate{ID: fo.ID, Backends: ptr(ids[:2])}))(t) // 10
+	newHRErr := func() error {
+		_, err := hrs.Create(ctx, &backends.HTTPResponseCreate{StatusCode: 200})
+		return err
+	}
+	full("a create at 10 of 10", newHRErr())
+	if err := fos.Delete(ctx, fo.ID); err != nil { // 10 - 1 - 2 = 7
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		if err := newHRErr(); err != nil {
+			t.Fatalf("create %d after the delete: %v", i+1, err)
+		}
+	}
+	full("a create at 10 of 10 again", newHRErr())
 }
 
 // TestNoRouteNamesEscapedPath checks that a 404 and a 405 name the path as

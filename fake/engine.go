@@ -258,6 +258,12 @@ func (res *resource[T, X, C, U]) create(c *call, in *C) (T, error) {
 		if err != nil {
 			return err
 		}
+		// Then its references, each of which the bound counts too.
+		if n := res.table.RefCount(v); n > 0 {
+			if err := c.s.countResources(tx, c.account, n); err != nil {
+				return err
+			}
+		}
 		stored := v
 		if res.redact != nil {
 			stored = res.redact(v)
@@ -308,6 +314,11 @@ func (res *resource[T, X, C, U]) updateHandler(c *call) (int, any, error) {
 		if err != nil {
 			return err
 		}
+		if n := res.table.RefCount(v) - res.table.RefCount(cur.Value); n != 0 {
+			if err := c.s.countResources(tx, c.account, n); err != nil {
+				return err
+			}
+		}
 		out = v
 		return res.table.Replace(tx, cur, v, x)
 	})
@@ -347,7 +358,7 @@ func (res *resource[T, X, C, U]) remove(c *call, id string) error {
 		if err := res.table.Delete(tx, c.account, id); err != nil {
 			return err
 		}
-		return c.s.countResources(tx, c.account, -1)
+		return c.s.countResources(tx, c.account, -1-res.table.RefCount(cur.Value))
 	})
 }
 

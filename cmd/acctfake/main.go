@@ -91,7 +91,9 @@
 //	                      then its path and query, cut to fit (see fake.Server.SetJournalBudget);
 //	                      whatever the budget, at most 100,000 entries, and 64 KiB of each body
 //	-max-resources N      the most resources each account stores, every kind together, initial keys
-//	                      included (default 200000, fake.DefaultMaxResources); a create beyond is 409
+//	                      included, each reference from one to another (a failover's backend, a
+//	                      subscription's destination) counting as one more (default 200000,
+//	                      fake.DefaultMaxResources); a create or update beyond is 409
 //	                      ERR_ACCTAPI_RESOURCE_LIMIT
 //	-grace D              how long requests in flight may finish after a signal (default 10s)
 //	-request-timeout D    answer 503 to a request still running after D (default 25s)
@@ -219,7 +221,7 @@ func parseFlags(args []string, stderr io.Writer) (config, int) {
 	clock := fs.String("clock", "real", `the server's clock: "real", or "manual" (moved only through the admin API)`)
 	start := fs.String("clock-start", "", "the manual clock's start, RFC 3339 (default: now)")
 	fs.Int64Var(&cfg.journalBudget, "journal-budget", fake.DefaultJournalBudget, fmt.Sprintf("the most bytes of memory the request journal holds, at least %d: oldest entries dropped first; the newest request is always kept, its bodies, then its path and query, cut to fit; whatever the budget, at most 100,000 entries and 64 KiB of each body", fake.MinJournalBudget))
-	fs.IntVar(&cfg.maxResources, "max-resources", fake.DefaultMaxResources, "the most resources each account stores, every kind together; a create beyond is answered 409")
+	fs.IntVar(&cfg.maxResources, "max-resources", fake.DefaultMaxResources, "the most resources each account stores, every kind together, each reference from one to another counting as one more; a create or update beyond is answered 409")
 	fs.DurationVar(&cfg.grace, "grace", 10*time.Second, "how long requests in flight may finish after SIGINT or SIGTERM")
 	fs.DurationVar(&cfg.requestTimeout, "request-timeout", 25*time.Second, "answer 503 to a request still running after this long (under -write-timeout)")
 	fs.IntVar(&cfg.maxHeaderBytes, "max-header-bytes", 64<<10, "answer 431 to a request line and headers larger than this")

@@ -99,6 +99,21 @@ type Table[T, X any] struct {
 // Name returns the table's name.
 func (t *Table[T, X]) Name() string { return t.t.name }
 
+// RefCount returns how many ids v references ([Constraints.Refs]): each
+// is an entry of the table's index of references.
+func (t *Table[T, X]) RefCount(v T) int {
+	if t.c.Refs == nil {
+		return 0
+	}
+	n := 0
+	for _, id := range t.c.Refs(v) {
+		if id != "" {
+			n++
+		}
+	}
+	return n
+}
+
 // Schema collects the tables of a store before it opens.
 type Schema struct {
 	tables []*table
