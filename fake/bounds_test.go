@@ -2,6 +2,7 @@ package fake_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -284,11 +285,44 @@ func TestNoRouteNamesEscapedPath(t *testing.T) {
 	srv, _ := start(t)
 	for _, tt := range []struct{ method, path, msg string }{
 		{"GET", "/service_users%2Fx", "No API path /service_users%2Fx."},
+		{"GET", "/service_users%2fx", "No API path /service_users%2Fx."},
 		{"PUT", "/service_users/a%2Fb", "Method PUT is not allowed on /service_users/a%2Fb."},
 	} {
 		if got := raw(t, srv, tt.method, tt.path, nil, "").apiErr(t).Msg; got != tt.msg {
 			t.Errorf("%s %s: %q, want %q", tt.method, tt.path, got, tt.msg)
 		}
+	}
+}
+
+// TestEscapedPathIsCanonical: a path that escapes an unreserved character
+// ("/service%5Fusers") is the path it spells for routing, faults and the
+// uris of the answer (a review found the list served, with its uri and
+// next_page_uri repeating the escape); the journal keeps the path as sent
+// (see TestEscapedPathAsRouted).
+func TestEscapedPathIsCanonical(t *testing.T) {
+	srv, _ := start(t)
+	ctx := context.Background()
+	for _, n := range []string{"a", "b"} {
+		must(account.NewServiceUsers(srv.Client()).Create(ctx, &account.ServiceUserCreate{Name: n}))(t)
+	}
+	srv.ClearJournal()
+	r := raw(t, srv, "GET", "/service%5Fusers?limit=1", nil, "")
+	var page struct {
+		URI         string `json:"uri"`
+		NextPageURI string `json:"next_page_uri"`
+	}
+	if err := json.Unmarshal(r.body, &page); r.status != http.StatusOK || err != nil {
+		t.Fatalf("GET /service%%5Fusers: %d %s", r.status, r.body)
+	}
+	if want := srv.URL + "/service_users"; page.URI != want || !strings.HasPrefix(page.NextPageURI, want+"?") {
+		t.Errorf("uri %q, next_page_uri %q; want both at %s", page.URI, page.NextPageURI, want)
+	}
+	if j := srv.Journal(); len(j) != 1 || j[0].Path != "/service%5Fusers" {
+		t.Errorf("journal %+v; want one entry, at the path as sent", j)
+	}
+	srv.FaultNext("GET", "/service_users", 1, fake.Fault{Status: http.StatusServiceUnavailable})
+	if r := raw(t, srv, "GET", "/service%5fusers", nil, ""); r.status != http.StatusServiceUnavailable {
+		t.Errorf("GET /service%%5fusers with a fault on /service_users: %d, want 503", r.status)
 	}
 }
 

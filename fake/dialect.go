@@ -3,6 +3,7 @@ package fake
 import (
 	"net/http"
 	"net/textproto"
+	"net/url"
 	"slices"
 	"strings"
 
@@ -42,6 +43,68 @@ func canonicalHeader(r *http.Request) *http.Request {
 		}
 	}
 	return r
+}
+
+// canonicalPath returns r with its path's escapes in the normal form of
+// RFC 3986 (§6.2.2): an escaped unreserved character (letter, digit, "-",
+// ".", "_", "~") written as itself, other escapes in upper case. Routing,
+// faults, messages and the uris the fake answers with then see
+// "/service%5Fusers" as the "/service_users" it is (the journal keeps the
+// path as sent). A path with an invalid escape is left as it is, for
+// routing to refuse.
+func canonicalPath(r *http.Request) *http.Request {
+	escaped := r.URL.EscapedPath()
+	if !strings.Contains(escaped, "%") {
+		return r
+	}
+	var b strings.Builder
+	for i := 0; i < len(escaped); i++ {
+		c := escaped[i]
+		if c != '%' {
+			b.WriteByte(c)
+			continue
+		}
+		if i+2 >= len(escaped) || !isHex(escaped[i+1]) || !isHex(escaped[i+2]) {
+			return r
+		}
+		v := unhex(escaped[i+1])<<4 | unhex(escaped[i+2])
+		if unreserved(v) {
+			b.WriteByte(v)
+		} else {
+			b.WriteString(strings.ToUpper(escaped[i : i+3]))
+		}
+		i += 2
+	}
+	canon := b.String()
+	if canon == escaped {
+		return r
+	}
+	path, err := url.PathUnescape(canon)
+	if err != nil {
+		return r
+	}
+	u := *r.URL
+	u.Path, u.RawPath = path, canon
+	r2 := *r
+	r2.URL = &u
+	return &r2
+}
+
+func isHex(c byte) bool { return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F' }
+
+func unhex(c byte) byte {
+	switch {
+	case c <= '9':
+		return c - '0'
+	case c >= 'a':
+		return c - 'a' + 10
+	}
+	return c - 'A' + 10
+}
+
+// unreserved reports whether c is one of RFC 3986's unreserved characters.
+func unreserved(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-' || c == '.' || c == '_' || c == '~'
 }
 
 // beforeIDAlias is the real service's TypeScript client's name for

@@ -115,7 +115,9 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		tracked = &iox.Body{ReadCloser: r.Body}
 		r.Body = tracked
 	}
-	r = canonicalHeader(r)
+	// The journal keeps the path as sent; the rest sees it canonical.
+	sent := r.URL.EscapedPath()
+	r = canonicalPath(canonicalHeader(r))
 	// A malformed Host is answered first, as net/http answers a request
 	// it cannot read, open to no fault: no uri is made of it.
 	hostErr := checkHost(r)
@@ -125,7 +127,7 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	c := &call{s: s, r: r, now: s.now(), base: base, header: w.Header(), dialect: requestDialect(r.Header)}
 	c.opID = s.operationID(r.Context(), c.now)
-	entry := Entry{Time: c.now, Method: r.Method, Path: r.URL.EscapedPath(), Query: r.URL.RawQuery, OperationID: c.opID}
+	entry := Entry{Time: c.now, Method: r.Method, Path: sent, Query: r.URL.RawQuery, OperationID: c.opID}
 	authErr := hostErr
 	if authErr == nil {
 		authErr = guard(func() error { return s.authenticate(c) })
@@ -292,6 +294,9 @@ func (s *Server) serve(c *call, versionErr, readErr error) (status int, out any,
 	escaped := c.r.URL.EscapedPath()
 	rt, params := s.routes.match(escaped)
 	if rt == nil {
+		if escaped == "" { // CONNECT host:port, which names no path
+			escaped = c.r.RequestURI
+		}
 		return 0, nil, errorf(http.StatusNotFound, acctapi.CodeNoRoute, "No API path %s.", truncate(escaped, 256))
 	}
 	if rt.successor != "" {
