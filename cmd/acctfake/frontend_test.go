@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net"
@@ -435,6 +436,20 @@ func TestOptionsStar(t *testing.T) {
 	if id := resp.Header.Get("Operation-Id"); resp.StatusCode != http.StatusUnauthorized || id == "" ||
 		resp.Header.Get("Ngrok-Operation-Id") != id || resp.Header.Get("Content-Type") != "application/json" {
 		t.Errorf("OPTIONS *: %d %v; want the API's 401 in JSON with an operation id", resp.StatusCode, resp.Header)
+	}
+}
+
+// TestConnectNamesItsTarget: CONNECT names no path, so its 404 names the
+// request's target (a review found "No API path .").
+func TestConnectNamesItsTarget(t *testing.T) {
+	t.Parallel()
+	p := startProgram(t)
+	resp := rawAnswer(t, p.base, "CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\nAuthorization: Bearer "+p.key+
+		"\r\nService-Version: 2\r\nConnection: close\r\n\r\n")
+	defer resp.Body.Close()
+	var e acctapi.Error
+	if err := json.NewDecoder(resp.Body).Decode(&e); err != nil || resp.StatusCode != http.StatusNotFound || e.Msg != "No API path example.com:443." {
+		t.Errorf("CONNECT: %d %+v (%v); want 404 naming example.com:443", resp.StatusCode, e, err)
 	}
 }
 
