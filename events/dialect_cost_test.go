@@ -3,23 +3,13 @@ package events_test
 import (
 	"encoding/json"
 	"fmt"
-	"runtime"
 	"strings"
 	"testing"
 
 	"github.com/acctapi/acctapi"
 	"github.com/acctapi/acctapi/events"
+	"github.com/acctapi/acctapi/internal/apitest"
 )
-
-// allocated returns the bytes f allocates. The tests that call it do not
-// run in parallel, so no other test allocates meanwhile.
-func allocated(f func()) uint64 {
-	var before, after runtime.MemStats
-	runtime.ReadMemStats(&before)
-	f()
-	runtime.ReadMemStats(&after)
-	return after.TotalAlloc - before.TotalAlloc
-}
 
 // TestTranslateCostIsLinear: what Translate and Target's decoding allocate
 // grows with the body, not with its square. A review found a body of
@@ -77,7 +67,7 @@ func TestTranslateCostIsLinear(t *testing.T) {
 	for _, tt := range tests {
 		var out []byte
 		var err error
-		n := allocated(func() { out, err = events.Translate(tt.body, acctapi.DialectSpec) })
+		n := apitest.Allocated(func() { out, err = events.Translate(tt.body, acctapi.DialectSpec) }).Bytes
 		if e := tt.within(out, err); e != nil {
 			t.Errorf("%s: %v", tt.name, e)
 		}
@@ -89,7 +79,7 @@ func TestTranslateCostIsLinear(t *testing.T) {
 			t.Errorf("%s: Translate of %d bytes allocated %d bytes, more than %d", tt.name, len(tt.body), n, limit)
 		}
 		var tg events.Target
-		n = allocated(func() { _ = json.Unmarshal(tt.body, &struct{ Target *events.Target }{&tg}) })
+		n = apitest.Allocated(func() { _ = json.Unmarshal(tt.body, &struct{ Target *events.Target }{&tg}) }).Bytes
 		t.Logf("%s: decoding a Target allocated %d", tt.name, n)
 		if limit := 100 * uint64(len(tt.body)); n > limit {
 			t.Errorf("%s: decoding a Target in %d bytes allocated %d bytes, more than %d", tt.name, len(tt.body), n, limit)

@@ -6,12 +6,12 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"runtime"
 	"strings"
 	"testing"
 
 	"github.com/acctapi/acctapi"
 	"github.com/acctapi/acctapi/fake"
+	"github.com/acctapi/acctapi/internal/apitest"
 )
 
 // inProcess is an admin API over an in-memory fake, called without a
@@ -60,13 +60,7 @@ func (p inProcess) api(t testing.TB, n int, path string) {
 }
 
 // mallocs is the number of heap allocations fn makes.
-func mallocs(fn func()) uint64 {
-	var before, after runtime.MemStats
-	runtime.ReadMemStats(&before)
-	fn()
-	runtime.ReadMemStats(&after)
-	return after.Mallocs - before.Mallocs
-}
+func mallocs(fn func()) uint64 { return apitest.Allocated(fn).Count }
 
 // TestAdminJournalPageCost pins that a page of the journal costs what it
 // holds and what its filter passes over, not the journal's length,
