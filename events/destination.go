@@ -263,7 +263,7 @@ func (r *DestinationUpdate) Normalize() {
 // checkFormat reports a format other than JSON, an empty one included.
 func checkFormat(f string) error {
 	if f == "" {
-		return field.InvalidCode(acctapi.CodeBadFormat, "format", "is missing; %q is required", FormatJSON)
+		return field.InvalidCode(acctapi.CodeBadFormat, "format", "is missing or empty; %q is required", FormatJSON)
 	}
 	if !isJSON(f) {
 		return field.InvalidCode(acctapi.CodeBadFormat, "format", "is %q; only %q is accepted", f, FormatJSON)

@@ -104,8 +104,9 @@ func (s *scope) child(spec string) *scope {
 // same as absent, and that one is left out.
 //
 // When there is nothing to rename, body itself is returned. A body that
-// is not one valid JSON value is returned as it is, without an error, for
-// the caller's decoder to report. Otherwise the result is compact, with
+// is not one valid JSON value, or that nests objects and arrays deeper
+// than encoding/json's decoder does (10,000 levels), is returned as it is,
+// without an error, for the caller's decoder to report. Otherwise the result is compact, with
 // members in their order and numbers as written.
 //
 // A server that speaks both dialects calls Translate(body,
@@ -190,17 +191,16 @@ type translator struct {
 	out   bytes.Buffer
 	to    acctapi.Dialect
 	depth int // objects and arrays open
-	// cuts and moved count the members cut and the records of written
-	// members cut moved, for tests of its cost.
-	cuts, moved int
+	cuts int // members cut, for tests
 }
 
 // jpath is the path of a value: a member name or an array index below
 // its parent's path (nil for the top).
 type jpath struct {
 	parent *jpath
-	name   string // a member's name, or "" for an element
-	index  int
+	name   string // a member's name (which may be "")
+	index  int    // an element's index
+	elem   bool   // an element, not a member
 }
 
 // String returns the path as a [*acctapi.FieldError] names a field, such
@@ -216,7 +216,7 @@ func (p *jpath) String() string {
 	var b strings.Builder
 	for i := len(segs) - 1; i >= 0; i-- {
 		switch q := segs[i]; {
-		case q.name == "":
+		case q.elem:
 			b.WriteString("[" + strconv.Itoa(q.index) + "]")
 		case b.Len() > 0:
 			b.WriteString("." + q.name)
@@ -361,7 +361,6 @@ func (t *translator) cut(sp span, written []renamed) {
 	n := copy(b[sp.start:], b[end:])
 	t.out.Truncate(sp.start + n)
 	t.cuts++
-	t.moved += len(written)
 	for i := range written {
 		if o := &written[i].at; o.start > sp.start {
 			// A member after a first member that was cut lost its comma
@@ -378,7 +377,7 @@ func (t *translator) array(s *scope, path *jpath) error {
 		if i > 0 {
 			t.out.WriteByte(',')
 		}
-		if err := t.value(s, &jpath{parent: path, index: i}); err != nil {
+		if err := t.value(s, &jpath{parent: path, index: i, elem: true}); err != nil {
 			return err
 		}
 	}

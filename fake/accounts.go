@@ -229,21 +229,38 @@ func (s *Server) APIKey() string {
 	return s.accounts[0].APIKeys[0]
 }
 
-// countResources adds delta to the number of resources account stores,
-// in tx. A delta that would take it past the server's bound
-// ([WithMaxResources]) is refused with 409 and [acctapi.CodeResourceLimit],
-// and changes nothing.
+// countResources adds delta to the number of resources account stores
+// (each reference from one to another counting as one), in tx. A delta
+// that would take it past the server's bound ([WithMaxResources]) is
+// refused with 409 and [acctapi.CodeResourceLimit], and changes nothing.
 func (s *Server) countResources(tx *store.Txn, accountID string, delta int) error {
+	row, err := s.room(tx, accountID, delta)
+	if err != nil {
+		return err
+	}
+	return s.usage.Replace(tx, row, row.Value+delta, none{})
+}
+
+// checkRoom is countResources without the change: whether the account
+// has room for need more.
+func (s *Server) checkRoom(tx *store.Txn, accountID string, need int) error {
+	_, err := s.room(tx, accountID, need)
+	return err
+}
+
+// room returns the account's count, or the 409 if need more would pass
+// the bound.
+func (s *Server) room(tx *store.Txn, accountID string, need int) (store.Row[int, none], error) {
 	row, ok := s.usage.Get(tx, accountID, accountID)
 	if !ok {
-		return fmt.Errorf("fake: no usage of account %q", accountID)
+		return row, fmt.Errorf("fake: no usage of account %q", accountID)
 	}
-	n := row.Value + delta
-	if bound := s.cfg.maxResources(); delta > 0 && n > bound {
-		return errorf(http.StatusConflict, acctapi.CodeResourceLimit,
-			"The account stores %d resources (each reference from one to another counting as one), the most this server allows; delete some before creating more.", row.Value)
+	if bound := s.cfg.maxResources(); need > 0 && row.Value+need > bound {
+		return row, errorf(http.StatusConflict, acctapi.CodeResourceLimit,
+			"The account stores %d resources, each reference from one to another counting as one, of the %d this server allows; this request needs %d more. Delete some first.",
+			row.Value, bound, need)
 	}
-	return s.usage.Replace(tx, row, n, none{})
+	return row, nil
 }
 
 // accountOf returns the account id for a, or the first account for "".

@@ -50,37 +50,28 @@ func canonicalHeader(r *http.Request) *http.Request {
 // ".", "_", "~") written as itself, other escapes in upper case. Routing,
 // faults, messages and the uris the fake answers with then see
 // "/service%5Fusers" as the "/service_users" it is (the journal keeps the
-// path as sent). A path with an invalid escape is left as it is, for
-// routing to refuse.
+// path as sent). A segment that would become "." or ".." keeps its
+// escapes (in upper case): the fake removes no dot segments, and none is
+// a route's.
 func canonicalPath(r *http.Request) *http.Request {
-	escaped := r.URL.EscapedPath()
+	escaped := r.URL.EscapedPath() // its escapes are valid
 	if !strings.Contains(escaped, "%") {
 		return r
 	}
-	var b strings.Builder
-	for i := 0; i < len(escaped); i++ {
-		c := escaped[i]
-		if c != '%' {
-			b.WriteByte(c)
+	segs := strings.Split(escaped, "/")
+	for i, seg := range segs {
+		if !strings.Contains(seg, "%") {
 			continue
 		}
-		if i+2 >= len(escaped) || !isHex(escaped[i+1]) || !isHex(escaped[i+2]) {
-			return r
+		norm, upper := normalEscapes(seg)
+		if norm == "." || norm == ".." {
+			norm = upper
 		}
-		v := unhex(escaped[i+1])<<4 | unhex(escaped[i+2])
-		if unreserved(v) {
-			b.WriteByte(v)
-		} else {
-			b.WriteString(strings.ToUpper(escaped[i : i+3]))
-		}
-		i += 2
+		segs[i] = norm
 	}
-	canon := b.String()
-	if canon == escaped {
-		return r
-	}
+	canon := strings.Join(segs, "/")
 	path, err := url.PathUnescape(canon)
-	if err != nil {
+	if canon == escaped || err != nil {
 		return r
 	}
 	u := *r.URL
@@ -90,7 +81,29 @@ func canonicalPath(r *http.Request) *http.Request {
 	return &r2
 }
 
-func isHex(c byte) bool { return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F' }
+// normalEscapes returns seg, a path segment whose escapes are valid, with
+// its escaped unreserved characters written as themselves and its other
+// escapes in upper case (norm), and with only its escapes in upper case
+// (upper).
+func normalEscapes(seg string) (norm, upper string) {
+	var n, u strings.Builder
+	for i := 0; i < len(seg); i++ {
+		if seg[i] != '%' || i+2 >= len(seg) {
+			n.WriteByte(seg[i])
+			u.WriteByte(seg[i])
+			continue
+		}
+		esc := strings.ToUpper(seg[i : i+3])
+		u.WriteString(esc)
+		if v := unhex(seg[i+1])<<4 | unhex(seg[i+2]); unreserved(v) {
+			n.WriteByte(v)
+		} else {
+			n.WriteString(esc)
+		}
+		i += 2
+	}
+	return n.String(), u.String()
+}
 
 func unhex(c byte) byte {
 	switch {

@@ -59,8 +59,9 @@
 //   - Save and restore state: [Server.Snapshot], [Server.Restore],
 //     [Server.Reset].
 //   - Rate-limit the management API itself: [WithRateLimit].
-//   - Bound what each account stores: [WithMaxResources] (beyond it, a
-//     create is a 409 with [acctapi.CodeResourceLimit]).
+//   - Bound what each account stores, resources and the references
+//     between them: [WithMaxResources] (beyond it, a create or update is
+//     a 409 with [acctapi.CodeResourceLimit]).
 //
 // A Server is safe for concurrent use. The package has no package-level
 // mutable state and does not import testing.

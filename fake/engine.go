@@ -95,6 +95,10 @@ type resource[T, X, C, U any] struct {
 	apply func(o *op, cur store.Row[T, X], in *U, x X) (T, X, error)
 	// deleted runs in the delete's transaction (cascades); may be nil.
 	deleted func(o *op, cur T) error
+	// refs, when set, returns how many references a value holds, for the
+	// bound on what an account stores (WithMaxResources); without it,
+	// those the table indexes (constraints.Refs).
+	refs func(v T) int
 	// render fills the uris of a value for the base URL.
 	render func(base string, v T) T
 	// aliasRender, when set, is render on the Alias paths (a bot user's
@@ -249,8 +253,9 @@ func (res *resource[T, X, C, U]) create(c *call, in *C) (T, error) {
 		if err := o.begin(tx); err != nil {
 			return err
 		}
-		// The account's count of resources, and its bound, first.
-		if err := c.s.countResources(tx, c.account, 1); err != nil {
+		// Whether the account has room for one more, first (its
+		// references are known once it is built).
+		if err := c.s.checkRoom(tx, c.account, 1); err != nil {
 			return err
 		}
 		id := c.s.ids.next(res.Prefix, c.now)
@@ -258,11 +263,9 @@ func (res *resource[T, X, C, U]) create(c *call, in *C) (T, error) {
 		if err != nil {
 			return err
 		}
-		// Then its references, each of which the bound counts too.
-		if n := res.table.RefCount(v); n > 0 {
-			if err := c.s.countResources(tx, c.account, n); err != nil {
-				return err
-			}
+		// It and its references, each of which the bound counts too.
+		if err := c.s.countResources(tx, c.account, 1+res.refCount(v)); err != nil {
+			return err
 		}
 		stored := v
 		if res.redact != nil {
@@ -314,7 +317,7 @@ func (res *resource[T, X, C, U]) updateHandler(c *call) (int, any, error) {
 		if err != nil {
 			return err
 		}
-		if n := res.table.RefCount(v) - res.table.RefCount(cur.Value); n != 0 {
+		if n := res.refCount(v) - res.refCount(cur.Value); n != 0 {
 			if err := c.s.countResources(tx, c.account, n); err != nil {
 				return err
 			}
@@ -358,8 +361,17 @@ func (res *resource[T, X, C, U]) remove(c *call, id string) error {
 		if err := res.table.Delete(tx, c.account, id); err != nil {
 			return err
 		}
-		return c.s.countResources(tx, c.account, -1-res.table.RefCount(cur.Value))
+		return c.s.countResources(tx, c.account, -1-res.refCount(cur.Value))
 	})
+}
+
+// refCount returns how many references v holds, each of which counts
+// against the bound on what an account stores.
+func (res *resource[T, X, C, U]) refCount(v T) int {
+	if res.refs != nil {
+		return res.refs(v)
+	}
+	return res.table.RefCount(v)
 }
 
 // listParams are a list request's query parameters.

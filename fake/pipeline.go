@@ -288,9 +288,9 @@ func (s *Server) serve(c *call, versionErr, readErr error) (status int, out any,
 	if versionErr != nil {
 		return 0, nil, versionErr
 	}
-	// Messages name the path as sent, escapes and all: routes match it so
-	// ("/service_users%2Fx" is one segment, not the path its unescaped
-	// form spells).
+	// Messages name the path as routed, escapes and all, in their normal
+	// form (canonicalPath): routes match it so ("/service_users%2Fx" is
+	// one segment, not the path its unescaped form spells).
 	escaped := c.r.URL.EscapedPath()
 	rt, params := s.routes.match(escaped)
 	if rt == nil {

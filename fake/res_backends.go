@@ -122,18 +122,22 @@ func (b *backendTables) matchingTunnels(o *op, labels map[string]string) []accta
 }
 
 // changeGroups stores what change makes of each of the account's tunnel
-// groups for which it reports a change.
-func (b *backendTables) changeGroups(o *op, change func(g *backends.TunnelGroup) bool) error {
+// groups for which it reports a change, and counts the references to
+// tunnels it adds or removes against the account's bound
+// (WithMaxResources).
+func (s *Server) changeGroups(o *op, b *backendTables, change func(g *backends.TunnelGroup) bool) error {
+	delta := 0
 	for _, row := range b.groups.All(o.tx, o.account) {
 		g := row.Value
 		if !change(&g) {
 			continue
 		}
+		delta += len(g.Tunnels) - len(row.Value.Tunnels)
 		if err := b.groups.Replace(o.tx, row, g, none{}); err != nil {
 			return err
 		}
 	}
-	return nil
+	return s.countResources(o.tx, o.account, delta)
 }
 
 func (s *Server) registerBackends() {
@@ -184,6 +188,9 @@ func (s *Server) registerBackends() {
 
 	groups := &resource[backends.TunnelGroup, none, backends.TunnelGroupCreate, backends.TunnelGroupUpdate]{
 		Desc: resources.TunnelGroups,
+		// A group's tunnels are references too, kept in the group rather
+		// than indexed: a tunnel leaves the groups when it goes.
+		refs: func(v backends.TunnelGroup) int { return len(v.Tunnels) },
 		field: func(v backends.TunnelGroup, name string) ref.Val {
 			return annotated(name, v.ID, v.Description, v.Metadata, v.CreatedAt)
 		},
@@ -227,7 +234,7 @@ func (s *Server) registerBackends() {
 					"The account holds %d tunnels, the most the fake keeps (MaxTunnels is %d); delete some before seeding more.", MaxTunnels, MaxTunnels)
 			}
 			t := Tunnel{ID: id, Labels: maps.Clone(in.Labels), CreatedAt: o.now}
-			err := b.changeGroups(o, func(g *backends.TunnelGroup) bool {
+			err := s.changeGroups(o, &b, func(g *backends.TunnelGroup) bool {
 				if !carries(t.Labels, g.Labels) {
 					return false
 				}
@@ -237,7 +244,7 @@ func (s *Server) registerBackends() {
 			return t, none{}, err
 		},
 		deleted: func(o *op, t Tunnel) error {
-			return b.changeGroups(o, func(g *backends.TunnelGroup) bool {
+			return s.changeGroups(o, &b, func(g *backends.TunnelGroup) bool {
 				i := slices.IndexFunc(g.Tunnels, func(r acctapi.Ref) bool { return r.ID == t.ID })
 				if i < 0 {
 					return false

@@ -4,7 +4,10 @@ import "runtime"
 
 // Allocations is what a function allocated on the heap.
 type Allocations struct {
-	Bytes, Count uint64
+	// Bytes is how many bytes it allocated.
+	Bytes uint64
+	// Count is how many allocations it made.
+	Count uint64
 }
 
 // Allocated returns what fn allocates on the heap. Whatever else runs
