@@ -3,7 +3,6 @@ package ratelimit
 import (
 	"fmt"
 	"net/http"
-	"runtime"
 	"strings"
 	"testing"
 
@@ -482,14 +481,12 @@ func TestBoundedBuilders(t *testing.T) {
 		{"queryString.encode({getReqHeader('x')[0].substring(0, 400000): ['', '', '']})", "queryString.encode: the result would be longer"},
 		{"getReqHeader('x')[0].split('a', 1000001)", "split: the result would have more than"},
 	} {
-		var before, after runtime.MemStats
-		runtime.ReadMemStats(&before)
-		res := mustLimit(t, keyConfig(tt.expr)).EvaluateAt(r, base)
-		runtime.ReadMemStats(&after)
+		var res Result
+		n := bytesAllocated(func() { res = mustLimit(t, keyConfig(tt.expr)).EvaluateAt(r, base) })
 		if res.ErrorCode != CodeEvalFailed || !strings.Contains(res.ErrorMessage, tt.want) {
 			t.Errorf("%s: %s %s; want an evaluation error containing %q", tt.expr, res.ErrorCode, res.ErrorMessage, tt.want)
 		}
-		if n := after.TotalAlloc - before.TotalAlloc; n > 16<<20 {
+		if n > 16<<20 {
 			t.Errorf("%s: allocated %d MiB", tt.expr, n>>20)
 		}
 	}
@@ -533,14 +530,12 @@ func TestMatchesPatternFromRequest(t *testing.T) {
 	} {
 		r := newRequest("GET", "http://h/path")
 		r.Header.Set("P", tt.pattern)
-		var before, after runtime.MemStats
-		runtime.ReadMemStats(&before)
-		res := mustLimit(t, keyConfig("req.url.path.matches(getReqHeader('p')[0])")).EvaluateAt(r, base)
-		runtime.ReadMemStats(&after)
+		var res Result
+		n := bytesAllocated(func() { res = mustLimit(t, keyConfig("req.url.path.matches(getReqHeader('p')[0])")).EvaluateAt(r, base) })
 		if res.ErrorCode != CodeEvalFailed || !strings.Contains(res.ErrorMessage, tt.want) || len(res.ErrorMessage) > 400 {
 			t.Errorf("%.20s...: %s %q; want a short evaluation error containing %q", tt.pattern, res.ErrorCode, trunc.String(res.ErrorMessage, 500), tt.want)
 		}
-		if n := after.TotalAlloc - before.TotalAlloc; n > 4<<20 {
+		if n > 4<<20 {
 			t.Errorf("%.20s...: allocated %d MiB", tt.pattern, n>>20)
 		}
 	} // Many patterns from the request against an empty string: each may
@@ -565,14 +560,12 @@ func TestMatchesPatternFromRequest(t *testing.T) {
 		for i := range tt.n {
 			r.Header.Add("X-P", tt.pattern(i))
 		}
-		var before, after runtime.MemStats
-		runtime.ReadMemStats(&before)
-		res := mustLimit(t, keyConfig("getReqHeader('x-p').exists(p, getReqHeader('x-s')[0].matches(p))")).EvaluateAt(r, base)
-		runtime.ReadMemStats(&after)
+		var res Result
+		n := bytesAllocated(func() { res = mustLimit(t, keyConfig("getReqHeader('x-p').exists(p, getReqHeader('x-s')[0].matches(p))")).EvaluateAt(r, base) })
 		if res.ErrorCode != CodeEvalFailed || !strings.Contains(res.ErrorMessage, tt.want) {
 			t.Errorf("%s: %s %q; want an evaluation error containing %q", tt.name, res.ErrorCode, trunc.String(res.ErrorMessage, 300), tt.want)
 		}
-		if n := after.TotalAlloc - before.TotalAlloc; n > 64<<20 {
+		if n > 64<<20 {
 			t.Errorf("%s: allocated %d MiB", tt.name, n>>20)
 		}
 	}

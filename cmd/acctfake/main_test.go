@@ -73,6 +73,7 @@ func readStart(t *testing.T, out io.Reader) program {
 // stops when the test ends, and must then exit 0.
 func startProgram(t *testing.T, args ...string) program {
 	t.Helper()
+	args = append(slices.Clone(testTimeouts), args...)
 	ctx, cancel := context.WithCancel(context.Background())
 	pr, pw := io.Pipe()
 	done := make(chan int, 1)
@@ -89,6 +90,12 @@ func startProgram(t *testing.T, args ...string) program {
 	})
 	return readStart(t, pr)
 }
+
+// testTimeouts are the server's timeouts in tests, an hour each unless a
+// test's own arguments (which come after, and win) say otherwise: a test
+// that is not about a timeout must not meet one on a slow or stalled
+// machine (the defaults give a client 5 s to send its headers).
+var testTimeouts = []string{"-read-header-timeout", "1h", "-read-timeout", "1h", "-write-timeout", "2h", "-request-timeout", "1h", "-idle-timeout", "1h"}
 
 // response is an answer as a test sees it.
 type response struct {

@@ -54,7 +54,7 @@ func startProcess(t *testing.T, ignoreSIGINT bool, args ...string) *process {
 		cmd = exec.CommandContext(ctx, self)
 	}
 	cmd.Env = append(os.Environ(), "ACCTFAKE_RUN_MAIN=1",
-		"ACCTFAKE_ARGS="+strings.Join(append([]string{"-addr", "127.0.0.1:0"}, args...), " "))
+		"ACCTFAKE_ARGS="+strings.Join(append(append([]string{"-addr", "127.0.0.1:0"}, testTimeouts...), args...), " "))
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
