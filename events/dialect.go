@@ -191,7 +191,7 @@ type translator struct {
 	out   bytes.Buffer
 	to    acctapi.Dialect
 	depth int // objects and arrays open
-	cuts int // members cut, for tests
+	cuts  int // members cut, for tests
 }
 
 // jpath is the path of a value: a member name or an array index below

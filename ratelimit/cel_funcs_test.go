@@ -531,7 +531,9 @@ func TestMatchesPatternFromRequest(t *testing.T) {
 		r := newRequest("GET", "http://h/path")
 		r.Header.Set("P", tt.pattern)
 		var res Result
-		n := bytesAllocated(func() { res = mustLimit(t, keyConfig("req.url.path.matches(getReqHeader('p')[0])")).EvaluateAt(r, base) })
+		n := bytesAllocated(func() {
+			res = mustLimit(t, keyConfig("req.url.path.matches(getReqHeader('p')[0])")).EvaluateAt(r, base)
+		})
 		if res.ErrorCode != CodeEvalFailed || !strings.Contains(res.ErrorMessage, tt.want) || len(res.ErrorMessage) > 400 {
 			t.Errorf("%.20s...: %s %q; want a short evaluation error containing %q", tt.pattern, res.ErrorCode, trunc.String(res.ErrorMessage, 500), tt.want)
 		}
@@ -561,7 +563,9 @@ func TestMatchesPatternFromRequest(t *testing.T) {
 			r.Header.Add("X-P", tt.pattern(i))
 		}
 		var res Result
-		n := bytesAllocated(func() { res = mustLimit(t, keyConfig("getReqHeader('x-p').exists(p, getReqHeader('x-s')[0].matches(p))")).EvaluateAt(r, base) })
+		n := bytesAllocated(func() {
+			res = mustLimit(t, keyConfig("getReqHeader('x-p').exists(p, getReqHeader('x-s')[0].matches(p))")).EvaluateAt(r, base)
+		})
 		if res.ErrorCode != CodeEvalFailed || !strings.Contains(res.ErrorMessage, tt.want) {
 			t.Errorf("%s: %s %q; want an evaluation error containing %q", tt.name, res.ErrorCode, trunc.String(res.ErrorMessage, 300), tt.want)
 		}
