@@ -302,8 +302,8 @@ func TestMaxResourcesCountsTunnelGroups(t *testing.T) {
 	groups := backends.NewTunnelGroups(srv.Client())
 	g := must(groups.Create(ctx, &backends.TunnelGroupCreate{Labels: x}))(t) // 3 + 1 + 2 = 6
 	must(seed())(t)                                                          // 6 + 1 + 1 = 8
-	if _, err := seed(); !acctapi.HasCode(err, acctapi.CodeResourceLimit) {  // needs 2
-		t.Errorf("a fourth tunnel in the group at 8 of 9: %v, want %s", err, acctapi.CodeResourceLimit)
+	if _, err := seed(); !acctapi.HasCode(err, acctapi.CodeResourceLimit) || !strings.Contains(err.Error(), "needs 2 more") {
+		t.Errorf("a fourth tunnel in the group at 8 of 9: %v, want %s, needing 2 more", err, acctapi.CodeResourceLimit)
 	}
 	if got := must(groups.Get(ctx, g.ID))(t); len(got.Tunnels) != 3 {
 		t.Errorf("the refused seed changed the group: %d tunnels, want 3", len(got.Tunnels))

@@ -234,6 +234,17 @@ func (s *Server) registerBackends() {
 					"The account holds %d tunnels, the most the fake keeps (MaxTunnels is %d); delete some before seeding more.", MaxTunnels, MaxTunnels)
 			}
 			t := Tunnel{ID: id, Labels: maps.Clone(in.Labels), CreatedAt: o.now}
+			// Room for the tunnel and its place in each group it joins,
+			// so that a refusal says what the seed needs.
+			joins := 0
+			for _, row := range b.groups.All(o.tx, o.account) {
+				if carries(t.Labels, row.Value.Labels) {
+					joins++
+				}
+			}
+			if err := s.checkRoom(o.tx, o.account, 1+joins); err != nil {
+				return Tunnel{}, none{}, err
+			}
 			err := s.changeGroups(o, &b, func(g *backends.TunnelGroup) bool {
 				if !carries(t.Labels, g.Labels) {
 					return false
