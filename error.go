@@ -95,6 +95,14 @@ var ErrOtherPath = errors.New("acctapi: the next page is not the same list (next
 // server would keep the loop going forever. Match it with [errors.Is].
 var ErrPageLoop = errors.New("acctapi: the server's next_page_uri does not advance")
 
+// ErrPageTooLong is the error a page of a list (a resource client's Page,
+// or its List iterator) wraps when the server answers more items than the
+// page's limit ([MaxLimit] unless the options ask for fewer). The page is
+// not decoded: an item of a few bytes ("{}") decodes into a whole struct,
+// so that a page of many would hold a hundred times its size in memory.
+// Match it with [errors.Is].
+var ErrPageTooLong = errors.New("acctapi: the page holds more items than its limit")
+
 // IsNotFound reports whether err, or any error it wraps, is an [*Error] with
 // status 404 that says the resource does not exist. A 404 that says the
 // path is not one of the API's is not "not found": the fake's

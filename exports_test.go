@@ -26,7 +26,7 @@ var rootAPI = []string{
 	"CodeUnknownBackend", "CodeUnknownDestination", "CodeUnknownField", "CodeUnknownQueryParam",
 	"DefaultBaseURL", "DefaultMaxResponseBytes", "DefaultRetryPolicy", "DefaultTimeout",
 	"Dialect", "Dialect.String", "DialectReal", "DialectSpec",
-	"ErrInvalid", "ErrNoResource", "ErrOtherPath", "ErrPageLoop", "Error", "Error.Error", "Error.Field", "Error.OperationID",
+	"ErrInvalid", "ErrNoResource", "ErrOtherPath", "ErrPageLoop", "ErrPageTooLong", "Error", "Error.Error", "Error.Field", "Error.OperationID",
 	"FieldError", "FieldErrors", "FilterOptions", "FilterOptions.Query", "FilterOptions.Validate",
 	"HasCode", "IsNotFound", "IsRateLimited", "ListOptions", "ListOptions.Query", "ListOptions.Validate",
 	"MaxDescriptionBytes", "MaxLimit", "MaxMetadataBytes", "NewClient", "NewRealServiceLimiter",

@@ -1,12 +1,15 @@
 package rest
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
+	"encoding/json"
 	"fmt"
 	"iter"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 
 	"github.com/acctapi/acctapi"
@@ -47,14 +50,102 @@ func GetPage[L any](ctx context.Context, c *acctapi.Client, path string, opts Qu
 			return nil, err
 		}
 	}
-	out := new(L)
-	if err := c.Do(ctx, http.MethodGet, path, q, nil, out); err != nil {
+	// The page is read raw, and its items counted, before it is decoded:
+	// an item may decode into a hundred times its bytes ("{}" into a
+	// zeroed struct), and the API serves at most the limit asked for.
+	var raw json.RawMessage
+	if err := c.Do(ctx, http.MethodGet, path, q, nil, &raw); err != nil {
 		return nil, err
+	}
+	limit := acctapi.MaxLimit
+	if n, err := strconv.Atoi(q.Get("limit")); err == nil && n > 0 && n < limit {
+		limit = n
+	}
+	if name, ok := overLimit(raw, limit); !ok {
+		return nil, fmt.Errorf("%w: GET %s: %s holds more than %d", acctapi.ErrPageTooLong, path, trunc.String(name, 64), limit)
+	}
+	out := new(L)
+	if raw != nil { // nil: a 204, which answered reports
+		if err := json.Unmarshal(raw, out); err != nil {
+			return nil, fmt.Errorf("acctapi: decode GET %s response: %w", path, err)
+		}
 	}
 	if err := answered(http.MethodGet, path, out); err != nil {
 		return nil, err
 	}
 	return out, nil
+}
+
+// overLimit reports whether raw, a page, is within limit: ok is false,
+// with the member's name, when a member of the page's object is an array
+// of more than limit elements (a page's items are its one array member).
+// It decodes no element. Anything but an object is ok, for decoding to
+// judge.
+func overLimit(raw []byte, limit int) (name string, ok bool) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return "", true
+	}
+	for dec.More() {
+		key, err := dec.Token()
+		if err != nil {
+			return "", true
+		}
+		tok, err := dec.Token()
+		if err != nil {
+			return "", true
+		}
+		switch tok {
+		case json.Delim('['):
+			for n := 0; dec.More(); n++ {
+				if n == limit {
+					s, _ := key.(string)
+					return s, false
+				}
+				if err := skipValue(dec); err != nil {
+					return "", true
+				}
+			}
+			if _, err := dec.Token(); err != nil { // ']'
+				return "", true
+			}
+		case json.Delim('{'):
+			if err := skipObject(dec); err != nil {
+				return "", true
+			}
+		}
+	}
+	return "", true
+}
+
+// skipValue reads one value from dec without keeping it.
+func skipValue(dec *json.Decoder) error {
+	tok, err := dec.Token()
+	if err != nil {
+		return err
+	}
+	if d, ok := tok.(json.Delim); ok && (d == '{' || d == '[') {
+		return skipObject(dec)
+	}
+	return nil
+}
+
+// skipObject reads the rest of an object or array whose opening token was
+// read.
+func skipObject(dec *json.Decoder) error {
+	for depth := 1; depth > 0; {
+		tok, err := dec.Token()
+		if err != nil {
+			return err
+		}
+		switch tok {
+		case json.Delim('{'), json.Delim('['):
+			depth++
+		case json.Delim('}'), json.Delim(']'):
+			depth--
+		}
+	}
+	return nil
 }
 
 // checkCursor refuses, unless the client skips validation, a before_id

@@ -3,6 +3,7 @@ package rest_test
 import (
 	"encoding/json"
 	"errors"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/acctapi/acctapi"
+	"github.com/acctapi/acctapi/internal/apitest"
 	"github.com/acctapi/acctapi/internal/rest"
 )
 
@@ -364,5 +366,52 @@ func TestGetPage(t *testing.T) {
 	}
 	if reqs := p.requests(); len(reqs) != 3 || !strings.Contains(reqs[2], "limit=101") {
 		t.Errorf("requests %q, want a third with limit=101", reqs)
+	}
+}
+
+// TestGetPageTooLong: a page of more items than its limit is refused
+// before it is decoded (a review's server answered 349,000 items of "{}",
+// 1 MiB, which an operator's bound endpoints decoded into 140 MiB held).
+func TestGetPageTooLong(t *testing.T) {
+	items := func(n int) string {
+		return `{"things":[` + strings.TrimSuffix(strings.Repeat(`{"id":"t"},`, n), ",") + `],"uri":"u","next_page_uri":null}`
+	}
+	for _, tt := range []struct {
+		name  string
+		body  string
+		limit int
+		ok    bool
+	}{
+		{"100 items", items(100), 0, true},
+		{"101 items", items(101), 0, false},
+		{"5 items at limit 5", items(5), 5, true},
+		{"6 items at limit 5", items(6), 5, false},
+		{"an array member beside the items", `{"things":[],"extra":[` + strings.Repeat(`1,`, 100) + `1]}`, 0, false},
+		{"349,000 empty items", `{"things":[{}` + strings.Repeat(`,{}`, 349_000) + `]}`, 0, false},
+		{"nested arrays within an item are the item's", `{"things":[{"id":"t","tags":[` + strings.Repeat(`1,`, 200) + `1]}]}`, 0, true},
+	} {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			_, _ = io.WriteString(w, tt.body)
+		}))
+		c, err := acctapi.NewClient(testKey, acctapi.WithBaseURL(srv.URL), acctapi.WithoutRetry())
+		if err != nil {
+			t.Fatal(err)
+		}
+		var page *thingList
+		alloc := apitest.Allocated(func() {
+			page, err = rest.GetPage[thingList](t.Context(), c, "/things", &acctapi.ListOptions{Limit: tt.limit})
+		})
+		switch {
+		case tt.ok && err != nil:
+			t.Errorf("%s: %v", tt.name, err)
+		case !tt.ok && (!errors.Is(err, acctapi.ErrPageTooLong) || page != nil):
+			t.Errorf("%s: %v, want ErrPageTooLong", tt.name, err)
+		case !tt.ok && alloc.Bytes > 8*uint64(len(tt.body))+1<<20:
+			// The body read and its tokens scanned: a few times its size,
+			// not the hundred of a decoded page.
+			t.Errorf("%s: %d bytes allocated for a body of %d", tt.name, alloc.Bytes, len(tt.body))
+		}
+		srv.Close()
 	}
 }
