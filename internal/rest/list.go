@@ -180,12 +180,14 @@ func checkCursor(c *acctapi.Client, path, before string) error {
 // acctapi.ErrPageLoop, rather than a loop without end: a next_page_uri that
 // names a page already fetched (the same path and query, whatever the
 // query's order), or that asks for items before an id already asked for
-// (whatever else its query says).
+// (whatever else its query says), or before an id not below the last one
+// asked for (ids sort newest last, so a listing's cursors go down).
 // So does a server that sends more than MaxEmptyPages pages in a row with
 // no items and a next_page_uri. A next_page_uri whose path does not end
 // with the list's (another list's page, which would be decoded as this
 // one's) ends it with an error wrapping acctapi.ErrOtherPath. (A server
-// that makes up a new cursor for every page, each with items, cannot be
+// that makes up a new cursor for every page, each with items and lower
+// than the last, or pages by another parameter than before_id, cannot be
 // told from a long list; the caller's break or context ends that.)
 //
 // L is the list response type (such as account.ServiceUserList); *L must
@@ -201,7 +203,11 @@ func All[T any, L any, PL interface {
 			base   *url.URL                   // parsed when a page has a next page
 			visits map[[sha256.Size]byte]bool // hashes of the pages and cursors asked for
 			empty  int                        // pages in a row with no items
+			cursor string                     // the last before_id asked for
 		)
+		if opts != nil {
+			cursor = opts.Query().Get("before_id")
+		}
 		for {
 			if err != nil {
 				yield(zero, err)
@@ -247,9 +253,26 @@ func All[T any, L any, PL interface {
 				yield(zero, fmt.Errorf("acctapi: list %s: next_page_uri %q: %w", path, trunc.String(next, 200), acctapi.ErrPageLoop))
 				return
 			}
+			if b := beforeID(nextPath); b != "" && cursor != "" && b >= cursor {
+				yield(zero, fmt.Errorf("acctapi: list %s: next_page_uri %q asks for items before %q, not below the last cursor %q (ids go down a listing): %w",
+					path, trunc.String(next, 200), trunc.String(b, 64), trunc.String(cursor, 64), acctapi.ErrPageLoop))
+				return
+			} else if b != "" {
+				cursor = b
+			}
 			page, err = GetPage[L](ctx, c, nextPath, nil)
 		}
 	}
+}
+
+// beforeID returns the before_id of p, a path and query, or "".
+func beforeID(p string) string {
+	_, q, _ := strings.Cut(p, "?")
+	v, err := url.ParseQuery(q)
+	if err != nil {
+		return ""
+	}
+	return v.Get("before_id")
 }
 
 // MaxEmptyPages is how many pages in a row with no items but a next page

@@ -3,6 +3,7 @@ package rest_test
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -286,13 +287,13 @@ func TestAllStops(t *testing.T) {
 			// the items past an empty page are not lost.
 			name: "empty pages with a next_page_uri",
 			setup: func(p *pager, base string) {
-				next, next2 := base+"/things?before_id=x", base+"/things?before_id=y"
+				next, next2 := base+"/things?before_id=y", base+"/things?before_id=x"
 				p.pages["/things"] = page(&next)
-				p.pages["/things?before_id=x"] = page(&next2)
-				p.pages["/things?before_id=y"] = page(nil, "t1")
+				p.pages["/things?before_id=y"] = page(&next2)
+				p.pages["/things?before_id=x"] = page(nil, "t1")
 			},
 			want: []string{"t1"},
-			reqs: []string{"/things", "/things?before_id=x", "/things?before_id=y"},
+			reqs: []string{"/things", "/things?before_id=y", "/things?before_id=x"},
 		},
 	}
 	for _, tt := range tests {
@@ -366,6 +367,31 @@ func TestGetPage(t *testing.T) {
 	}
 	if reqs := p.requests(); len(reqs) != 3 || !strings.Contains(reqs[2], "limit=101") {
 		t.Errorf("requests %q, want a third with limit=101", reqs)
+	}
+}
+
+// TestAllCursorMustGoDown: a next_page_uri whose before_id is not below
+// the last one asked for ends the listing with ErrPageLoop (a review's
+// server answered each page with one item and a cursor one higher, and
+// the listing went on without end).
+func TestAllCursorMustGoDown(t *testing.T) {
+	t.Parallel()
+	p, srv := newPager(t)
+	for i := range 5 {
+		key := "/things"
+		if i > 0 {
+			key = fmt.Sprintf("/things?before_id=t%d", i)
+		}
+		next := fmt.Sprintf("%s/things?before_id=t%d", srv.URL, i+1)
+		p.pages[key] = page(&next, fmt.Sprintf("t%d", i))
+	}
+	got := collect(rest.All[thing, thingList](t.Context(), clientOf(t, srv), rest.Path("things"), nil), 0)
+	// The first page names t1, the second t2: higher, so it stops there.
+	if len(got) != 3 || got[0] != "t0" || got[1] != "t1" || !strings.Contains(got[2], "not below the last cursor") {
+		t.Errorf("items %q; want t0, t1 and the error", got)
+	}
+	if n := len(p.requests()); n != 2 {
+		t.Errorf("%d requests, want 2", n)
 	}
 }
 

@@ -119,9 +119,10 @@ func TestAllEndsAfterEmptyPages(t *testing.T) {
 		for i := range pages {
 			key := "/things"
 			if i > 0 {
-				key = fmt.Sprintf("/things?before_id=c%d", i)
+				key = fmt.Sprintf("/things?before_id=c%03d", 999-i)
 			}
-			next := fmt.Sprintf("%s/things?before_id=c%d", srv.URL, i+1)
+			// Cursors go down, as ids do down a listing.
+			next := fmt.Sprintf("%s/things?before_id=c%03d", srv.URL, 999-(i+1))
 			if i == withItems {
 				p.pages[key] = page(&next, "t1")
 			} else {
