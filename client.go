@@ -71,8 +71,13 @@ const DefaultMaxResponseBytes = 64 << 20
 const DefaultTimeout = 30 * time.Second
 
 // maxErrorMsg bounds, in bytes, the Msg made from an error body that is not
-// the API's JSON.
+// the API's JSON, and an error code.
 const maxErrorMsg = 200
+
+// maxJSONErrorMsg bounds, in bytes, the Msg of the API's JSON error body:
+// the API's own messages are far shorter (a filter's error names the
+// construct it refuses).
+const maxJSONErrorMsg = 4 << 10
 
 // Client is the transport every resource client is built on: it holds the
 // base URL, the API key, the HTTP client and the retry policy, and sends JSON
@@ -573,30 +578,32 @@ func (c *Client) newRequest(ctx context.Context, method string, u *url.URL, body
 func decodeError(resp *http.Response) error {
 	raw, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
 	e := &Error{StatusCode: resp.StatusCode, RetryAfter: parseRetryAfter(resp.Header.Get("Retry-After"), time.Now())}
-	var body struct {
-		StatusCode int             `json:"status_code"`
-		Msg        string          `json:"msg"`
-		ErrorCode  string          `json:"error_code"`
-		Details    json.RawMessage `json:"details"`
-	}
-	// details is read as an object only when it is one: a server whose
-	// details are a string or a list still has its msg and error_code
-	// read, where the whole body was then taken as text.
+	// Each member is read alone, as what it should be or not at all: a
+	// server whose details are a string, or whose status_code is one,
+	// still has its msg and error_code read (a review's 404 with
+	// "status_code":"404" lost its code, and IsNotFound with it).
+	var members map[string]json.RawMessage
+	var msg, code string
 	var details map[string]any
-	err := json.Unmarshal(raw, &body)
-	if err == nil && len(body.Details) > 0 && body.Details[0] == '{' {
-		_ = json.Unmarshal(body.Details, &details)
+	err := json.Unmarshal(raw, &members)
+	if err == nil {
+		_ = json.Unmarshal(members["msg"], &msg)
+		_ = json.Unmarshal(members["error_code"], &code)
+		if d := members["details"]; len(d) > 0 && d[0] == '{' {
+			_ = json.Unmarshal(d, &details)
+		}
 	}
-	if err != nil || body.Msg == "" && body.ErrorCode == "" {
+	if err != nil || msg == "" && code == "" {
 		msg := strings.TrimSpace(string(raw))
 		if msg == "" {
 			msg = http.StatusText(resp.StatusCode)
 		} else {
-			msg = trunc.String(msg, maxErrorMsg)
+			msg = trunc.Printable(msg, maxErrorMsg)
 		}
 		e.Msg = msg
 	} else {
-		e.Msg, e.ErrorCode = body.Msg, body.ErrorCode
+		// Bounded and printable: a server's msg goes into logs.
+		e.Msg, e.ErrorCode = trunc.Printable(msg, maxJSONErrorMsg), trunc.Printable(code, maxErrorMsg)
 		for k, v := range details {
 			if e.Details == nil {
 				e.Details = make(map[string]string, len(details))

@@ -89,6 +89,28 @@ func TestErrorDecoding(t *testing.T) {
 			want:   &Error{StatusCode: 503, Msg: "Service Unavailable"},
 		},
 		{
+			// A member of the wrong type loses only itself (a review's
+			// "status_code":"404" lost the code, and IsNotFound with it).
+			name:   "status_code a string",
+			status: http.StatusNotFound,
+			body:   `{"status_code":"404","msg":"gone","error_code":"ERR_ACCTAPI_NOT_FOUND","details":{"operation_id":"op_1"}}`,
+			want:   &Error{StatusCode: 404, Msg: "gone", ErrorCode: CodeNotFound, Details: map[string]string{"operation_id": "op_1"}},
+		},
+		{
+			name:   "msg a number",
+			status: http.StatusBadRequest,
+			body:   `{"msg":7,"error_code":"ERR_NGROK_215"}`,
+			want:   &Error{StatusCode: 400, ErrorCode: CodeInvalidValue},
+		},
+		{
+			// A server's msg goes into logs: bounded, its control
+			// characters escaped.
+			name:   "msg long, with control characters",
+			status: http.StatusBadRequest,
+			body:   `{"msg":"a\nb\u001b[2J` + strings.Repeat("x", 5000) + `","error_code":"ERR_NGROK_215\r"}`,
+			want:   &Error{StatusCode: 400, Msg: `a\nb\x1b[2J` + strings.Repeat("x", 4096-7) + "…", ErrorCode: `ERR_NGROK_215\r`},
+		},
+		{
 			name:   "blank body",
 			status: http.StatusUnauthorized,
 			body:   " \n",

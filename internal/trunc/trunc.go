@@ -2,7 +2,33 @@
 // conformance suite's failure reports. It imports nothing of the module.
 package trunc
 
-import "unicode/utf8"
+import (
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// Printable returns String(s, n) with each control character but tab
+// written as a Go escape (\n, \x1b), so that a message from a server
+// cannot break or rewrite the log line it is written into.
+func Printable(s string, n int) string {
+	s = String(s, n)
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 && c != '\t' || c == 0x7f {
+			var b strings.Builder
+			for _, r := range s {
+				if r < 0x20 && r != '\t' || r == 0x7f {
+					q := strconv.QuoteRune(r)
+					b.WriteString(q[1 : len(q)-1])
+				} else {
+					b.WriteRune(r)
+				}
+			}
+			return b.String()
+		}
+	}
+	return s
+}
 
 // String returns s if it is at most n bytes long, and otherwise its first
 // n bytes or fewer, never splitting a UTF-8 character, followed by "…".

@@ -2,6 +2,22 @@ package trunc
 
 import "testing"
 
+func TestPrintable(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct{ s, want string }{
+		{"plain\ttab é", "plain\ttab é"},
+		{"line\nbreak", `line\nbreak`},
+		{"\x1b[2J\x00\x7f\r", `\x1b[2J\x00\x7f\r`},
+	} {
+		if got := Printable(tt.s, 100); got != tt.want {
+			t.Errorf("Printable(%q) = %q, want %q", tt.s, got, tt.want)
+		}
+	}
+	if got := Printable("ab\ncd", 3); got != `ab\n…` {
+		t.Errorf("Printable cut: %q", got)
+	}
+}
+
 func TestString(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
