@@ -108,7 +108,7 @@ func TestErrorDecoding(t *testing.T) {
 			name:   "msg long, with control characters",
 			status: http.StatusBadRequest,
 			body:   `{"msg":"a\nb\u001b[2J` + strings.Repeat("x", 5000) + `","error_code":"ERR_NGROK_215\r"}`,
-			want:   &Error{StatusCode: 400, Msg: `a\nb\x1b[2J` + strings.Repeat("x", 4096-7) + "…", ErrorCode: `ERR_NGROK_215\r`},
+			want:   &Error{StatusCode: 400, Msg: `a\nb\x1b[2J` + strings.Repeat("x", 4096-11) + "…", ErrorCode: `ERR_NGROK_215\r`},
 		},
 		{
 			name:   "blank body",

@@ -256,6 +256,16 @@ func pause(ctx context.Context, d time.Duration) error {
 	}
 }
 
+// isDigits reports whether s is one or more ASCII digits.
+func isDigits(s string) bool {
+	for i := range len(s) {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return s != ""
+}
+
 // parseRetryAfter reads a Retry-After value: delay-seconds or an HTTP date.
 // It returns zero for an absent or malformed value, or a date in the past.
 func parseRetryAfter(v string, now time.Time) time.Duration {
@@ -270,6 +280,9 @@ func parseRetryAfter(v string, now time.Time) time.Duration {
 			return maxRetryAfter
 		}
 		return time.Duration(n) * time.Second
+	}
+	if isDigits(v) {
+		return maxRetryAfter // more seconds than an int64 holds
 	}
 	if t, err := http.ParseTime(v); err == nil {
 		if d := t.Sub(now); d > 0 {

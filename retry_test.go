@@ -611,6 +611,8 @@ func TestParseRetryAfter(t *testing.T) {
 		{name: "zero", value: "0", want: 0},
 		{name: "negative", value: "-3", want: 0},
 		{name: "huge seconds capped", value: "99999999999", want: maxRetryAfter},
+		{name: "seconds beyond an int64 capped", value: "99999999999999999999", want: maxRetryAfter},
+		{name: "zero beyond an int64's digits", value: "000000000000000000000", want: 0},
 		{name: "fractional", value: "1.5", want: 0},
 		{name: "HTTP date", value: now.Add(90 * time.Second).Format(http.TimeFormat), want: 90 * time.Second},
 		{name: "RFC 850 date", value: now.Add(time.Minute).Format(time.RFC850), want: time.Minute},

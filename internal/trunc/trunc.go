@@ -8,15 +8,15 @@ import (
 	"unicode/utf8"
 )
 
-// Printable returns String(s, n) with each control character but tab
-// written as a Go escape (\n, \x1b), so that a message from a server
-// cannot break or rewrite the log line it is written into.
+// Printable returns s with each control character but tab written as a
+// Go escape (\n, \x1b), so that a message from a server cannot break or
+// rewrite the log line it is written into, cut as String cuts it to n
+// bytes.
 func Printable(s string, n int) string {
-	s = String(s, n)
 	for i := 0; i < len(s); i++ {
 		if c := s[i]; c < 0x20 && c != '\t' || c == 0x7f {
 			var b strings.Builder
-			for _, r := range s {
+			for _, r := range s[:min(len(s), 4*n+4)] { // enough for n bytes escaped
 				if r < 0x20 && r != '\t' || r == 0x7f {
 					q := strconv.QuoteRune(r)
 					b.WriteString(q[1 : len(q)-1])
@@ -24,10 +24,10 @@ func Printable(s string, n int) string {
 					b.WriteRune(r)
 				}
 			}
-			return b.String()
+			return String(b.String(), n)
 		}
 	}
-	return s
+	return String(s, n)
 }
 
 // String returns s if it is at most n bytes long, and otherwise its first

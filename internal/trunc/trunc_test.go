@@ -13,7 +13,7 @@ func TestPrintable(t *testing.T) {
 			t.Errorf("Printable(%q) = %q, want %q", tt.s, got, tt.want)
 		}
 	}
-	if got := Printable("ab\ncd", 3); got != `ab\n…` {
+	if got := Printable("ab\ncd", 4); got != `ab\n…` {
 		t.Errorf("Printable cut: %q", got)
 	}
 }
