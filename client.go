@@ -378,16 +378,29 @@ func (c *Client) followOnlyOwnRedirects(h *http.Client) *http.Client {
 		if !c.sameOrigin(req.URL) || req.Method != via[0].Method {
 			return http.ErrUseLastResponse
 		}
+		var err error
 		if own != nil {
-			return own(req, via)
+			err = own(req, via)
+		} else if len(via) >= 10 {
+			err = errors.New("stopped after 10 redirects")
 		}
-		if len(via) >= 10 {
-			return errors.New("stopped after 10 redirects")
+		if err != nil && !errors.Is(err, http.ErrUseLastResponse) {
+			// The server's own redirects are no passing failure: a retry
+			// would follow them again (a review's loop of 302s took 40
+			// requests).
+			return &redirectError{err}
 		}
-		return nil
+		return err
 	}
 	return &cp
 }
+
+// redirectError is a redirect the client refused to follow further,
+// which a retry would meet again: [Client.Do] does not retry it.
+type redirectError struct{ err error }
+
+func (e *redirectError) Error() string { return e.err.Error() }
+func (e *redirectError) Unwrap() error { return e.err }
 
 // sameOrigin reports whether u has the base URL's scheme, host and port,
 // a default port written out or not (https://h:443 is https://h).

@@ -1027,3 +1027,22 @@ func TestRedirectLoopStops(t *testing.T) {
 		t.Errorf("%d requests, want 10", got)
 	}
 }
+
+// TestRedirectLoopNotRetried: a retrying client does not retry a refused
+// redirect, which the server would answer the same way again (a review's
+// loop took 40 requests: 4 attempts of 10).
+func TestRedirectLoopNotRetried(t *testing.T) {
+	t.Parallel()
+	var n atomic.Int32
+	c, _ := newTestServer(t, func(w http.ResponseWriter, r *http.Request) {
+		n.Add(1)
+		http.Redirect(w, r, r.URL.Path, http.StatusTemporaryRedirect)
+	}, WithRetry(RetryPolicy{MaxAttempts: 4, BaseDelay: time.Nanosecond, MaxDelay: time.Nanosecond}))
+	err := c.Do(t.Context(), http.MethodGet, "/things/1", nil, nil, nil)
+	if err == nil || !strings.Contains(err.Error(), "stopped after 10 redirects") {
+		t.Errorf("a redirect loop: %v; want it stopped after 10 redirects", err)
+	}
+	if got := n.Load(); got != 10 {
+		t.Errorf("%d requests, want 10: one attempt", got)
+	}
+}

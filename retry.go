@@ -168,7 +168,8 @@ func (c *Client) send(ctx context.Context, method string, u *url.URL, body []byt
 		switch {
 		case err != nil:
 			err = fmt.Errorf("acctapi: %s %s: %w", method, u.Path, err)
-			if !idempotent(method) {
+			var re *redirectError
+			if !idempotent(method) || errors.As(err, &re) {
 				return nil, unsure, err
 			}
 			delay = c.retry.backoff(attempt)
