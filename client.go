@@ -205,7 +205,8 @@ func WithoutValidation() Option {
 }
 
 // NewClient returns a Client that authenticates with apiKey. It returns an
-// error if apiKey is empty, an option is invalid or an option is nil (named
+// error if apiKey is empty or holds whitespace or a control character, an
+// option is invalid or an option is nil (named
 // by its position, counting from 1).
 func NewClient(apiKey string, opts ...Option) (*Client, error) {
 	if apiKey == "" {
@@ -213,6 +214,10 @@ func NewClient(apiKey string, opts ...Option) (*Client, error) {
 	}
 	if strings.ContainsFunc(apiKey, unicode.IsSpace) {
 		return nil, errors.New("acctapi: NewClient: API key contains whitespace")
+	}
+	if strings.ContainsFunc(apiKey, unicode.IsControl) {
+		// net/http would refuse every request's Authorization header.
+		return nil, errors.New("acctapi: NewClient: API key contains a control character")
 	}
 	base, _ := url.Parse(DefaultBaseURL)
 	c := &Client{

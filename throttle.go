@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"golang.org/x/time/rate"
 )
@@ -34,8 +35,8 @@ func NewRealServiceLimiter() *rate.Limiter {
 // [context.DeadlineExceeded]. l may be shared by several clients (a
 // [rate.Limiter] is safe for concurrent use); [NewRealServiceLimiter] makes
 // one for the real service. It must not be nil, and it must admit requests:
-// its limit must be above zero (or [rate.Inf]) and its burst at least 1
-// (any burst with rate.Inf). Without this option requests are not
+// its limit must be at least one request a day (or [rate.Inf]) and its
+// burst at least 1 (any burst with rate.Inf). Without this option requests are not
 // throttled.
 func WithThrottle(l *rate.Limiter) Option {
 	return func(c *Client) error {
@@ -52,10 +53,18 @@ func WithThrottle(l *rate.Limiter) Option {
 		if !(l.Limit() > 0) {
 			return fmt.Errorf("acctapi: WithThrottle: the limiter's limit is %v, so it admits no request after its burst", l.Limit())
 		}
+		if l.Limit() < minThrottle {
+			// A call without a deadline would wait days (a review's
+			// 1e-12 a second: years); a unit mistake, surely.
+			return fmt.Errorf("acctapi: WithThrottle: the limiter's limit is %v a second, less than one request a day after its burst", l.Limit())
+		}
 		c.throttle = l
 		return nil
 	}
 }
+
+// minThrottle is the lowest limit WithThrottle takes: one request a day.
+var minThrottle = rate.Every(24 * time.Hour)
 
 // wait waits for the client's throttle, if any: for a reservation, given
 // back when the wait fails.

@@ -91,6 +91,9 @@ func TestWithThrottleRefusesALimiterThatBlocks(t *testing.T) {
 		{name: "limit 0, burst 0", l: rate.NewLimiter(0, 0)},
 		{name: "rate.Inf", l: rate.NewLimiter(rate.Inf, 0), wantOK: true},
 		{name: "one a second", l: rate.NewLimiter(1, 1), wantOK: true},
+		{name: "one a day", l: rate.NewLimiter(rate.Every(24*time.Hour), 1), wantOK: true},
+		{name: "one a day and a second", l: rate.NewLimiter(rate.Every(24*time.Hour+time.Second), 1)},
+		{name: "1e-12 a second", l: rate.NewLimiter(1e-12, 1)},
 		{name: "the real service's", l: acctapi.NewRealServiceLimiter(), wantOK: true},
 	}
 	for _, tt := range tests {
