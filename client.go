@@ -481,7 +481,7 @@ func contentType(resp *http.Response) string {
 // resolve builds the request URL from a path or an absolute URL.
 func (c *Client) resolve(path string, query url.Values) (*url.URL, error) {
 	var u *url.URL
-	if strings.HasPrefix(path, "http://") || strings.HasPrefix(path, "https://") {
+	if baseurl.IsAbsolute(path) {
 		var err error
 		if u, err = url.Parse(path); err != nil {
 			// The URL cut, as a server chose it (url.Error would repeat it
@@ -502,6 +502,13 @@ func (c *Client) resolve(path string, query url.Values) (*url.URL, error) {
 			// As for the base URL: credentials go in the Authorization
 			// header, never in URLs.
 			return nil, fmt.Errorf("acctapi: URL %s: must not carry user information", u.Redacted())
+		}
+		// Another resource's id, as for a path (a review's
+		// Do(ctx, "DELETE", base+"/service_users/ak_1", ...) was sent).
+		if rel, ok := strings.CutPrefix(u.EscapedPath(), c.base.EscapedPath()); ok && strings.HasPrefix(rel, "/") {
+			if err := checkForeign(rel); err != nil {
+				return nil, err
+			}
 		}
 	} else {
 		if !strings.HasPrefix(path, "/") {
@@ -554,9 +561,14 @@ func checkSegments(path string) error {
 			return err
 		}
 	}
-	// Another resource's id answers 404, which a caller's "not found:
-	// already gone" check takes for success (a review's
-	// ServiceUsers.Delete(ctx, key.ID)).
+	return checkForeign(p)
+}
+
+// checkForeign rejects a path, without its query, that names an item by
+// another resource's id: it answers 404, which a caller's "not found:
+// already gone" check takes for success (a review's
+// ServiceUsers.Delete(ctx, key.ID)).
+func checkForeign(p string) error {
 	if coll, id, owner, prefix, foreign := resources.ForeignItem(p); foreign {
 		return field.Invalid("id", "%q is an id of %s, not of %s, whose ids start %s_", trunc.String(id, 64), owner, coll, prefix)
 	}

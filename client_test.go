@@ -420,6 +420,29 @@ func TestDoRejectsBadSegments(t *testing.T) {
 	}
 }
 
+// TestDoAbsoluteURLs: an absolute URL on the base URL's origin is checked
+// for another resource's id as a path is (a review's
+// Do(ctx, "DELETE", base+"/service_users/ak_1") was sent, and its 404 passed
+// an "already gone" check), and its scheme may be written in capitals.
+func TestDoAbsoluteURLs(t *testing.T) {
+	t.Parallel()
+	rec := &recorder{}
+	c, srv := newTestServer(t, rec.ServeHTTP)
+	err := c.Do(t.Context(), http.MethodDelete, srv.URL+"/service_users/ak_1", nil, nil, nil)
+	if fe := (*FieldError)(nil); !errors.As(err, &fe) || fe.Field != "id" {
+		t.Errorf("Do(DELETE, <base>/service_users/ak_1) = %v, want a FieldError on id", err)
+	}
+	if n := len(rec.requests()); n != 0 {
+		t.Errorf("server saw %d requests, want 0", n)
+	}
+	if err := c.Do(t.Context(), http.MethodGet, "HTTP://"+strings.TrimPrefix(srv.URL, "http://")+"/service_users", nil, nil, nil); err != nil {
+		t.Errorf("Do(GET, HTTP://...) = %v, want it sent", err)
+	}
+	if n := len(rec.requests()); n != 1 {
+		t.Errorf("server saw %d requests, want 1", n)
+	}
+}
+
 func TestDoAcceptsOddButValidPaths(t *testing.T) {
 	t.Parallel()
 	tests := []struct {

@@ -9,6 +9,13 @@ import (
 	"strings"
 )
 
+// IsAbsolute reports whether s begins with the http or https scheme, in
+// any letter case (as URLs may write it): an absolute URL of the API, not
+// a path.
+func IsAbsolute(s string) bool {
+	return len(s) >= 7 && strings.EqualFold(s[:7], "http://") || len(s) >= 8 && strings.EqualFold(s[:8], "https://")
+}
+
 // Parse returns raw as a base URL: an absolute http or https URL without
 // user information, query or fragment, with its trailing slashes dropped
 // (an escaped one, "%2F", is kept). Its errors start with prefix ("acctapi:

@@ -31,3 +31,14 @@ func TestParse(t *testing.T) {
 		}
 	}
 }
+
+func TestIsAbsolute(t *testing.T) {
+	for s, want := range map[string]bool{
+		"http://h": true, "https://h/x": true, "HTTP://h": true, "HtTpS://h": true,
+		"/x": false, "http:/x": false, "ftp://h": false, "https:": false, "": false,
+	} {
+		if got := IsAbsolute(s); got != want {
+			t.Errorf("IsAbsolute(%q) = %v, want %v", s, got, want)
+		}
+	}
+}

@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/acctapi/acctapi"
+	"github.com/acctapi/acctapi/internal/baseurl"
 	"github.com/acctapi/acctapi/internal/clienthook"
 	"github.com/acctapi/acctapi/internal/field"
 	"github.com/acctapi/acctapi/internal/resources"
@@ -333,7 +334,7 @@ func samePath(path, nextPath string) bool {
 // origin, and otherwise path with next's query, to be requested on the base
 // URL.
 func onBase(base *url.URL, path, next string) string {
-	if !strings.HasPrefix(next, "http://") && !strings.HasPrefix(next, "https://") {
+	if !baseurl.IsAbsolute(next) {
 		return next
 	}
 	u, err := url.Parse(next)

@@ -26,6 +26,7 @@ func FuzzOnBase(f *testing.F) {
 	f.Add("https://api.example.test/v2/", "/service_users/a%2Fb", "https://other.test/v2/service_users?before_id=x")
 	f.Add("http://127.0.0.1:8080", "https://evil.test/x", "//evil.test/x")
 	f.Add("http://127.0.0.1:8080", "/../x", "http://user:pass@127.0.0.1:8080/x")
+	f.Add("https://api.example.test", "/service_users", "HTTPS://evil.test/service_users?before_id=x")
 	f.Fuzz(func(t *testing.T, base, path, next string) {
 		var sent *url.URL
 		rt := roundTripFunc(func(r *http.Request) (*http.Response, error) {
