@@ -1,7 +1,6 @@
 package rest
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/json"
@@ -58,17 +57,25 @@ func GetPage[L any](ctx context.Context, c *acctapi.Client, path string, opts Qu
 	if err := c.Do(ctx, http.MethodGet, path, q, nil, &raw); err != nil {
 		return nil, err
 	}
+	// The limit asked for: the options', or a next page's own query's.
+	lq := q
+	if lq == nil {
+		if _, query, ok := strings.Cut(path, "?"); ok {
+			lq, _ = url.ParseQuery(query) // the pairs that parse
+		}
+	}
+	where, _, _ := strings.Cut(path, "?")
 	limit := acctapi.MaxLimit
-	if n, err := strconv.Atoi(q.Get("limit")); err == nil && n > 0 && n < limit {
-		limit = n
+	if n, err := strconv.Atoi(lq.Get("limit")); err == nil && n > 0 {
+		limit = n // above MaxLimit only without validation
 	}
 	if name, ok := overLimit(raw, limit); !ok {
-		return nil, fmt.Errorf("%w: GET %s: %s holds more than %d", acctapi.ErrPageTooLong, path, trunc.String(name, 64), limit)
+		return nil, fmt.Errorf("%w: GET %s: %s holds more than %d", acctapi.ErrPageTooLong, trunc.String(where, 200), trunc.String(name, 64), limit)
 	}
 	out := new(L)
 	if raw != nil { // nil: a 204, which answered reports
 		if err := json.Unmarshal(raw, out); err != nil {
-			return nil, fmt.Errorf("acctapi: decode GET %s response: %w", path, err)
+			return nil, fmt.Errorf("acctapi: decode GET %s response: %w", trunc.String(where, 200), err)
 		}
 	}
 	if err := answered(http.MethodGet, path, out); err != nil {
@@ -78,75 +85,67 @@ func GetPage[L any](ctx context.Context, c *acctapi.Client, path string, opts Qu
 }
 
 // overLimit reports whether raw, a page, is within limit: ok is false,
-// with the member's name, when a member of the page's object is an array
-// of more than limit elements (a page's items are its one array member).
-// It decodes no element. Anything but an object is ok, for decoding to
-// judge.
+// with the member's name as written, when a member of the page's object
+// is an array of more than limit elements (a page's items are its one
+// array member); limit is at least 1. It scans raw's bytes, which Do has found to be valid
+// JSON, without decoding or allocating: it counts the commas between an
+// array's elements. Anything but an object is ok, for decoding to judge.
 func overLimit(raw []byte, limit int) (name string, ok bool) {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
-		return "", true
-	}
-	for dec.More() {
-		key, err := dec.Token()
-		if err != nil {
-			return "", true
-		}
-		tok, err := dec.Token()
-		if err != nil {
-			return "", true
-		}
-		switch tok {
-		case json.Delim('['):
-			for n := 0; dec.More(); n++ {
-				if n == limit {
-					s, _ := key.(string)
-					return s, false
-				}
-				if err := skipValue(dec); err != nil {
-					return "", true
+	depth := 0
+	inString, escaped := false, false
+	keyStart, key := -1, []byte(nil) // the object's member being read
+	array, commas := false, 0        // in an array member, and its commas
+	for i, c := range raw {
+		if inString {
+			switch {
+			case escaped:
+				escaped = false
+			case c == '\\':
+				escaped = true
+			case c == '"':
+				inString = false
+				if keyStart >= 0 {
+					key, keyStart = raw[keyStart:i], -1
 				}
 			}
-			if _, err := dec.Token(); err != nil { // ']'
+			continue
+		}
+		switch c {
+		case ' ', '\t', '\r', '\n':
+		case '"':
+			inString = true
+			if depth == 1 && key == nil {
+				keyStart = i + 1
+			}
+		case '{', '[':
+			if depth == 0 && c != '{' {
 				return "", true
 			}
-		case json.Delim('{'):
-			if err := skipObject(dec); err != nil {
-				return "", true
+			if depth == 1 && c == '[' {
+				array, commas = true, 0
+			}
+			depth++
+		case '}', ']':
+			depth--
+			if depth == 1 {
+				array = false
+			}
+		case ',':
+			switch {
+			case depth == 1:
+				key = nil // the next member's name follows
+			case depth == 2 && array:
+				if commas++; commas >= limit {
+					return string(key), false // at least limit+1 elements
+				}
+			}
+		default:
+			if depth == 0 {
+				return "", true // not an object
 			}
 		}
 	}
 	return "", true
-}
-
-// skipValue reads one value from dec without keeping it.
-func skipValue(dec *json.Decoder) error {
-	tok, err := dec.Token()
-	if err != nil {
-		return err
-	}
-	if d, ok := tok.(json.Delim); ok && (d == '{' || d == '[') {
-		return skipObject(dec)
-	}
-	return nil
-}
-
-// skipObject reads the rest of an object or array whose opening token was
-// read.
-func skipObject(dec *json.Decoder) error {
-	for depth := 1; depth > 0; {
-		tok, err := dec.Token()
-		if err != nil {
-			return err
-		}
-		switch tok {
-		case json.Delim('{'), json.Delim('['):
-			depth++
-		case json.Delim('}'), json.Delim(']'):
-			depth--
-		}
-	}
-	return nil
 }
 
 // checkCursor refuses, unless the client skips validation, a before_id
@@ -182,7 +181,9 @@ func checkCursor(c *acctapi.Client, path, before string) error {
 // names a page already fetched (the same path and query, whatever the
 // query's order), or that asks for items before an id already asked for
 // (whatever else its query says), or before an id not below the last one
-// asked for (ids sort newest last, so a listing's cursors go down).
+// asked for (the contract's ids sort by when they were made, a list is
+// newest first, so a listing's cursors go down; ids are compared only
+// when they have one prefix and one length).
 // So does a server that sends more than MaxEmptyPages pages in a row with
 // no items and a next_page_uri. A next_page_uri whose path does not end
 // with the list's (another list's page, which would be decoded as this
@@ -254,7 +255,7 @@ func All[T any, L any, PL interface {
 				yield(zero, fmt.Errorf("acctapi: list %s: next_page_uri %q: %w", path, trunc.String(next, 200), acctapi.ErrPageLoop))
 				return
 			}
-			if b := beforeID(nextPath); b != "" && cursor != "" && b >= cursor {
+			if b := beforeID(nextPath); comparable(b, cursor) && b >= cursor {
 				yield(zero, fmt.Errorf("acctapi: list %s: next_page_uri %q asks for items before %q, not below the last cursor %q (ids go down a listing): %w",
 					path, trunc.String(next, 200), trunc.String(b, 64), trunc.String(cursor, 64), acctapi.ErrPageLoop))
 				return
@@ -269,11 +270,18 @@ func All[T any, L any, PL interface {
 // beforeID returns the before_id of p, a path and query, or "".
 func beforeID(p string) string {
 	_, q, _ := strings.Cut(p, "?")
-	v, err := url.ParseQuery(q)
-	if err != nil {
-		return ""
-	}
+	v, _ := url.ParseQuery(q) // the pairs that parse, whatever else does not
 	return v.Get("before_id")
+}
+
+// comparable reports whether ids a and b sort as the API's ids do, by
+// their text: both of one prefix and one length (the contract's ids are a
+// prefix and 27 base-62 characters; "9" and "10" of another server would
+// not compare so).
+func comparable(a, b string) bool {
+	pa, _, oka := strings.Cut(a, "_")
+	pb, _, okb := strings.Cut(b, "_")
+	return a != "" && b != "" && len(a) == len(b) && oka && okb && pa == pb
 }
 
 // MaxEmptyPages is how many pages in a row with no items but a next page

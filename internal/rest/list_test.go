@@ -376,22 +376,35 @@ func TestGetPage(t *testing.T) {
 // the listing went on without end).
 func TestAllCursorMustGoDown(t *testing.T) {
 	t.Parallel()
-	p, srv := newPager(t)
-	for i := range 5 {
-		key := "/things"
-		if i > 0 {
-			key = fmt.Sprintf("/things?before_id=t%d", i)
+	// Also with a query that does not all parse (a review's ";"), which
+	// must not hide the cursor.
+	for _, junk := range []string{"", "&x=;"} {
+		p, srv := newPager(t)
+		for i := range 5 {
+			key := "/things"
+			if i > 0 {
+				key = fmt.Sprintf("/things?before_id=t_%d%s", i, junk)
+			}
+			next := fmt.Sprintf("%s/things?before_id=t_%d%s", srv.URL, i+1, junk)
+			p.pages[key] = page(&next, fmt.Sprintf("t_%d", i))
 		}
-		next := fmt.Sprintf("%s/things?before_id=t%d", srv.URL, i+1)
-		p.pages[key] = page(&next, fmt.Sprintf("t%d", i))
+		got := collect(rest.All[thing, thingList](t.Context(), clientOf(t, srv), rest.Path("things"), nil), 0)
+		// The first page names t_1, the second t_2: higher, so it stops there.
+		if len(got) != 3 || got[0] != "t_0" || got[1] != "t_1" || !strings.Contains(got[2], "not below the last cursor") {
+			t.Errorf("junk %q: items %q; want t_0, t_1 and the error", junk, got)
+		}
+		if n := len(p.requests()); n != 2 {
+			t.Errorf("junk %q: %d requests, want 2", junk, n)
+		}
 	}
-	got := collect(rest.All[thing, thingList](t.Context(), clientOf(t, srv), rest.Path("things"), nil), 0)
-	// The first page names t1, the second t2: higher, so it stops there.
-	if len(got) != 3 || got[0] != "t0" || got[1] != "t1" || !strings.Contains(got[2], "not below the last cursor") {
-		t.Errorf("items %q; want t0, t1 and the error", got)
-	}
-	if n := len(p.requests()); n != 2 {
-		t.Errorf("%d requests, want 2", n)
+	// Ids of other lengths are not compared: "10" then "9" go down.
+	p, srv := newPager(t)
+	n10, n9 := srv.URL+"/things?before_id=x_10", srv.URL+"/things?before_id=x_9"
+	p.pages["/things"] = page(&n10, "x_11")
+	p.pages["/things?before_id=x_10"] = page(&n9, "x_10")
+	p.pages["/things?before_id=x_9"] = page(nil, "x_9")
+	if got := collect(rest.All[thing, thingList](t.Context(), clientOf(t, srv), rest.Path("things"), nil), 0); len(got) != 3 || got[2] != "x_9" {
+		t.Errorf("ids of two lengths: %q; want x_11, x_10, x_9", got)
 	}
 }
 
@@ -420,6 +433,7 @@ func TestGetPageTooLong(t *testing.T) {
 			w.Header().Set("Content-Type", "application/json")
 			_, _ = io.WriteString(w, tt.body)
 		}))
+		t.Cleanup(srv.Close)
 		c, err := acctapi.NewClient(testKey, acctapi.WithBaseURL(srv.URL), acctapi.WithoutRetry())
 		if err != nil {
 			t.Fatal(err)
@@ -438,6 +452,34 @@ func TestGetPageTooLong(t *testing.T) {
 			// not the hundred of a decoded page.
 			t.Errorf("%s: %d bytes allocated for a body of %d", tt.name, alloc.Bytes, len(tt.body))
 		}
-		srv.Close()
+	}
+}
+
+// TestLimitOfLaterPages: a listing's later pages are held to the limit
+// their next_page_uri asks for (a review found only the first page
+// checked, against 100 after it), and a limit over MaxLimit sent without
+// validation is the limit.
+func TestLimitOfLaterPages(t *testing.T) {
+	t.Parallel()
+	p, srv := newPager(t)
+	first, second := srv.URL+"/things?before_id=t9&limit=2", srv.URL+"/things?before_id=t4&limit=2"
+	p.pages["/things?limit=2"] = page(&first, "t10", "t9")
+	p.pages["/things?before_id=t9&limit=2"] = page(&second, "t8", "t7", "t6", "t5", "t4")
+	got := collect(rest.All[thing, thingList](t.Context(), clientOf(t, srv), rest.Path("things"), &acctapi.ListOptions{Limit: 2}), 0)
+	if len(got) != 3 || got[1] != "t9" || !strings.Contains(got[2], "things holds more than 2") {
+		t.Errorf("items %q; want t10, t9 and ErrPageTooLong", got)
+	}
+
+	items := make([]string, 101)
+	for i := range items {
+		items[i] = fmt.Sprintf("t%03d", 200-i)
+	}
+	p.pages["/things?limit=101"] = page(nil, items...)
+	raw, err := acctapi.NewClient(testKey, acctapi.WithBaseURL(srv.URL), acctapi.WithHTTPClient(srv.Client()), acctapi.WithoutRetry(), acctapi.WithoutValidation())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l, err := rest.GetPage[thingList](t.Context(), raw, rest.Path("things"), &acctapi.ListOptions{Limit: 101}); err != nil || len(l.Things) != 101 {
+		t.Errorf("a page of 101 at limit 101 without validation: %v", err)
 	}
 }
