@@ -612,14 +612,20 @@ func decodeError(resp *http.Response) error {
 	// server whose details are a string, or whose status_code is one,
 	// still has its msg and error_code read (a review's 404 with
 	// "status_code":"404" lost its code, and IsNotFound with it).
-	var members map[string]json.RawMessage
+	// (Members are matched by name in any letter case, as encoding/json
+	// matches a struct's.)
+	var members struct {
+		Msg       json.RawMessage `json:"msg"`
+		ErrorCode json.RawMessage `json:"error_code"`
+		Details   json.RawMessage `json:"details"`
+	}
 	var msg, code string
 	var details map[string]any
 	err := json.Unmarshal(raw, &members)
 	if err == nil {
-		_ = json.Unmarshal(members["msg"], &msg)
-		_ = json.Unmarshal(members["error_code"], &code)
-		if d := members["details"]; len(d) > 0 && d[0] == '{' {
+		_ = json.Unmarshal(members.Msg, &msg)
+		_ = json.Unmarshal(members.ErrorCode, &code)
+		if d := members.Details; len(d) > 0 && d[0] == '{' {
 			_ = json.Unmarshal(d, &details)
 		}
 	}
@@ -638,11 +644,13 @@ func decodeError(resp *http.Response) error {
 			if e.Details == nil {
 				e.Details = make(map[string]string, len(details))
 			}
+			// Bounded and printable, as msg: Error prints the
+			// operation id.
 			if s, ok := v.(string); ok {
-				e.Details[k] = s
+				e.Details[trunc.Printable(k, maxErrorMsg)] = trunc.Printable(s, maxErrorMsg)
 			} else {
 				b, _ := json.Marshal(v)
-				e.Details[k] = string(b)
+				e.Details[trunc.Printable(k, maxErrorMsg)] = trunc.Printable(string(b), maxErrorMsg)
 			}
 		}
 	}
@@ -650,7 +658,7 @@ func decodeError(resp *http.Response) error {
 	if id == "" {
 		id = resp.Header.Get("Ngrok-Operation-Id") // the real service's name
 	}
-	if id != "" && e.OperationID() == "" {
+	if id = trunc.Printable(id, maxErrorMsg); id != "" && e.OperationID() == "" {
 		if e.Details == nil {
 			e.Details = map[string]string{}
 		}

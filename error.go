@@ -17,7 +17,10 @@ import (
 type Error struct {
 	// StatusCode is the HTTP status of the response.
 	StatusCode int `json:"status_code"`
-	// Msg is the human-readable message.
+	// Msg is the human-readable message: as the server sent it, cut to
+	// 4 KiB, with control characters escaped as Go writes them (\n, \x1b),
+	// since it goes into logs. Details' keys and values are cut to 200
+	// bytes and escaped alike.
 	Msg string `json:"msg"`
 	// ErrorCode is the machine-readable code, such as "ERR_NGROK_203"; the
 	// constants named Code* list them.

@@ -97,6 +97,20 @@ func TestErrorDecoding(t *testing.T) {
 			want:   &Error{StatusCode: 404, Msg: "gone", ErrorCode: CodeNotFound, Details: map[string]string{"operation_id": "op_1"}},
 		},
 		{
+			// Names in any letter case, as a struct decode matches them.
+			name:   "members in other letter cases",
+			status: http.StatusNotFound,
+			body:   `{"Msg":"gone","Error_Code":"ERR_ACCTAPI_NOT_FOUND"}`,
+			want:   &Error{StatusCode: 404, Msg: "gone", ErrorCode: CodeNotFound},
+		},
+		{
+			name:   "details with control characters",
+			status: http.StatusNotFound,
+			body:   `{"msg":"gone","error_code":"ERR_ACCTAPI_NOT_FOUND","details":{"operation_id":"op_1\nforged\u001b[2J"}}`,
+			want: &Error{StatusCode: 404, Msg: "gone", ErrorCode: CodeNotFound,
+				Details: map[string]string{"operation_id": `op_1\nforged\x1b[2J`}},
+		},
+		{
 			name:   "msg a number",
 			status: http.StatusBadRequest,
 			body:   `{"msg":7,"error_code":"ERR_NGROK_215"}`,

@@ -3,31 +3,40 @@
 package trunc
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 )
 
-// Printable returns s with each control character but tab written as a
-// Go escape (\n, \x1b), so that a message from a server cannot break or
-// rewrite the log line it is written into, cut as String cuts it to n
-// bytes.
+// Printable returns s with each control character but tab (C0, DEL and
+// C1) written as a Go escape (\n, \x1b, \u0085), and each byte that is
+// not UTF-8 as \x and its hex, so that a message from a server cannot
+// break or rewrite the log line it is written into; cut to at most n
+// bytes before "…", never inside a character or an escape.
 func Printable(s string, n int) string {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 && c != '\t' || c == 0x7f {
-			var b strings.Builder
-			for _, r := range s[:min(len(s), 4*n+4)] { // enough for n bytes escaped
-				if r < 0x20 && r != '\t' || r == 0x7f {
-					q := strconv.QuoteRune(r)
-					b.WriteString(q[1 : len(q)-1])
-				} else {
-					b.WriteRune(r)
-				}
-			}
-			return String(b.String(), n)
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		unit := s[i : i+size]
+		switch {
+		case r == utf8.RuneError && size == 1:
+			unit = fmt.Sprintf(`\x%02x`, s[i])
+		case r != '\t' && unicode.IsControl(r):
+			q := strconv.QuoteRune(r)
+			unit = q[1 : len(q)-1]
 		}
+		if b.Len()+len(unit) > n {
+			return b.String() + "…"
+		}
+		b.WriteString(unit)
+		i += size
 	}
-	return String(s, n)
+	if b.Len() == len(s) {
+		return s // nothing escaped: s itself
+	}
+	return b.String()
 }
 
 // String returns s if it is at most n bytes long, and otherwise its first
