@@ -503,10 +503,11 @@ func (c *Client) resolve(path string, query url.Values) (*url.URL, error) {
 			// header, never in URLs.
 			return nil, fmt.Errorf("acctapi: URL %s: must not carry user information", u.Redacted())
 		}
-		// Another resource's id, as for a path (a review's
-		// Do(ctx, "DELETE", base+"/service_users/ak_1", ...) was sent).
-		if rel, ok := strings.CutPrefix(u.EscapedPath(), c.base.EscapedPath()); ok && strings.HasPrefix(rel, "/") {
-			if err := checkForeign(rel); err != nil {
+		// Its segments, as a path's (a review's
+		// Do(ctx, "DELETE", base+"/service_users/ak_1", ...) was sent),
+		// below the base path (both in normal form: %2f is %2F).
+		if rel, ok := strings.CutPrefix(resources.NormalPath(u.EscapedPath()), resources.NormalPath(c.base.EscapedPath())); ok && strings.HasPrefix(rel, "/") {
+			if err := checkSegments(rel); err != nil {
 				return nil, err
 			}
 		}
@@ -569,7 +570,8 @@ func checkSegments(path string) error {
 // already gone" check takes for success (a review's
 // ServiceUsers.Delete(ctx, key.ID)).
 func checkForeign(p string) error {
-	if coll, id, owner, prefix, foreign := resources.ForeignItem(p); foreign {
+	// In normal form, as the server routes it: ak%5F1 is ak_1.
+	if coll, id, owner, prefix, foreign := resources.ForeignItem(resources.NormalPath(p)); foreign {
 		return field.Invalid("id", "%q is an id of %s, not of %s, whose ids start %s_", trunc.String(id, 64), owner, coll, prefix)
 	}
 	return nil

@@ -399,6 +399,7 @@ func TestDoRejectsBadSegments(t *testing.T) {
 		{name: "another id for a subscription's sources", path: "/event_subscriptions/ed_1/sources/api_key_created.v0"},
 		{name: "another id for an operator's endpoints", path: "/kubernetes_operators/ep_1/bound_endpoints?limit=5"},
 		{name: "an operation's id", path: "/service_users/op_1"},
+		{name: "an API key's id with an escaped underscore", path: "/service_users/ak%5F1"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -428,9 +429,11 @@ func TestDoAbsoluteURLs(t *testing.T) {
 	t.Parallel()
 	rec := &recorder{}
 	c, srv := newTestServer(t, rec.ServeHTTP)
-	err := c.Do(t.Context(), http.MethodDelete, srv.URL+"/service_users/ak_1", nil, nil, nil)
-	if fe := (*FieldError)(nil); !errors.As(err, &fe) || fe.Field != "id" {
-		t.Errorf("Do(DELETE, <base>/service_users/ak_1) = %v, want a FieldError on id", err)
+	for _, p := range []string{"/service_users/ak_1", "/service_users/ak%5f1", "//service_users/x", "/service_users/../api_keys/ak_1"} {
+		err := c.Do(t.Context(), http.MethodDelete, srv.URL+p, nil, nil, nil)
+		if fe := (*FieldError)(nil); !errors.As(err, &fe) || fe.Field != "id" {
+			t.Errorf("Do(DELETE, <base>%s) = %v, want a FieldError on id", p, err)
+		}
 	}
 	if n := len(rec.requests()); n != 0 {
 		t.Errorf("server saw %d requests, want 0", n)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/acctapi/acctapi"
 	"github.com/acctapi/acctapi/events"
+	"github.com/acctapi/acctapi/internal/resources"
 )
 
 // requestDialect is the wire dialect a request speaks: the real service's
@@ -45,33 +46,18 @@ func canonicalHeader(r *http.Request) *http.Request {
 	return r
 }
 
-// canonicalPath returns r with its path's escapes in the normal form of
-// RFC 3986 (§6.2.2): an escaped unreserved character (letter, digit, "-",
-// ".", "_", "~") written as itself, other escapes in upper case. Routing,
-// faults, messages and the uris the fake answers with then see
-// "/service%5Fusers" as the "/service_users" it is (the journal keeps the
-// path as sent). A segment that would become "." or ".." keeps its
-// escapes (in upper case): the fake removes no dot segments, and none is
-// a route's.
+// canonicalPath returns r with its path in the normal form
+// resources.NormalPath writes: routing, faults, messages and the uris the
+// fake answers with then see "/service%5Fusers" as the "/service_users"
+// it is (the journal keeps the path as sent).
 func canonicalPath(r *http.Request) *http.Request {
 	escaped := r.URL.EscapedPath() // its escapes are valid
-	if !strings.Contains(escaped, "%") {
+	canon := resources.NormalPath(escaped)
+	if canon == escaped {
 		return r
 	}
-	segs := strings.Split(escaped, "/")
-	for i, seg := range segs {
-		if !strings.Contains(seg, "%") {
-			continue
-		}
-		norm, upper := normalEscapes(seg)
-		if norm == "." || norm == ".." {
-			norm = upper
-		}
-		segs[i] = norm
-	}
-	canon := strings.Join(segs, "/")
 	path, err := url.PathUnescape(canon)
-	if canon == escaped || err != nil {
+	if err != nil {
 		return r
 	}
 	u := *r.URL
@@ -79,45 +65,6 @@ func canonicalPath(r *http.Request) *http.Request {
 	r2 := *r
 	r2.URL = &u
 	return &r2
-}
-
-// normalEscapes returns seg, a path segment whose escapes are valid, with
-// its escaped unreserved characters written as themselves and its other
-// escapes in upper case (norm), and with only its escapes in upper case
-// (upper).
-func normalEscapes(seg string) (norm, upper string) {
-	var n, u strings.Builder
-	for i := 0; i < len(seg); i++ {
-		if seg[i] != '%' || i+2 >= len(seg) {
-			n.WriteByte(seg[i])
-			u.WriteByte(seg[i])
-			continue
-		}
-		esc := strings.ToUpper(seg[i : i+3])
-		u.WriteString(esc)
-		if v := unhex(seg[i+1])<<4 | unhex(seg[i+2]); unreserved(v) {
-			n.WriteByte(v)
-		} else {
-			n.WriteString(esc)
-		}
-		i += 2
-	}
-	return n.String(), u.String()
-}
-
-func unhex(c byte) byte {
-	switch {
-	case c <= '9':
-		return c - '0'
-	case c >= 'a':
-		return c - 'a' + 10
-	}
-	return c - 'A' + 10
-}
-
-// unreserved reports whether c is one of RFC 3986's unreserved characters.
-func unreserved(c byte) bool {
-	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-' || c == '.' || c == '_' || c == '~'
 }
 
 // beforeIDAlias is the real service's TypeScript client's name for

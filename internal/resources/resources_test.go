@@ -48,3 +48,21 @@ func TestPaths(t *testing.T) {
 		}
 	}
 }
+
+func TestNormalPath(t *testing.T) {
+	for in, want := range map[string]string{
+		"/service_users":          "/service_users",
+		"/service%5Fusers":        "/service_users",
+		"/service%5fusers/ak%5f1": "/service_users/ak_1",
+		"/service_users%2fx":      "/service_users%2Fx",
+		"/%2e%2e/api_keys":        "/%2E%2E/api_keys",
+		"/x/%2E":                  "/x/%2E",
+		"/x/a%2Eb":                "/x/a.b",
+		"/caf%c3%a9":              "/caf%C3%A9",
+		"/%7e%41%30%2d":           "/~A0-",
+	} {
+		if got := NormalPath(in); got != want {
+			t.Errorf("NormalPath(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
