@@ -90,9 +90,11 @@
 // Each attempt has a time limit ([DefaultTimeout], unless [WithHTTPClient]
 // gives a client of your own); a success body longer than
 // [DefaultMaxResponseBytes] ([WithMaxResponseBytes]) is an error, not an
-// allocation; a list whose next_page_uri does not advance, or that sends
-// more than 16 pages in a row with no items, ends with [ErrPageLoop]
-// (fewer are followed); a success answer with nothing of a resource or list in it
+// allocation; a page of more items than its limit is an error wrapping
+// [ErrPageTooLong], not decoded; a list whose next_page_uri does not
+// advance (names a page already fetched, or a before_id not below the
+// last), or that sends more than 16 pages in a row with no items, ends
+// with [ErrPageLoop] (fewer are followed); a success answer with nothing of a resource or list in it
 // (no id, uri or list) is an error wrapping [ErrNoResource], not an empty
 // resource or an empty list.
 //

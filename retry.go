@@ -22,7 +22,9 @@ import (
 //   - A 5xx response or a connection error is retried only for GET and
 //     DELETE, never for POST or PATCH, which might have taken effect; the
 //     delay is a 5xx response's Retry-After (a 503's, typically), or else
-//     a jittered exponential backoff.
+//     a jittered exponential backoff. A redirect the client refuses to
+//     follow further (the tenth, or one its http.Client's CheckRedirect
+//     refuses) is not retried: it would be met again.
 //
 // Retries stop after MaxAttempts attempts in all, or when the next wait would
 // take the total time waited past MaxWait, or when the context ends, or when

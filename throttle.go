@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	"golang.org/x/time/rate"
 )
@@ -63,8 +62,9 @@ func WithThrottle(l *rate.Limiter) Option {
 	}
 }
 
-// minThrottle is the lowest limit WithThrottle takes: one request a day.
-var minThrottle = rate.Every(24 * time.Hour)
+// minThrottle is the lowest limit WithThrottle takes: one request a day
+// (rate.Every(24*time.Hour)).
+const minThrottle rate.Limit = 1.0 / (24 * 60 * 60)
 
 // wait waits for the client's throttle, if any: for a reservation, given
 // back when the wait fails.

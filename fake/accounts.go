@@ -234,7 +234,7 @@ func (s *Server) APIKey() string {
 // that would take it past the server's bound ([WithMaxResources]) is
 // refused with 409 and [acctapi.CodeResourceLimit], and changes nothing.
 func (s *Server) countResources(tx *store.Txn, accountID string, delta int) error {
-	row, err := s.room(tx, accountID, delta)
+	row, err := s.room(tx, accountID, delta, false)
 	if err != nil {
 		return err
 	}
@@ -242,23 +242,28 @@ func (s *Server) countResources(tx *store.Txn, accountID string, delta int) erro
 }
 
 // checkRoom is countResources without the change: whether the account
-// has room for need more.
-func (s *Server) checkRoom(tx *store.Txn, accountID string, need int) error {
-	_, err := s.room(tx, accountID, need)
+// has room for need more. atLeast says need is a lower bound (a create's
+// references are known once it is built), as the refusal then says.
+func (s *Server) checkRoom(tx *store.Txn, accountID string, need int, atLeast bool) error {
+	_, err := s.room(tx, accountID, need, atLeast)
 	return err
 }
 
 // room returns the account's count, or the 409 if need more would pass
 // the bound.
-func (s *Server) room(tx *store.Txn, accountID string, need int) (store.Row[int, none], error) {
+func (s *Server) room(tx *store.Txn, accountID string, need int, atLeast bool) (store.Row[int, none], error) {
 	row, ok := s.usage.Get(tx, accountID, accountID)
 	if !ok {
 		return row, fmt.Errorf("fake: no usage of account %q", accountID)
 	}
 	if bound := s.cfg.maxResources(); need > 0 && row.Value+need > bound {
+		needs := fmt.Sprintf("%d", need)
+		if atLeast {
+			needs = "at least " + needs
+		}
 		return row, errorf(http.StatusConflict, acctapi.CodeResourceLimit,
-			"The account stores %d resources, each reference from one to another counting as one, of the %d this server allows; this request needs %d more. Delete some first.",
-			row.Value, bound, need)
+			"The account stores %d resources, each reference from one to another counting as one, of the %d this server allows; this request needs %s more. Delete some first.",
+			row.Value, bound, needs)
 	}
 	return row, nil
 }

@@ -270,7 +270,11 @@ func TestMaxResourcesCountsReferences(t *testing.T) {
 		_, err := hrs.Create(ctx, &backends.HTTPResponseCreate{StatusCode: 200})
 		return err
 	}
-	full("a create at 10 of 10", newHRErr())
+	err = newHRErr()
+	full("a create at 10 of 10", err)
+	if err == nil || !strings.Contains(err.Error(), "needs at least 1 more") {
+		t.Errorf("a create at the bound: %v; want it to need at least 1 more (its references are not known yet)", err)
+	}
 	if err := fos.Delete(ctx, fo.ID); err != nil { // 10 - 1 - 2 = 7
 		t.Fatal(err)
 	}

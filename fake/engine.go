@@ -255,7 +255,7 @@ func (res *resource[T, X, C, U]) create(c *call, in *C) (T, error) {
 		}
 		// Whether the account has room for one more, first (its
 		// references are known once it is built).
-		if err := c.s.checkRoom(tx, c.account, 1); err != nil {
+		if err := c.s.checkRoom(tx, c.account, 1, true); err != nil {
 			return err
 		}
 		id := c.s.ids.next(res.Prefix, c.now)

@@ -212,11 +212,14 @@ const DefaultMaxResources = 200_000
 // subscriptions, Kubernetes operators, seeded tunnels and endpoints),
 // instead of [DefaultMaxResources]. Each reference one resource holds to
 // another counts as one more: a failover of 100 backends counts 101, as
-// does a subscription of 100 destinations (an index entry of a reference
-// takes a few hundred bytes, more than a small resource). A create or an
-// update beyond the bound is answered with 409 and
-// [acctapi.CodeResourceLimit] (and [Seed] fails with that error), and
-// changes nothing; deleting a resource makes room. With the bounds on each resource's
+// does a subscription of 100 destinations, and a tunnel group counts one
+// more for each tunnel it lists (an index entry of a reference takes a
+// few hundred bytes, more than a small resource). Seeding a tunnel counts
+// it and its place in each group whose labels it carries, so a seed too
+// may be refused; deleting it frees them. A create, an update or a seed
+// beyond the bound is answered with 409 and [acctapi.CodeResourceLimit]
+// (and [Seed] fails with that error), and changes nothing; deleting a
+// resource makes room. With the bounds on each resource's
 // lists (such as [backends.MaxFailoverBackends]), it bounds what an
 // account holds and what a page of any list costs. n must be at least 1.
 func WithMaxResources(n int) Option {

@@ -242,7 +242,7 @@ func (s *Server) registerBackends() {
 					joins++
 				}
 			}
-			if err := s.checkRoom(o.tx, o.account, 1+joins); err != nil {
+			if err := s.checkRoom(o.tx, o.account, 1+joins, false); err != nil {
 				return Tunnel{}, none{}, err
 			}
 			err := s.changeGroups(o, &b, func(g *backends.TunnelGroup) bool {

@@ -92,7 +92,7 @@
 //	                      whatever the budget, at most 100,000 entries, and 64 KiB of each body
 //	-max-resources N      the most resources each account stores, every kind together, initial keys
 //	                      included, each reference from one to another (a failover's backend, a
-//	                      subscription's destination) counting as one more (default 200000,
+//	                      subscription's destination, a tunnel group's tunnel) counting as one more (default 200000,
 //	                      fake.DefaultMaxResources); a create or update beyond is 409
 //	                      ERR_ACCTAPI_RESOURCE_LIMIT
 //	-grace D              how long requests in flight may finish after a signal (default 10s)
