@@ -312,6 +312,15 @@ func TestMaxResourcesCountsTunnelGroups(t *testing.T) {
 	if got := must(groups.Get(ctx, g.ID))(t); len(got.Tunnels) != 3 {
 		t.Errorf("the refused seed changed the group: %d tunnels, want 3", len(got.Tunnels))
 	}
+	// Restore brings the count back with the group and its tunnels.
+	snap := srv.Snapshot()
+	if err := fake.Delete[fake.Tunnel](srv, "", tn1); err != nil { // 8 - 1 - 1 = 6
+		t.Fatal(err)
+	}
+	srv.Restore(snap) // 8
+	if _, err := seed(); !acctapi.HasCode(err, acctapi.CodeResourceLimit) {
+		t.Errorf("a fourth tunnel in the group after Restore: %v, want %s", err, acctapi.CodeResourceLimit)
+	}
 	if err := fake.Delete[fake.Tunnel](srv, "", tn1); err != nil { // 8 - 1 - 1 = 6
 		t.Fatal(err)
 	}

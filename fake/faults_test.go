@@ -1013,7 +1013,10 @@ func TestEscapedPathAsRouted(t *testing.T) {
 	// An escape routing decodes within a segment is the path it serves: a
 	// fault on it fires, and the journal's entry matches it (a review of
 	// the change found GET /api%5Fkeys served as /api_keys past a fault).
-	srv.FailNext("GET", "/api_keys", 1, http.StatusTeapot)
+	srv.FailNext("GET", "/api_keys", 2, http.StatusTeapot)
+	if r := raw(t, srv, "GET", "/api%5fkeys", nil, ""); r.status != http.StatusTeapot {
+		t.Errorf("GET /api%%5fkeys with a fault on /api_keys: %d; want the fault's 418", r.status)
+	}
 	if r := raw(t, srv, "GET", "/api%5Fkeys", nil, ""); r.status != http.StatusTeapot {
 		t.Errorf("GET /api%%5Fkeys with a fault on /api_keys: %d; want the fault's 418", r.status)
 	}
