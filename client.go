@@ -206,8 +206,8 @@ func WithoutValidation() Option {
 
 // NewClient returns a Client that authenticates with apiKey. It returns an
 // error if apiKey is empty or holds whitespace or a control character, an
-// option is invalid or an option is nil (named
-// by its position, counting from 1).
+// option is invalid or an option is nil (named by its position, counting
+// from 1).
 func NewClient(apiKey string, opts ...Option) (*Client, error) {
 	if apiKey == "" {
 		return nil, errors.New("acctapi: NewClient: empty API key")
@@ -646,14 +646,14 @@ func decodeError(resp *http.Response) error {
 			if e.Details == nil {
 				e.Details = make(map[string]string, len(details))
 			}
+			s, ok := v.(string)
+			if !ok {
+				b, _ := json.Marshal(v)
+				s = string(b)
+			}
 			// Bounded and printable, as msg: Error prints the
 			// operation id.
-			if s, ok := v.(string); ok {
-				e.Details[trunc.Printable(k, maxErrorMsg)] = trunc.Printable(s, maxErrorMsg)
-			} else {
-				b, _ := json.Marshal(v)
-				e.Details[trunc.Printable(k, maxErrorMsg)] = trunc.Printable(string(b), maxErrorMsg)
-			}
+			e.Details[trunc.Printable(k, maxErrorMsg)] = trunc.Printable(s, maxErrorMsg)
 		}
 	}
 	id := resp.Header.Get("Operation-Id")

@@ -100,7 +100,8 @@ var ErrPageLoop = errors.New("acctapi: the server's next_page_uri does not advan
 
 // ErrPageTooLong is the error a page of a list (a resource client's Page,
 // or its List iterator) wraps when the server answers more items than the
-// page's limit ([MaxLimit] unless the options ask for fewer). The page is
+// limit the page asked for (the options' Limit, or a next page's limit;
+// [MaxLimit] when it asked for none). The page is
 // not decoded: an item of a few bytes ("{}") decodes into a whole struct,
 // so that a page of many would hold a hundred times its size in memory.
 // Match it with [errors.Is].

@@ -35,8 +35,8 @@ func NewRealServiceLimiter() *rate.Limiter {
 // [rate.Limiter] is safe for concurrent use); [NewRealServiceLimiter] makes
 // one for the real service. It must not be nil, and it must admit requests:
 // its limit must be at least one request a day (or [rate.Inf]) and its
-// burst at least 1 (any burst with rate.Inf). Without this option requests are not
-// throttled.
+// burst at least 1 (any burst with rate.Inf). Without this option
+// requests are not throttled.
 func WithThrottle(l *rate.Limiter) Option {
 	return func(c *Client) error {
 		if l == nil {

@@ -106,8 +106,8 @@ func (s *scope) child(spec string) *scope {
 // When there is nothing to rename, body itself is returned. A body that
 // is not one valid JSON value, or that nests objects and arrays deeper
 // than encoding/json's decoder does (10,000 levels), is returned as it is,
-// without an error, for the caller's decoder to report. Otherwise the result is compact, with
-// members in their order and numbers as written.
+// without an error, for the caller's decoder to report. Otherwise the
+// result is compact, with members in their order and numbers as written.
 //
 // A server that speaks both dialects calls Translate(body,
 // acctapi.DialectSpec) on a request body before decoding it, and

@@ -219,9 +219,9 @@ const DefaultMaxResources = 200_000
 // may be refused; deleting it frees them. A create, an update or a seed
 // beyond the bound is answered with 409 and [acctapi.CodeResourceLimit]
 // (and [Seed] fails with that error), and changes nothing; deleting a
-// resource makes room. With the bounds on each resource's
-// lists (such as [backends.MaxFailoverBackends]), it bounds what an
-// account holds and what a page of any list costs. n must be at least 1.
+// resource makes room. With the bounds on each resource's lists (such as
+// [backends.MaxFailoverBackends]), it bounds what an account holds and
+// what a page of any list costs. n must be at least 1.
 func WithMaxResources(n int) Option {
 	return func(cfg *config) error {
 		if n < 1 {

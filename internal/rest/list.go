@@ -84,12 +84,13 @@ func GetPage[L any](ctx context.Context, c *acctapi.Client, path string, opts Qu
 	return out, nil
 }
 
-// overLimit reports whether raw, a page, is within limit: ok is false,
-// with the member's name as written, when a member of the page's object
-// is an array of more than limit elements (a page's items are its one
-// array member); limit is at least 1. It scans raw's bytes, which Do has found to be valid
-// JSON, without decoding or allocating: it counts the commas between an
-// array's elements. Anything but an object is ok, for decoding to judge.
+// overLimit reports whether raw, a page, is within limit, at least 1: ok
+// is false, with the member's name as written, when a member of the
+// page's object is an array of more than limit elements (a page's items
+// are its one array member). It scans raw's bytes, which Do has found to
+// be valid JSON, without decoding or allocating: it counts the commas
+// between an array's elements. Anything but an object is ok, for decoding
+// to judge.
 func overLimit(raw []byte, limit int) (name string, ok bool) {
 	depth := 0
 	inString, escaped := false, false
@@ -255,7 +256,7 @@ func All[T any, L any, PL interface {
 				yield(zero, fmt.Errorf("acctapi: list %s: next_page_uri %q: %w", path, trunc.String(next, 200), acctapi.ErrPageLoop))
 				return
 			}
-			if b := beforeID(nextPath); comparable(b, cursor) && b >= cursor {
+			if b := beforeID(nextPath); sortable(b, cursor) && b >= cursor {
 				yield(zero, fmt.Errorf("acctapi: list %s: next_page_uri %q asks for items before %q, not below the last cursor %q (ids go down a listing): %w",
 					path, trunc.String(next, 200), trunc.String(b, 64), trunc.String(cursor, 64), acctapi.ErrPageLoop))
 				return
@@ -274,11 +275,11 @@ func beforeID(p string) string {
 	return v.Get("before_id")
 }
 
-// comparable reports whether ids a and b sort as the API's ids do, by
-// their text: both of one prefix and one length (the contract's ids are a
+// sortable reports whether ids a and b sort as the API's ids do, by their
+// text: both of one prefix and one length (the contract's ids are a
 // prefix and 27 base-62 characters; "9" and "10" of another server would
 // not compare so).
-func comparable(a, b string) bool {
+func sortable(a, b string) bool {
 	pa, _, oka := strings.Cut(a, "_")
 	pb, _, okb := strings.Cut(b, "_")
 	return a != "" && b != "" && len(a) == len(b) && oka && okb && pa == pb
