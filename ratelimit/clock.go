@@ -1,7 +1,11 @@
 package ratelimit
 
 import (
+	"bufio"
 	"math/bits"
+	"os"
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -9,8 +13,8 @@ import (
 
 // Limiter.Allow reads the time from the processor's time-stamp counter
 // where the operating system keeps its own clock by it (Linux on amd64
-// with the "tsc" clocksource; see clock_amd64.go), and from the monotonic
-// clock elsewhere.
+// with the "tsc" clocksource and a counter of constant rate that does not
+// stop; see clock_amd64.go), and from the monotonic clock elsewhere.
 //
 // Why: the monotonic clock's read (time.Since, a vDSO call on a stack of
 // its own) was most of a decision's cost. On a 2-vCPU AMD EPYC VM
@@ -27,25 +31,33 @@ import (
 // two counter readings bracket the clock's within maxBracket ticks (no
 // interrupt or preemption between them), makes the next anchor. So under
 // steady calls the clock is read about once a millisecond, and an anchor
-// (32 bytes) is allocated as often.
+// (40 bytes) is allocated as often; a call more than a millisecond after
+// the last reads the clock, as time.Since does, and the counter twice.
 //
 // Accuracy: a converted time differs from the monotonic clock's by the
 // anchor's bracket (half of maxBracket ticks, 0.8 µs at 2.6 GHz) plus the
 // rate's error over at most spanNs (each anchor's bracket over a baseline
 // of at least minBaseline: 0.32%, 3.2 µs); measured, it stayed within 0.5
 // µs of the clock read just before and after it (TestTickClockAgrees).
-// Converted times may run a few microseconds backwards across anchors;
-// the limiter counts a key's time that is earlier than one it saw as the
-// later one, so that changes nothing.
+// While the kernel changes its clock's rate against the counter's (NTP
+// slewing, up to 8.3% with chrony's default maxslewrate), add the change
+// times spanNs (83 µs) until the next anchor. Converted times may run
+// that much backwards across anchors; the limiter counts a key's time
+// that is earlier than one it saw as the later one.
 //
-// Trust: a new anchor made less than two spans after the last is checked
-// against the last's prediction; a difference over maxSkew (a counter that
-// changed rate, or processors whose counters disagree) turns the counter
-// off for the process, and Allow reads the monotonic clock from then on.
-// A counter that went backwards, or a rate outside 62.5 MHz to 16 GHz,
-// does the same. Whatever the counter does, a converted time is never
-// more than spanNs (plus the rate's error) after the anchor's clock
-// reading, which is in the past.
+// Trust: a converted time lies between the anchor's clock reading, which
+// is in the past, and spanNs after it, whatever the counter does. A new
+// anchor made less than two spans after the last is checked against the
+// last's prediction: a difference over maxSkew (the clock's rate changed,
+// or the counter's) starts the rate's measurement over, and maxFails such
+// anchors in a row turn the counter off for the process (Allow reads the
+// monotonic clock from then on), as do a counter or a clock that went
+// backwards, and a rate outside 500 MHz to 16 GHz. Every recheckEvery
+// anchors the clocksource is read again: should the kernel have stopped
+// trusting the counter and moved to another clock, the counter is turned
+// off too. A counter that stops stops the kernel's clock as well while
+// it is the clocksource, and the kernel takes a counter that stops in
+// sleep states only if the processor says it does not (nonstop_tsc).
 
 // clockBase is the origin of the times tickClock returns.
 var clockBase = time.Now()
@@ -71,17 +83,25 @@ const (
 	// spanNs is how far past its anchor a time is converted.
 	spanNs = uint64(time.Millisecond)
 	// maxSkew is the most a new anchor may differ from the last one's
-	// prediction before the counter is turned off.
+	// prediction before the rate is measured over.
 	maxSkew = 50 * uint64(time.Microsecond)
+	// maxFails is the number of anchors in a row off their predictions
+	// by more than maxSkew that turn the counter off.
+	maxFails = 4
+	// recheckEvery is how many anchors are made between reads of the
+	// clocksource (about a second of steady calls).
+	recheckEvery = 1024
 )
 
 // An anchor converts counter readings to times since clockBase. Anchors
 // are immutable once published.
 type anchor struct {
-	tick uint64 // the counter's reading when the clock read ns
-	ns   uint64 // the monotonic clock, since clockBase
-	mult uint64 // ns per tick, 32.32 fixed point; 0 while the rate is unknown
-	span uint64 // ticks past tick that at converts: spanNs; 0 while the rate is unknown
+	tick  uint64 // the counter's reading when the clock read ns
+	ns    uint64 // the monotonic clock, since clockBase
+	mult  uint64 // ns per tick, 32.32 fixed point; 0 while the rate is unknown
+	span  uint64 // ticks past tick that at converts: spanNs; 0 while the rate is unknown
+	seq   uint32 // anchors made before this one
+	fails uint8  // anchors in a row, up to this one, off their predictions
 }
 
 // at converts counter reading t, if it lies within the anchor's span.
@@ -92,49 +112,66 @@ func (a *anchor) at(t uint64) (uint64, bool) {
 	return 0, false
 }
 
-// next returns the anchor that follows a given a reading of the counter
-// and of the clock taken together: a itself while they are too close to a
-// to measure the rate, a new anchor, or ok false if the counter cannot be
-// trusted.
-func (a *anchor) next(tick, ns uint64) (n *anchor, ok bool) {
+// verdict is what next makes of a reading.
+type verdict uint8
+
+const (
+	keep    verdict = iota // the anchor stays
+	replace                // a new anchor replaces it
+	turnOff                // the counter cannot be trusted
+)
+
+// next returns what follows a given a reading of the counter and of the
+// clock taken together: a itself while they are too close to a to
+// measure the rate, a new anchor, or turnOff.
+func (a *anchor) next(tick, ns uint64) (*anchor, verdict) {
 	if tick <= a.tick || ns <= a.ns {
 		if max(tick, a.tick)-min(tick, a.tick) <= maxBracket {
 			// Readings made as a was published (a counter read, on
 			// another processor or ahead of loading a, may come out a
 			// little earlier): nothing to measure.
-			return a, true
+			return a, keep
 		}
-		return nil, false // the counter or the clock went backwards
+		return nil, turnOff // the counter or the clock went backwards
 	}
 	dt, dns := tick-a.tick, ns-a.ns
+	fails := a.fails
 	if a.span != 0 && dt < 2*a.span {
-		if p := a.ns + dt*a.mult>>32; max(p, ns)-min(p, ns) > maxSkew {
-			return nil, false
+		if p := a.ns + dt*a.mult>>32; max(p, ns)-min(p, ns) <= maxSkew {
+			fails = 0
+		} else if fails++; fails >= maxFails {
+			return nil, turnOff
+		} else {
+			// Measure the rate over, from here.
+			return &anchor{tick: tick, ns: ns, seq: a.seq + 1, fails: fails}, replace
 		}
 	}
 	if dns < minBaseline {
-		return a, true
+		return a, keep
 	}
 	// mult = dns<<32 / dt, which fits when dt > dns>>32.
 	hi, lo := bits.Mul64(dns, 1<<32)
 	if hi >= dt {
-		return nil, false
+		return nil, turnOff
 	}
 	mult, _ := bits.Div64(hi, lo, dt)
-	if mult < 1<<28 || mult > 1<<36 { // 16 GHz to 62.5 MHz
-		return nil, false
+	if mult < 1<<28 || mult > 1<<33 { // 16 GHz to 500 MHz
+		return nil, turnOff
 	}
-	return &anchor{tick: tick, ns: ns, mult: mult, span: spanNs << 32 / mult}, true
+	return &anchor{tick: tick, ns: ns, mult: mult, span: spanNs << 32 / mult, seq: a.seq + 1, fails: fails}, replace
 }
 
 // A tickClock is the clock Limiter.Allow reads: the counter converted by
 // the current anchor, or the monotonic clock when cur is nil.
 type tickClock struct {
 	cur atomic.Pointer[anchor]
+	// recheck reports whether the counter can still be used, called
+	// every recheckEvery anchors; nil for never.
+	recheck func() bool
 }
 
 // ticker is the process's tickClock.
-var ticker tickClock
+var ticker = tickClock{recheck: ticksStillUsable}
 
 // startTicker starts ticker, the first time it is called, if the counter
 // is usable, and reports whether it started. It is called outside
@@ -194,13 +231,42 @@ func (c *tickClock) slow(a *anchor, t0, ns, t1 uint64) uint64 {
 	if t1-t0 > maxBracket {
 		return ns
 	}
-	n, ok := a.next(t0+(t1-t0)/2, ns)
-	switch {
-	case !ok:
+	n, v := a.next(t0+(t1-t0)/2, ns)
+	if v == replace && n.seq%recheckEvery == 0 && c.recheck != nil && !c.recheck() {
+		v = turnOff
+	}
+	switch v {
+	case turnOff:
 		c.cur.Store(nil) // for good: nothing makes cur non-nil again
-	case n != a:
+	case replace:
 		// Fails if another call replaced a first; its anchor is as good.
 		c.cur.CompareAndSwap(a, n)
 	}
 	return ns
+}
+
+// cpuHasFlags reports whether the first processor in /proc/cpuinfo (on
+// Linux) lists every one of flags.
+func cpuHasFlags(flags ...string) bool {
+	f, err := os.Open("/proc/cpuinfo")
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		name, value, ok := strings.Cut(sc.Text(), ":")
+		if !ok || strings.TrimSpace(name) != "flags" {
+			continue
+		}
+		have := strings.Fields(value)
+		for _, fl := range flags {
+			if !slices.Contains(have, fl) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
 }

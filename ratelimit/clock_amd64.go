@@ -11,10 +11,17 @@ import (
 func ticks() uint64
 
 // ticksUsable reports whether Linux keeps its clock by the time-stamp
-// counter, which it does only after checking that the counter runs at a
-// constant rate, through sleep states, in step on every processor, and
-// watching it since.
+// counter (it chooses it only if the counter passed its checks at boot,
+// and moves to another clock if it later finds it unstable) and the
+// processor says the counter runs at a constant rate (constant_tsc) and
+// does not stop in sleep states (nonstop_tsc).
 func ticksUsable() bool {
+	return ticksStillUsable() && cpuHasFlags("constant_tsc", "nonstop_tsc")
+}
+
+// ticksStillUsable reports whether Linux keeps its clock by the
+// time-stamp counter.
+func ticksStillUsable() bool {
 	b, err := os.ReadFile("/sys/devices/system/clocksource/clocksource0/current_clocksource")
 	return err == nil && string(bytes.TrimSpace(b)) == "tsc"
 }

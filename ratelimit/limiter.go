@@ -6,6 +6,7 @@ import (
 	"hash/maphash"
 	"math/bits"
 	"math/rand/v2"
+	"sync/atomic"
 	"time"
 	"unsafe"
 )
@@ -122,9 +123,9 @@ type Limiter struct {
 	seed      maphash.Seed
 	mix       [4]uint64 // random keys of hash for keys of 32 bytes or less
 	shardMask uint64
-	tmin      uint64 // the earliest time since the epoch AllowAt uses
-	clockOff  uint64 // clockBase's time since the epoch, in ns (see elapsed)
-	ticked    bool   // Allow reads ticker (see elapsed)
+	tmin      uint64        // the earliest time since the epoch AllowAt uses
+	clockOff  uint64        // clockBase's time since the epoch, in ns (see elapsed)
+	clock     atomic.Uint32 // Allow's clock: clockUndecided, clockTicker or clockSince
 	t         table
 	shared    *shared // WithStore's store, or nil (see store.go)
 }
@@ -250,8 +251,9 @@ func newLimiterLayout(capacity int64, window time.Duration, maxBuckets, width in
 	l.gridNs = gridBase << l.ushift
 	// In a synctest bubble, time.Now has no monotonic reading, and Allow
 	// reads the bubble's clock through time.Since.
-	if now != now.Round(0) {
-		l.ticked = startTicker()
+	if now == now.Round(0) {
+		l.clock.Store(clockSince)
+	} else {
 		l.clockOff = uint64(clockBase.Sub(l.epoch))
 	}
 	// The earliest time the slot arithmetic handles without wrapping: a
@@ -284,15 +286,26 @@ func (l *Limiter) Capacity() int64 { return l.capacity }
 // Window returns the length of the sliding window.
 func (l *Limiter) Window() time.Duration { return l.window }
 
-// Allow is AllowAt(key, time.Now()) at a fraction of the cost of reading
-// the clock. Where Linux keeps its clock by the processor's time-stamp
-// counter (amd64 with the "tsc" clocksource), Allow reads the counter and
-// converts it with the monotonic clock, read again at least once a
-// millisecond of calls; the time it uses is then within a few
-// microseconds of the monotonic clock's (should the counter ever disagree
-// with the clock, Allow reads the clock from then on). Elsewhere it reads
-// the monotonic clock, which costs about half of time.Now. With a store
-// ([WithStore]) it reads time.Now.
+// Allow is AllowAt(key, time.Now()), reading the clock at a fraction of
+// the cost.
+//
+// Where Linux keeps its clock by the processor's time-stamp counter
+// (amd64, the "tsc" clocksource, a counter of constant rate that does not
+// stop), Allow reads the counter and converts it with the monotonic clock,
+// which it reads again when a millisecond has passed since it last did
+// (a call less than a millisecond after another costs about a fifth of
+// time.Now's read, one further apart about what time.Since costs). Its
+// time is
+// then within a few microseconds of time.Now's, and up to about 80 µs
+// while the kernel slews its clock fast to correct it (so AllowAt or Sweep
+// given time.Now may see a time that much apart); should the counter
+// ever disagree with the clock for good, Allow reads the clock from then
+// on. Elsewhere it reads the monotonic clock, about half the cost of
+// time.Now. With a store ([WithStore]) it reads time.Now.
+//
+// A limiter created in a testing/synctest bubble, or first called from
+// one, reads the bubble's clock: create it in the bubble that uses it.
+// One used both inside and outside a bubble sees two clocks.
 func (l *Limiter) Allow(key string) Decision {
 	if l.shared != nil {
 		return l.allowShared(key, time.Now())
@@ -300,14 +313,37 @@ func (l *Limiter) Allow(key string) Decision {
 	return l.t.allow(l, l.hash(key), l.clamp(l.elapsed()))
 }
 
+// Allow's clock (Limiter.clock).
+const (
+	clockUndecided = iota // until Allow's first call
+	clockTicker           // the process's tickClock, or time.Since once it is off
+	clockSince            // time.Since: in or first called from a synctest bubble, or no counter
+)
+
 // elapsed returns Allow's time: the clock's time since the epoch.
 func (l *Limiter) elapsed() time.Duration {
-	if l.ticked {
+	switch l.clock.Load() {
+	case clockTicker:
 		if ns, ok := ticker.now(); ok {
 			return time.Duration(ns + l.clockOff)
 		}
+	case clockUndecided:
+		l.chooseClock()
 	}
 	return time.Since(l.epoch)
+}
+
+// chooseClock sets Allow's clock at its first call: the counter, if the
+// process uses it and the call is not in a synctest bubble (a limiter
+// created outside a bubble and first used in one keeps reading the
+// bubble's clock, as time.Since does there).
+func (l *Limiter) chooseClock() {
+	now := time.Now()
+	c := uint32(clockSince)
+	if now != now.Round(0) && startTicker() {
+		c = clockTicker
+	}
+	l.clock.CompareAndSwap(clockUndecided, c)
 }
 
 // AllowAt reports whether a request for key arriving at now is admitted,

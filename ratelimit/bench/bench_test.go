@@ -21,7 +21,8 @@ import (
 // given the time (only ours and x/time/rate take it; the others read the
 // clock themselves, and the accuracy runs use it); take is the call each
 // library's users write, which reads the clock the library's own way: ours
-// Limiter.Allow (the monotonic clock only), x/time/rate's Allow
+// Limiter.Allow (the processor's time-stamp counter where Linux keeps its
+// clock by it, the monotonic clock elsewhere), x/time/rate's Allow
 // (time.Now), sethvargo's Take (the runtime's wall and monotonic clocks),
 // ulule's Get (time.Now).
 type allower interface {

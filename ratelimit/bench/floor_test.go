@@ -11,9 +11,11 @@ import (
 // BenchmarkFloor is what every library pays on Keys100kParallel before
 // deciding anything: the loop (a random key, its first byte read: its
 // string is a cache miss too), then that and the monotonic clock (what
-// acctapi's Limiter.Allow reads), time.Now (what sethvargo's Take reads:
-// the wall clock and the monotonic one), and the monotonic clock and the
-// key's maphash (acctapi hashes keys of more than 16 bytes so).
+// acctapi's Limiter.Allow reads where it does not read the processor's
+// time-stamp counter; ratelimit's BenchmarkClock measures that), time.Now
+// (what sethvargo's Take reads: the wall clock and the monotonic one), and
+// the monotonic clock and the key's maphash (acctapi hashes keys of more
+// than 16 bytes so).
 func BenchmarkFloor(b *testing.B) {
 	ks := keys(100_000)
 	epoch, seed := time.Now(), maphash.MakeSeed()
