@@ -18,10 +18,11 @@ import (
 //
 // Why: the monotonic clock's read (time.Since, a vDSO call on a stack of
 // its own) was most of a decision's cost. On a 2-vCPU AMD EPYC VM
-// (2026-11-29), BenchmarkClock gave 9.6-9.7 ns a read for tickClock,
-// 25.5-25.9 for time.Since and 47.1-47.3 for time.Now (3 runs); on
-// ratelimit/bench's SingleKey a decision took 43.5-46.4 ns with time.Since
-// and 28.8-30.1 with the counter (6 alternating runs of a prototype).
+// (2026-11-29 12:35), BenchmarkClock gave 9.56-9.62 ns a read for
+// tickClock, 25.6-26.3 for time.Since and 47.8-48.0 for time.Now (3
+// runs); on ratelimit/bench's SingleKey a decision took 43.5-46.4 ns with
+// time.Since and 28.8-30.1 with the counter (6 alternating runs of a
+// prototype).
 //
 // How: an anchor pairs a reading of the counter with one of the monotonic
 // clock and the counter's rate, measured between two anchors at least
@@ -41,9 +42,11 @@ import (
 // µs of the clock read just before and after it (TestTickClockAgrees).
 // While the kernel changes its clock's rate against the counter's (NTP
 // slewing, up to 8.3% with chrony's default maxslewrate), add the change
-// times spanNs (83 µs) until the next anchor. Converted times may run
-// that much backwards across anchors; the limiter counts a key's time
-// that is earlier than one it saw as the later one.
+// of rate times spanNs, for up to two anchors (the first after the change
+// measures a rate that blends the old and the new): 83 µs for a change of
+// 8.3%, 166 µs for such a slew reversing. Converted times may run that
+// much backwards across anchors; the limiter counts a key's time that is
+// earlier than one it saw as the later one.
 //
 // Trust: a converted time lies between the anchor's clock reading, which
 // is in the past, and spanNs after it, whatever the counter does. A new
@@ -53,9 +56,9 @@ import (
 // anchors in a row turn the counter off for the process (Allow reads the
 // monotonic clock from then on), as do a counter or a clock that went
 // backwards, and a rate outside 500 MHz to 16 GHz. Every recheckEvery
-// anchors the clocksource is read again: should the kernel have stopped
-// trusting the counter and moved to another clock, the counter is turned
-// off too. A counter that stops stops the kernel's clock as well while
+// anchors the clocksource is read again, in a goroutine of its own: should
+// the kernel have stopped trusting the counter and moved to another
+// clock, the counter is turned off too (a failed read changes nothing). A counter that stops stops the kernel's clock as well while
 // it is the clocksource, and the kernel takes a counter that stops in
 // sleep states only if the processor says it does not (nonstop_tsc).
 
@@ -166,12 +169,16 @@ func (a *anchor) next(tick, ns uint64) (*anchor, verdict) {
 type tickClock struct {
 	cur atomic.Pointer[anchor]
 	// recheck reports whether the counter can still be used, called
-	// every recheckEvery anchors; nil for never.
-	recheck func() bool
+	// every recheckEvery anchors (in a goroutine of its own if async);
+	// nil for never.
+	recheck  func() bool
+	async    bool
+	checking atomic.Bool // a recheck is running
 }
 
-// ticker is the process's tickClock.
-var ticker = tickClock{recheck: ticksStillUsable}
+// ticker is the process's tickClock. Its rechecks read a file (about 23
+// µs), so they run beside the call that asked for them, not in it.
+var ticker = tickClock{recheck: ticksStillUsable, async: true}
 
 // startTicker starts ticker, the first time it is called, if the counter
 // is usable, and reports whether it started. It is called outside
@@ -232,17 +239,30 @@ func (c *tickClock) slow(a *anchor, t0, ns, t1 uint64) uint64 {
 		return ns
 	}
 	n, v := a.next(t0+(t1-t0)/2, ns)
-	if v == replace && n.seq%recheckEvery == 0 && c.recheck != nil && !c.recheck() {
-		v = turnOff
-	}
 	switch v {
 	case turnOff:
 		c.cur.Store(nil) // for good: nothing makes cur non-nil again
 	case replace:
 		// Fails if another call replaced a first; its anchor is as good.
-		c.cur.CompareAndSwap(a, n)
+		if c.cur.CompareAndSwap(a, n) && n.seq%recheckEvery == 0 && c.recheck != nil &&
+			c.checking.CompareAndSwap(false, true) {
+			if c.async {
+				go c.runRecheck()
+			} else {
+				c.runRecheck()
+			}
+		}
 	}
 	return ns
+}
+
+// runRecheck turns the counter off if recheck says it can no longer be
+// used.
+func (c *tickClock) runRecheck() {
+	defer c.checking.Store(false)
+	if !c.recheck() {
+		c.cur.Store(nil)
+	}
 }
 
 // cpuHasFlags reports whether the first processor in /proc/cpuinfo (on

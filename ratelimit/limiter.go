@@ -7,8 +7,11 @@ import (
 	"math/bits"
 	"math/rand/v2"
 	"sync/atomic"
+	"testing"
 	"time"
 	"unsafe"
+
+	"github.com/acctapi/acctapi/internal/counterclock"
 )
 
 // MaxCapacity is the largest capacity a [Limiter] accepts, the
@@ -292,20 +295,23 @@ func (l *Limiter) Window() time.Duration { return l.window }
 // Where Linux keeps its clock by the processor's time-stamp counter
 // (amd64, the "tsc" clocksource, a counter of constant rate that does not
 // stop), Allow reads the counter and converts it with the monotonic clock,
-// which it reads again when a millisecond has passed since it last did
-// (a call less than a millisecond after another costs about a fifth of
-// time.Now's read, one further apart about what time.Since costs). Its
-// time is
-// then within a few microseconds of time.Now's, and up to about 80 µs
-// while the kernel slews its clock fast to correct it (so AllowAt or Sweep
-// given time.Now may see a time that much apart); should the counter
-// ever disagree with the clock for good, Allow reads the clock from then
-// on. Elsewhere it reads the monotonic clock, about half the cost of
-// time.Now. With a store ([WithStore]) it reads time.Now.
+// which it reads again once a millisecond has passed since it last did: a
+// call within that millisecond reads the clock for about a fifth of what
+// time.Now costs, one after it as time.Since does, with the counter twice
+// more. Allow's time is then within a few microseconds of time.Now's
+// (more while the kernel slews its clock fast to correct it: the change
+// of rate times a millisecond, about 170 µs at chrony's fastest slew
+// reversing), so AllowAt or Sweep given time.Now may see times that much
+// apart; RetryAfter holds on Allow's own clock. If the counter disagrees
+// with the clock again and again, or the kernel stops keeping its clock by
+// it, Allow reads the monotonic clock from then on. Elsewhere Allow reads
+// the monotonic clock, about half the cost of time.Now.
 //
-// A limiter created in a testing/synctest bubble, or first called from
-// one, reads the bubble's clock: create it in the bubble that uses it.
-// One used both inside and outside a bubble sees two clocks.
+// In a test binary (see testing.Testing) Allow reads the clock as
+// time.Since does, so that a test sees one clock whether it calls Allow
+// or AllowAt(key, time.Now()), and a testing/synctest bubble its own: a
+// limiter created in a bubble, or first called in one, reads the bubble's
+// clock. With a store ([WithStore]) Allow reads time.Now.
 func (l *Limiter) Allow(key string) Decision {
 	if l.shared != nil {
 		return l.allowShared(key, time.Now())
@@ -334,13 +340,14 @@ func (l *Limiter) elapsed() time.Duration {
 }
 
 // chooseClock sets Allow's clock at its first call: the counter, if the
-// process uses it and the call is not in a synctest bubble (a limiter
-// created outside a bubble and first used in one keeps reading the
-// bubble's clock, as time.Since does there).
+// process uses it, the binary is not a test binary (unless
+// counterclock.InTests says otherwise, for benchmarks) and the call is not
+// in a synctest bubble (a limiter created outside a bubble and first used
+// in one keeps reading the bubble's clock, as time.Since does there).
 func (l *Limiter) chooseClock() {
 	now := time.Now()
 	c := uint32(clockSince)
-	if now != now.Round(0) && startTicker() {
+	if now != now.Round(0) && (!testing.Testing() || counterclock.InTests.Load()) && startTicker() {
 		c = clockTicker
 	}
 	l.clock.CompareAndSwap(clockUndecided, c)
