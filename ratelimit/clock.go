@@ -56,11 +56,15 @@ import (
 // anchors in a row turn the counter off for the process (Allow reads the
 // monotonic clock from then on), as do a counter or a clock that went
 // backwards, and a rate outside 500 MHz to 16 GHz. Every recheckEvery
-// anchors the clocksource is read again, in a goroutine of its own: should
-// the kernel have stopped trusting the counter and moved to another
-// clock, the counter is turned off too (a failed read changes nothing). A counter that stops stops the kernel's clock as well while
+// anchors the clocksource is read again, in a goroutine of its own:
+// should the kernel have stopped trusting the counter and moved to
+// another clock, the counter is turned off too (a failed read changes
+// nothing). A counter that stops stops the kernel's clock as well while
 // it is the clocksource, and the kernel takes a counter that stops in
 // sleep states only if the processor says it does not (nonstop_tsc).
+//
+// Tests: in a test binary, Limiter.Allow reads time.Since unless
+// internal/counterclock says otherwise (see Limiter.chooseClock).
 
 // clockBase is the origin of the times tickClock returns.
 var clockBase = time.Now()
@@ -138,8 +142,15 @@ func (a *anchor) next(tick, ns uint64) (*anchor, verdict) {
 		return nil, turnOff // the counter or the clock went backwards
 	}
 	dt, dns := tick-a.tick, ns-a.ns
+	// fails counts checked anchors in a row off their predictions: one
+	// on its prediction ends the row, and so does one made too long after
+	// a to be checked (anchors a millisecond apart, under steady calls,
+	// are all checked).
 	fails := a.fails
-	if a.span != 0 && dt < 2*a.span {
+	switch {
+	case a.span != 0 && dt >= 2*a.span:
+		fails = 0
+	case a.span != 0:
 		if p := a.ns + dt*a.mult>>32; max(p, ns)-min(p, ns) <= maxSkew {
 			fails = 0
 		} else if fails++; fails >= maxFails {
@@ -174,6 +185,13 @@ type tickClock struct {
 	recheck  func() bool
 	async    bool
 	checking atomic.Bool // a recheck is running
+}
+
+// stillUsable is a recheck's verdict on the clocksource file's contents
+// (or the error reading it): whether it still names the counter. A failed
+// read (a file descriptor limit reached for a moment) keeps the counter.
+func stillUsable(clocksource []byte, err error) bool {
+	return err != nil || strings.TrimSpace(string(clocksource)) == "tsc"
 }
 
 // ticker is the process's tickClock. Its rechecks read a file (about 23

@@ -2,10 +2,7 @@
 
 package ratelimit
 
-import (
-	"bytes"
-	"os"
-)
+import "os"
 
 // ticks returns the processor's time-stamp counter (RDTSC).
 func ticks() uint64
@@ -16,21 +13,13 @@ func ticks() uint64
 // processor says the counter runs at a constant rate (constant_tsc) and
 // does not stop in sleep states (nonstop_tsc).
 func ticksUsable() bool {
-	tsc, err := clocksourceIsTSC()
-	return err == nil && tsc && cpuHasFlags("constant_tsc", "nonstop_tsc")
+	b, err := os.ReadFile(clocksourceFile)
+	return err == nil && stillUsable(b, nil) && cpuHasFlags("constant_tsc", "nonstop_tsc")
 }
 
 // ticksStillUsable reports whether Linux still keeps its clock by the
-// time-stamp counter, or true if it cannot tell (a file descriptor limit
-// reached for a moment must not turn the counter off for good).
-func ticksStillUsable() bool {
-	tsc, err := clocksourceIsTSC()
-	return err != nil || tsc
-}
+// time-stamp counter, or true if it cannot tell (see stillUsable).
+func ticksStillUsable() bool { return stillUsable(os.ReadFile(clocksourceFile)) }
 
-// clocksourceIsTSC reports whether Linux keeps its clock by the
-// time-stamp counter.
-func clocksourceIsTSC() (bool, error) {
-	b, err := os.ReadFile("/sys/devices/system/clocksource/clocksource0/current_clocksource")
-	return string(bytes.TrimSpace(b)) == "tsc", err
-}
+// clocksourceFile names the clock Linux keeps its time by.
+const clocksourceFile = "/sys/devices/system/clocksource/clocksource0/current_clocksource"

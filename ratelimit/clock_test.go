@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"sort"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -109,7 +110,7 @@ func TestAnchorDistrustsTheCounter(t *testing.T) {
 		rate bool // the new anchor has a rate
 	}{
 		{"on time", c.at(ns), ns, replace, true},
-		// A 2% slew over two spans and the bracket's error at 2.6 GHz
+		// A 2% slew over two spans and the bracket's error (at 2.6 GHz)
 		// come to about 47 µs: such an anchor keeps the rate.
 		{"45 µs ahead", c.at(ns) + 45_000*3, ns, replace, true},
 		{"60 µs ahead", c.at(ns) + 60_000*3, ns, replace, false},
@@ -169,6 +170,14 @@ func TestAnchorDistrustsTheCounter(t *testing.T) {
 				t.Fatalf("measured again after %d fails: %+v, verdict %d", fails, b, v)
 			}
 		}
+	}
+
+	// An anchor made too long after the last to be checked ends a row of
+	// anchors off their predictions.
+	row := *a
+	row.fails = maxFails - 1
+	if n, v := row.next(c.at(row.ns+3*spanNs), row.ns+3*spanNs); v != replace || n.fails != 0 || n.mult == 0 {
+		t.Errorf("unchecked anchor after %d fails: %+v, verdict %d", row.fails, n, v)
 	}
 
 	// Rates, measured from an anchor without one.
@@ -237,24 +246,51 @@ func TestTickClockSlow(t *testing.T) {
 }
 
 func TestTickClockRechecks(t *testing.T) {
-	c := tsc{hz: 2e9}
-	checks, usable := 0, true
-	k := tickClock{recheck: func() bool { checks++; return usable }}
-	a := calibrated(t, c, 1000, minBaseline)
-	k.cur.Store(a)
-	ns := a.ns
-	for i := range 3*recheckEvery + 1 {
-		if i == 2*recheckEvery+recheckEvery/2 {
-			usable = false
+	for _, async := range []bool{false, true} {
+		c := tsc{hz: 2e9}
+		var checks atomic.Int32
+		var usable atomic.Bool
+		usable.Store(true)
+		k := tickClock{recheck: func() bool { checks.Add(1); return usable.Load() }, async: async}
+		a := calibrated(t, c, 1000, minBaseline)
+		k.cur.Store(a)
+		ns := a.ns
+		for i := range 3*recheckEvery + 1 {
+			if i == 2*recheckEvery+recheckEvery/2 {
+				usable.Store(false)
+			}
+			ns += spanNs + 1
+			tickerAt(&k, c, ns, 0, 0)
+			// A recheck in the background ends before the next anchor
+			// would start another (each clears checking when done).
+			for k.checking.Load() {
+				runtime.Gosched()
+			}
+			if k.cur.Load() == nil {
+				break
+			}
 		}
-		ns += spanNs + 1
-		tickerAt(&k, c, ns, 0, 0)
-		if k.cur.Load() == nil {
-			break
+		if want := int32(3); checks.Load() != want || k.cur.Load() != nil {
+			t.Fatalf("async %v: %d checks, counter on %v; want %d and off", async, checks.Load(), k.cur.Load() != nil, want)
 		}
 	}
-	if want := 3; checks != want || k.cur.Load() != nil {
-		t.Fatalf("%d checks, counter on %v; want %d and off", checks, k.cur.Load() != nil, want)
+}
+
+func TestStillUsable(t *testing.T) {
+	for _, tc := range []struct {
+		file string
+		err  error
+		want bool
+	}{
+		{"tsc\n", nil, true},
+		{"hpet\n", nil, false},
+		{"kvm-clock\n", nil, false},
+		{"", nil, false},
+		{"", os.ErrPermission, true}, // cannot tell: keep the counter
+	} {
+		if got := stillUsable([]byte(tc.file), tc.err); got != tc.want {
+			t.Errorf("stillUsable(%q, %v) = %v, want %v", tc.file, tc.err, got, tc.want)
+		}
 	}
 }
 

@@ -309,9 +309,10 @@ func (l *Limiter) Window() time.Duration { return l.window }
 //
 // In a test binary (see testing.Testing) Allow reads the clock as
 // time.Since does, so that a test sees one clock whether it calls Allow
-// or AllowAt(key, time.Now()), and a testing/synctest bubble its own: a
-// limiter created in a bubble, or first called in one, reads the bubble's
-// clock. With a store ([WithStore]) Allow reads time.Now.
+// or AllowAt(key, time.Now()), and every call in a testing/synctest
+// bubble reads the bubble's clock (the bubble's clock starts in 2000, so
+// a key used both inside and outside a bubble sees two clocks). With a
+// store ([WithStore]) Allow reads time.Now.
 func (l *Limiter) Allow(key string) Decision {
 	if l.shared != nil {
 		return l.allowShared(key, time.Now())
@@ -323,7 +324,7 @@ func (l *Limiter) Allow(key string) Decision {
 const (
 	clockUndecided = iota // until Allow's first call
 	clockTicker           // the process's tickClock, or time.Since once it is off
-	clockSince            // time.Since: in or first called from a synctest bubble, or no counter
+	clockSince            // time.Since: no counter, a test binary, or created in or first called from a synctest bubble
 )
 
 // elapsed returns Allow's time: the clock's time since the epoch.
