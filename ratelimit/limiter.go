@@ -254,7 +254,7 @@ func newLimiterLayout(capacity int64, window time.Duration, maxBuckets, width in
 	l.gridNs = gridBase << l.ushift
 	// In a synctest bubble, time.Now has no monotonic reading, and Allow
 	// reads the bubble's clock through time.Since.
-	if now == now.Round(0) {
+	if !hasMonotonic(now) {
 		l.clock.Store(clockSince)
 	} else {
 		l.clockOff = uint64(clockBase.Sub(l.epoch))
@@ -348,7 +348,7 @@ func (l *Limiter) elapsed() time.Duration {
 func (l *Limiter) chooseClock() {
 	now := time.Now()
 	c := uint32(clockSince)
-	if now != now.Round(0) && (!testing.Testing() || counterclock.InTests.Load()) && startTicker() {
+	if hasMonotonic(now) && (!testing.Testing() || counterclock.InTests.Load()) && startTicker() {
 		c = clockTicker
 	}
 	l.clock.CompareAndSwap(clockUndecided, c)

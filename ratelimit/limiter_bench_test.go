@@ -5,8 +5,6 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
-
-	"github.com/acctapi/acctapi/internal/counterclock"
 )
 
 // BenchmarkAllowAt is the limiter alone on one existing key, time passed in
@@ -56,8 +54,7 @@ func BenchmarkAllowAtRejecting(b *testing.B) {
 // BenchmarkAllow includes reading the clock, as a production binary
 // reads it (see counterclock).
 func BenchmarkAllow(b *testing.B) {
-	counterclock.InTests.Store(true)
-	b.Cleanup(func() { counterclock.InTests.Store(false) })
+	useCounterInTests(b)
 	l := mustLimiter(b, 100, time.Minute)
 	b.ReportAllocs()
 	for b.Loop() {
