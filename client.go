@@ -356,6 +356,10 @@ func (c *Client) Do(ctx context.Context, method, path string, query url.Values, 
 	if int64(len(raw)) > c.maxResp {
 		return &ResponseTooLargeError{Method: method, Path: u.Path, Limit: c.maxResp}
 	}
+	if rm, ok := out.(*json.RawMessage); ok && json.Valid(raw) {
+		*rm = raw // as json.Unmarshal would copy it, without its second scan
+		return nil
+	}
 	if err := json.Unmarshal(raw, out); err != nil {
 		if !json.Valid(raw) {
 			// A login page, an empty body: not the API's answer.

@@ -259,23 +259,14 @@ func pause(ctx context.Context, d time.Duration) error {
 	}
 }
 
-// isDigits reports whether s is one or more ASCII digits.
-func isDigits(s string) bool {
-	for i := range len(s) {
-		if s[i] < '0' || s[i] > '9' {
-			return false
-		}
-	}
-	return s != ""
-}
-
 // parseRetryAfter reads a Retry-After value: delay-seconds or an HTTP date.
 // It returns zero for an absent or malformed value, or a date in the past.
 func parseRetryAfter(v string, now time.Time) time.Duration {
 	if v == "" {
 		return 0
 	}
-	if n, err := strconv.ParseInt(v, 10, 64); err == nil {
+	// Out of range, ParseInt gives the largest int64 of the value's sign.
+	if n, err := strconv.ParseInt(v, 10, 64); err == nil || errors.Is(err, strconv.ErrRange) {
 		if n <= 0 {
 			return 0
 		}
@@ -283,9 +274,6 @@ func parseRetryAfter(v string, now time.Time) time.Duration {
 			return maxRetryAfter
 		}
 		return time.Duration(n) * time.Second
-	}
-	if isDigits(v) {
-		return maxRetryAfter // more seconds than an int64 holds
 	}
 	if t, err := http.ParseTime(v); err == nil {
 		if d := t.Sub(now); d > 0 {

@@ -192,6 +192,7 @@ type translator struct {
 	to    acctapi.Dialect
 	depth int // objects and arrays open
 	cuts  int // members cut, for tests
+	moved int // records of written members cuts examined, for tests
 }
 
 // jpath is the path of a value: a member name or an array index below
@@ -361,6 +362,7 @@ func (t *translator) cut(sp span, written []renamed) {
 	n := copy(b[sp.start:], b[end:])
 	t.out.Truncate(sp.start + n)
 	t.cuts++
+	t.moved += len(written)
 	for i := range written {
 		if o := &written[i].at; o.start > sp.start {
 			// A member after a first member that was cut lost its comma

@@ -33,9 +33,14 @@ func TestCutAmongManyMembers(t *testing.T) {
 		!strings.HasSuffix(string(out), `"tags":null}}`) {
 		t.Fatalf("%.40q...%q, %v; want site and tags in the specification's names, the last tags null", out, out[max(0, len(out)-40):], err)
 	}
-	// One cut for ddsite, one for each pair.
+	// One cut for ddsite, one for each pair; each cut examines the
+	// records of the scope's renamed members only (site and tags), not
+	// one per member written (the 17 s case).
 	if tr.cuts != 1001 {
 		t.Errorf("%d cuts; want 1001", tr.cuts)
+	}
+	if tr.moved > 2*tr.cuts {
+		t.Errorf("cuts examined %d records; want at most 2 a cut (%d)", tr.moved, 2*tr.cuts)
 	}
 }
 

@@ -3,7 +3,6 @@ package fake
 import (
 	"net/http"
 	"net/textproto"
-	"net/url"
 	"slices"
 	"strings"
 
@@ -56,12 +55,9 @@ func canonicalPath(r *http.Request) *http.Request {
 	if canon == escaped {
 		return r
 	}
-	path, err := url.PathUnescape(canon)
-	if err != nil {
-		return r
-	}
+	// Normal escapes unescape to the same path: only RawPath changes.
 	u := *r.URL
-	u.Path, u.RawPath = path, canon
+	u.RawPath = canon
 	r2 := *r
 	r2.URL = &u
 	return &r2

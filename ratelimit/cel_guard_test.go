@@ -3,12 +3,13 @@ package ratelimit
 import (
 	"math"
 	"net/http"
-	"runtime"
-
-	"github.com/google/cel-go/cel"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/google/cel-go/cel"
+
+	"github.com/acctapi/acctapi/internal/apitest"
 )
 
 // TestGuardedFunctions pins a review's finding: distinct, indexOf and
@@ -336,11 +337,7 @@ func bytesAllocated(fn func()) uint64 {
 	// once).
 	least := uint64(math.MaxUint64)
 	for range 3 {
-		var before, after runtime.MemStats
-		runtime.ReadMemStats(&before)
-		fn()
-		runtime.ReadMemStats(&after)
-		least = min(least, after.TotalAlloc-before.TotalAlloc)
+		least = min(least, apitest.Allocated(fn).Bytes)
 	}
 	return least
 }

@@ -19,9 +19,10 @@ func NormalPath(escaped string) string {
 		if !strings.Contains(seg, "%") {
 			continue
 		}
-		norm, upper := normalEscapes(seg)
+		norm := normalEscapes(seg)
 		if norm == "." || norm == ".." {
-			norm = upper
+			// seg holds only dots and %2e: its escapes in upper case.
+			norm = strings.ToUpper(seg)
 		}
 		segs[i] = norm
 	}
@@ -30,18 +31,15 @@ func NormalPath(escaped string) string {
 
 // normalEscapes returns seg, a path segment whose escapes are valid, with
 // its escaped unreserved characters written as themselves and its other
-// escapes in upper case (norm), and with only its escapes in upper case
-// (upper).
-func normalEscapes(seg string) (norm, upper string) {
-	var n, u strings.Builder
+// escapes in upper case.
+func normalEscapes(seg string) string {
+	var n strings.Builder
 	for i := 0; i < len(seg); i++ {
 		if seg[i] != '%' || i+2 >= len(seg) {
 			n.WriteByte(seg[i])
-			u.WriteByte(seg[i])
 			continue
 		}
 		esc := strings.ToUpper(seg[i : i+3])
-		u.WriteString(esc)
 		if v := unhex(seg[i+1])<<4 | unhex(seg[i+2]); unreserved(v) {
 			n.WriteByte(v)
 		} else {
@@ -49,7 +47,7 @@ func normalEscapes(seg string) (norm, upper string) {
 		}
 		i += 2
 	}
-	return n.String(), u.String()
+	return n.String()
 }
 
 func unhex(c byte) byte {

@@ -8,7 +8,6 @@ import (
 	"iter"
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
 
 	"github.com/acctapi/acctapi"
@@ -66,7 +65,7 @@ func GetPage[L any](ctx context.Context, c *acctapi.Client, path string, opts Qu
 	}
 	where, _, _ := strings.Cut(path, "?")
 	limit := acctapi.MaxLimit
-	if n, err := strconv.Atoi(lq.Get("limit")); err == nil && n > 0 {
+	if n, err := field.ParseQueryInt(lq.Get("limit")); err == nil && n > 0 {
 		limit = n // above MaxLimit only without validation
 	}
 	if name, ok := overLimit(raw, limit); !ok {

@@ -1,6 +1,7 @@
 package rest_test
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -481,5 +482,28 @@ func TestLimitOfLaterPages(t *testing.T) {
 	}
 	if l, err := rest.GetPage[thingList](t.Context(), raw, rest.Path("things"), &acctapi.ListOptions{Limit: 101}); err != nil || len(l.Things) != 101 {
 		t.Errorf("a page of 101 at limit 101 without validation: %v", err)
+	}
+}
+
+// BenchmarkGetPage reads a page of 100 things of about 1 KB each from a
+// local server: the read, the checks and the decoding of a page.
+func BenchmarkGetPage(b *testing.B) {
+	body := []byte(`{"things":[` + strings.TrimSuffix(strings.Repeat(`{"id":"`+strings.Repeat("x", 1000)+`"},`, 100), ",") + `],"uri":"u","next_page_uri":null}`)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Write(body)
+	}))
+	b.Cleanup(srv.Close)
+	c, err := acctapi.NewClient(testKey, acctapi.WithBaseURL(srv.URL), acctapi.WithHTTPClient(srv.Client()), acctapi.WithoutRetry())
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	b.SetBytes(int64(len(body)))
+	for b.Loop() {
+		l, err := rest.GetPage[thingList](context.Background(), c, rest.Path("things"), nil)
+		if err != nil || len(l.Things) != 100 {
+			b.Fatal(err)
+		}
 	}
 }
